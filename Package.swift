@@ -1,0 +1,62 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "swift-oauth2",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "OAuth2", targets: ["OAuth2"]),
+        .library(name: "OAuth2Testing", targets: ["OAuth2Testing"]),
+        .executable(name: "oauth2", targets: ["oauth2"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CCurl",
+            path: "Sources/CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .target(
+            name: "OAuth2",
+            dependencies: [
+                "CCurl",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "OAuth2Testing",
+            dependencies: ["OAuth2"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "oauth2",
+            dependencies: [
+                "OAuth2",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/oauth2",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "OAuth2Tests",
+            dependencies: ["OAuth2", "OAuth2Testing"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "TransportTests",
+            dependencies: ["OAuth2"],
+            swiftSettings: strictSettings
+        ),
+    ]
+)
