@@ -1,0 +1,63 @@
+/// An access token with what came with it: type, expiry, refresh token,
+/// granted scopes and the provider's other fields.
+///
+/// Codable, so a ``TokenStore`` can keep it. Its `description` redacts the
+/// tokens and leaves out the extra fields (an `id_token` is a credential too).
+public struct AccessToken: Sendable, Hashable, Codable {
+    /// The access token sent as `Authorization: Bearer`.
+    public var accessToken: Secret
+    /// The token type as the provider spelled it; only `Bearer` is used.
+    public var tokenType: String
+    /// When the token expires, computed from the time the request was sent; `nil` when the provider did not say.
+    public var expiresAt: Date?
+    /// The refresh token, when the provider issued one.
+    public var refreshToken: Secret?
+    /// The scopes granted: the provider's `scope` when it sent one, else those requested.
+    public var scopes: [String]
+    /// The response's other fields, verbatim.
+    public var extraFields: [String: JSONValue]
+
+    /// Creates a token.
+    public init(
+        accessToken: Secret,
+        tokenType: String = "Bearer",
+        expiresAt: Date? = nil,
+        refreshToken: Secret? = nil,
+        scopes: [String] = [],
+        extraFields: [String: JSONValue] = [:]
+    ) {
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.expiresAt = expiresAt
+        self.refreshToken = refreshToken
+        self.scopes = scopes
+        self.extraFields = extraFields
+    }
+
+    /// Whether the token has expired, or will within `skew` of `now`.
+    ///
+    /// A token without an expiry never expires by this test; the resource
+    /// server's 401 tells when it has.
+    public func isExpired(at now: Date, skew: Duration = .zero) -> Bool {
+        guard let expiresAt else { return false }
+        return expiresAt.timeIntervalSince(now) <= skew.timeInterval
+    }
+}
+
+extension AccessToken: CustomStringConvertible {
+    public var description: String {
+        var parts = ["\(tokenType) \(accessToken.redacted)"]
+        if let expiresAt { parts.append("expires \(expiresAt.timeIntervalSince1970)") }
+        parts.append(refreshToken == nil ? "no refresh token" : "refresh token \(refreshToken?.redacted ?? "")")
+        if !scopes.isEmpty { parts.append("scopes \(scopes.joined(separator: " "))") }
+        return "AccessToken(\(parts.joined(separator: ", ")))"
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `TimeInterval`.
+    var timeInterval: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
