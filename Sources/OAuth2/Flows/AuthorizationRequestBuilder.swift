@@ -1,0 +1,137 @@
+/// Builds the authorization request of the authorization code flow
+/// (RFC 6749 §4.1.1) with a fresh `state` and PKCE `S256` (RFC 7636 §4.3).
+enum AuthorizationRequestBuilder {
+    /// The parameters this builder sets; an additional parameter may not repeat one.
+    static let reservedParameters: Set<String> = [
+        "response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method",
+    ]
+
+    /// Makes a pending authorization whose `url` is the authorize endpoint
+    /// (its own query kept) followed by `response_type=code`, `client_id`,
+    /// `redirect_uri`, `scope` (space-joined, left out when empty), `state`,
+    /// `code_challenge`, `code_challenge_method=S256` and then
+    /// `additionalParameters`, in that order.
+    ///
+    /// Names and values are percent-encoded as form components with a space
+    /// as `%20`, which both form parsers and RFC 3986 query parsers read back
+    /// as a space.
+    ///
+    /// - Throws: `invalid_configuration` when there is no authorization
+    ///   endpoint, the endpoint has a fragment, the redirect URI is not
+    ///   absolute or has a fragment (RFC 6749 §3.1.2), a scope is not an
+    ///   RFC 6749 §3.3 scope token, or an additional parameter is empty,
+    ///   repeated, or would set a parameter this builder or the endpoint's
+    ///   query already sets.
+    static func make(
+        configuration: OAuth2Configuration,
+        redirectURI: URL,
+        scopes: [String],
+        additionalParameters: [(String, String)],
+        now: Date
+    ) throws(OAuth2Error) -> PendingAuthorization {
+        guard let endpoint = configuration.authorizationEndpoint else {
+            throw invalidConfiguration("no authorization endpoint is configured")
+        }
+        let endpointText = endpoint.absoluteString
+        guard let endpointParts = URLParts(endpointText[...]), endpointParts.isHTTP,
+              !(endpointParts.host ?? "").isEmpty
+        else {
+            throw invalidConfiguration("the authorization endpoint is not an absolute http(s) URL")
+        }
+        guard endpointParts.fragment == nil else {
+            throw invalidConfiguration("the authorization endpoint has a fragment (RFC 6749 §3.1)")
+        }
+        try checkRedirectURI(redirectURI)
+        for scope in scopes where !isScopeToken(scope) {
+            throw invalidConfiguration("a scope is empty or has characters RFC 6749 §3.3 does not allow")
+        }
+
+        var taken = reservedParameters
+        if let query = endpointParts.query {
+            let existing: [(String, String)]
+            do throws(FormURLEncoding.Failure) {
+                existing = try FormURLEncoding.decode(query)
+            } catch {
+                throw invalidConfiguration("the authorization endpoint's query is malformed: \(error.reason)")
+            }
+            for (name, _) in existing {
+                guard taken.insert(name).inserted else {
+                    throw invalidConfiguration("the authorization endpoint's query already sets \(name)")
+                }
+            }
+        }
+        for (name, _) in additionalParameters {
+            guard !name.isEmpty else {
+                throw invalidConfiguration("an additional authorization parameter has an empty name")
+            }
+            guard taken.insert(name).inserted else {
+                throw invalidConfiguration("the additional authorization parameter \(name) is set twice or would override one the client sets")
+            }
+        }
+
+        let state = StateGenerator.makeState()
+        let verifier = PKCE.makeVerifier()
+        var parameters: [(String, String)] = [
+            ("response_type", "code"),
+            ("client_id", configuration.clientID),
+            ("redirect_uri", redirectURI.absoluteString),
+        ]
+        if !scopes.isEmpty {
+            parameters.append(("scope", scopes.joined(separator: " ")))
+        }
+        parameters.append(("state", state))
+        parameters.append(("code_challenge", PKCE.challenge(for: verifier)))
+        parameters.append(("code_challenge_method", PKCE.method))
+        parameters.append(contentsOf: additionalParameters)
+
+        let query = parameters
+            .map { FormURLEncoding.encodeComponent($0.0, spaceAsPlus: false) + "=" + FormURLEncoding.encodeComponent($0.1, spaceAsPlus: false) }
+            .joined(separator: "&")
+        var text = endpointText
+        if let existing = endpointParts.query {
+            if !existing.isEmpty && !existing.hasSuffix("&") { text += "&" }
+        } else {
+            text += "?"
+        }
+        text += query
+        guard let url = URL(string: text) else {
+            throw invalidConfiguration("the authorization URL could not be built")
+        }
+        return PendingAuthorization(
+            url: url,
+            state: state,
+            codeVerifier: verifier,
+            redirectURI: redirectURI,
+            scopes: scopes,
+            expectedIssuer: configuration.issuer,
+            requiresIssuer: configuration.requiresIssuerInRedirect,
+            createdAt: now
+        )
+    }
+
+    /// Requires an absolute redirect URI without a fragment; an `http(s)` one needs a host.
+    static func checkRedirectURI(_ redirectURI: URL) throws(OAuth2Error) {
+        guard let parts = URLParts(redirectURI.absoluteString[...]) else {
+            throw invalidConfiguration("the redirect URI is not an absolute URI")
+        }
+        if parts.isHTTP {
+            guard let host = parts.host, !host.isEmpty else {
+                throw invalidConfiguration("the redirect URI has no host")
+            }
+        }
+        guard parts.fragment == nil else {
+            throw invalidConfiguration("the redirect URI has a fragment (RFC 6749 §3.1.2)")
+        }
+    }
+
+    /// Whether `scope` is a scope-token: `1*( %x21 / %x23-5B / %x5D-7E )` (RFC 6749 §3.3).
+    static func isScopeToken(_ scope: String) -> Bool {
+        !scope.isEmpty && scope.utf8.allSatisfy { byte in
+            byte == 0x21 || (0x23...0x5B).contains(byte) || (0x5D...0x7E).contains(byte)
+        }
+    }
+
+    private static func invalidConfiguration(_ message: String) -> OAuth2Error {
+        OAuth2Error(code: .invalidConfiguration, message: message)
+    }
+}

@@ -1,0 +1,50 @@
+/// An authorization request that was started and not yet finished: the URL
+/// to send the user to, and what the redirect must match.
+///
+/// Codable, so a server can keep it in the user's session and finish the flow
+/// on another instance. It holds the PKCE verifier: keep it server-side (an
+/// encrypted or server-stored session), never in a cookie the browser can read.
+/// Its `description` shows neither the verifier nor the state.
+public struct PendingAuthorization: Sendable, Codable, Hashable, CustomStringConvertible {
+    /// The authorize URL to send the user to.
+    public let url: URL
+    /// The `state` sent; the redirect must carry it back.
+    public let state: String
+    /// The PKCE verifier, sent with the code in the token request.
+    public let codeVerifier: Secret
+    /// The redirect URI exactly as sent as `redirect_uri`.
+    public let redirectURI: URL
+    /// The scopes requested.
+    public let scopes: [String]
+    /// The issuer a redirect's `iss` must equal (RFC 9207), when known.
+    public let expectedIssuer: String?
+    /// Whether a redirect without `iss` is refused.
+    public let requiresIssuer: Bool
+    /// When the request was made.
+    public let createdAt: Date
+
+    init(
+        url: URL,
+        state: String,
+        codeVerifier: Secret,
+        redirectURI: URL,
+        scopes: [String],
+        expectedIssuer: String?,
+        requiresIssuer: Bool,
+        createdAt: Date
+    ) {
+        self.url = url
+        self.state = state
+        self.codeVerifier = codeVerifier
+        self.redirectURI = redirectURI
+        self.scopes = scopes
+        self.expectedIssuer = expectedIssuer
+        self.requiresIssuer = requiresIssuer
+        self.createdAt = createdAt
+    }
+
+    /// The authorize endpoint without the query, the redirect URI and the scopes.
+    public var description: String {
+        "PendingAuthorization(\(url.redactingQuery), redirect \(redirectURI.redactingQuery), scopes \(scopes.joined(separator: " ")))"
+    }
+}
