@@ -1,0 +1,137 @@
+/// A grant the client exchanges at the token endpoint.
+enum Grant: Sendable {
+    /// The authorization code grant (RFC 6749 §4.1.3), with the PKCE verifier (RFC 7636 §4.5).
+    case authorizationCode(code: Secret, redirectURI: URL, codeVerifier: Secret?)
+    /// The resource owner password grant (RFC 6749 §4.3); deprecated, opt-in.
+    case password(username: String, password: Secret, scopes: [String])
+    /// The client credentials grant (RFC 6749 §4.4).
+    case clientCredentials(scopes: [String])
+    /// A refresh (RFC 6749 §6); empty scopes ask for the original ones.
+    case refreshToken(Secret, scopes: [String])
+    /// An assertion grant (RFC 7521 §4.1): `grant_type=<type>`, `assertion=…`.
+    case assertion(type: String, assertion: Secret, scopes: [String])
+    /// The device access token request (RFC 8628 §3.4).
+    case deviceCode(Secret)
+}
+
+/// Builds the form-encoded POSTs of the token, revocation and device
+/// authorization endpoints (DESIGN.md §5).
+///
+/// Every request is `POST` with `Content-Type: application/x-www-form-urlencoded`
+/// and `Accept: application/json`, never follows redirects (a 307 would replay
+/// the client secret to another host), and carries the configuration's
+/// timeout and response size limit. The client authenticates as
+/// `configuration.clientAuthentication` says.
+enum TokenRequestBuilder {
+    static let deviceCodeGrantType = "urn:ietf:params:oauth:grant-type:device_code"
+
+    /// The token request for a grant.
+    static func tokenRequest(for grant: Grant, configuration: OAuth2Configuration) -> HTTPRequest {
+        var parameters: [(String, String)]
+        switch grant {
+        case .authorizationCode(let code, let redirectURI, let codeVerifier):
+            parameters = [
+                ("grant_type", "authorization_code"),
+                ("code", code.value),
+                ("redirect_uri", redirectURI.absoluteString),
+            ]
+            if let codeVerifier {
+                parameters.append(("code_verifier", codeVerifier.value))
+            }
+        case .password(let username, let password, let scopes):
+            parameters = [("grant_type", "password"), ("username", username), ("password", password.value)]
+            appendScope(scopes, to: &parameters)
+        case .clientCredentials(let scopes):
+            parameters = [("grant_type", "client_credentials")]
+            appendScope(scopes, to: &parameters)
+        case .refreshToken(let refreshToken, let scopes):
+            parameters = [("grant_type", "refresh_token"), ("refresh_token", refreshToken.value)]
+            appendScope(scopes, to: &parameters)
+        case .assertion(let type, let assertion, let scopes):
+            parameters = [("grant_type", type), ("assertion", assertion.value)]
+            appendScope(scopes, to: &parameters)
+        case .deviceCode(let deviceCode):
+            parameters = [("grant_type", deviceCodeGrantType), ("device_code", deviceCode.value)]
+        }
+        return request(to: configuration.tokenEndpoint, parameters: parameters, configuration: configuration)
+    }
+
+    /// The RFC 7009 revocation request for a token.
+    ///
+    /// - Throws: `invalid_configuration` when no revocation endpoint is configured.
+    static func revocationRequest(
+        token: Secret,
+        tokenTypeHint: String?,
+        configuration: OAuth2Configuration
+    ) throws(OAuth2Error) -> HTTPRequest {
+        guard let endpoint = configuration.revocationEndpoint else {
+            throw OAuth2Error(code: .invalidConfiguration, message: "no revocation endpoint is configured")
+        }
+        var parameters = [("token", token.value)]
+        if let tokenTypeHint {
+            parameters.append(("token_type_hint", tokenTypeHint))
+        }
+        return request(to: endpoint, parameters: parameters, configuration: configuration)
+    }
+
+    /// The RFC 8628 §3.1 device authorization request.
+    ///
+    /// - Throws: `invalid_configuration` when no device authorization endpoint is configured.
+    static func deviceAuthorizationRequest(
+        scopes: [String],
+        configuration: OAuth2Configuration
+    ) throws(OAuth2Error) -> HTTPRequest {
+        guard let endpoint = configuration.deviceAuthorizationEndpoint else {
+            throw OAuth2Error(code: .invalidConfiguration, message: "no device authorization endpoint is configured")
+        }
+        var parameters: [(String, String)] = []
+        appendScope(scopes, to: &parameters)
+        return request(to: endpoint, parameters: parameters, configuration: configuration)
+    }
+
+    /// The `Authorization` value of `client_secret_basic`: `Basic ` and the
+    /// base64 of the form-encoded id, `:`, and the form-encoded secret (RFC 6749 §2.3.1).
+    static func basicAuthorization(clientID: String, secret: Secret) -> String {
+        let credentials = FormURLEncoding.encodeComponent(clientID) + ":" + FormURLEncoding.encodeComponent(secret.value)
+        return "Basic " + Data(credentials.utf8).base64EncodedString()
+    }
+
+    private static func appendScope(_ scopes: [String], to parameters: inout [(String, String)]) {
+        if !scopes.isEmpty {
+            parameters.append(("scope", scopes.joined(separator: " ")))
+        }
+    }
+
+    /// The POST with the client's authentication added to the header or the body.
+    private static func request(
+        to endpoint: URL,
+        parameters: [(String, String)],
+        configuration: OAuth2Configuration
+    ) -> HTTPRequest {
+        var headers: HTTPHeaders = [
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Accept": "application/json",
+        ]
+        var body = parameters
+        let secret = configuration.clientSecret.flatMap { $0.isEmpty ? nil : $0 }
+        if configuration.clientAuthentication == .clientSecretBasic, let secret {
+            headers.add(name: "Authorization", value: basicAuthorization(clientID: configuration.clientID, secret: secret))
+        } else if configuration.clientAuthentication == .clientSecretPost, let secret {
+            body.append(("client_id", configuration.clientID))
+            body.append(("client_secret", secret.value))
+        } else {
+            // A public client (or one whose secret is missing, which validate() refuses)
+            // identifies itself without authenticating (RFC 6749 §4.1.3, RFC 8628 §3.1).
+            body.append(("client_id", configuration.clientID))
+        }
+        return HTTPRequest(
+            method: "POST",
+            url: endpoint,
+            headers: headers,
+            body: Data(FormURLEncoding.encode(body).utf8),
+            timeout: configuration.requestTimeout,
+            followRedirects: false,
+            maxResponseSize: configuration.maxResponseSize
+        )
+    }
+}
