@@ -1,0 +1,226 @@
+/// What every answer of a provider endpoint (token, revocation, device
+/// authorization, metadata) is read with: the status rules, the body as a
+/// JSON or form object, the OAuth error object, numeric fields.
+///
+/// No error made here quotes the body: it may hold a token.
+enum ProviderResponse {
+    /// The longest `Retry-After` honoured; a longer one is clamped to it.
+    static let maxRetryAfter: Duration = .seconds(86_400)
+
+    /// Throws unless the answer is a 2xx within the size limit.
+    ///
+    /// - Throws: `response_too_large` over `maxBodySize`; `unexpected_redirect`
+    ///   for a 3xx; `rate_limited` for a 429 (with `Retry-After` when it is
+    ///   delay-seconds, or an IMF-fixdate when `now` is given); the provider's error for another
+    ///   non-2xx carrying an OAuth error object; `http_error` otherwise.
+    static func requireSuccess(
+        _ response: HTTPResponse,
+        endpoint: String,
+        maxBodySize: Int,
+        now: Date?
+    ) throws(OAuth2Error) {
+        guard response.body.count <= maxBodySize else {
+            throw OAuth2Error(
+                code: .responseTooLarge,
+                message: "the \(endpoint)'s answer is larger than \(maxBodySize) bytes",
+                httpStatus: response.status
+            )
+        }
+        switch response.status {
+        case 200...299:
+            return
+        case 300...399:
+            throw OAuth2Error(
+                code: .unexpectedRedirect,
+                message: "the \(endpoint) answered with a redirect (HTTP \(response.status)), which is not followed",
+                httpStatus: response.status
+            )
+        case 429:
+            let delay = response.headers["Retry-After"].flatMap { Self.retryAfter($0, now: now) }
+            throw OAuth2Error(
+                code: .rateLimited,
+                message: "the \(endpoint) is rate limiting requests (HTTP 429)",
+                httpStatus: response.status,
+                retryAfter: delay
+            )
+        default:
+            if let error = providerError(in: response) { throw error }
+            throw OAuth2Error(
+                code: .httpError,
+                message: "the \(endpoint) answered HTTP \(response.status) without an OAuth error",
+                httpStatus: response.status
+            )
+        }
+    }
+
+    /// The provider's OAuth error object in the body (JSON or form, any status), if there is one.
+    static func providerError(in response: HTTPResponse) -> OAuth2Error? {
+        guard let object = try? object(of: response, endpoint: "provider") else { return nil }
+        return providerError(in: object, httpStatus: response.status)
+    }
+
+    /// The error of an object with a string `error` (RFC 6749 §5.2), kept verbatim.
+    ///
+    /// An `error` that is empty, long, or has characters RFC 6749 §A.7 does
+    /// not allow is not treated as an OAuth error object.
+    static func providerError(in object: [String: JSONValue], httpStatus: Int) -> OAuth2Error? {
+        guard let error = object["error"]?.stringValue, isErrorCode(error) else { return nil }
+        return OAuth2Error.provider(
+            error: error,
+            description: object["error_description"]?.stringValue,
+            uri: object["error_uri"]?.stringValue,
+            httpStatus: httpStatus
+        )
+    }
+
+    /// The body as an object: JSON by content type (`application/json`,
+    /// `*+json`), form for `application/x-www-form-urlencoded` (GitHub), and
+    /// sniffed for `text/plain` or no content type (`{` or `[` first → JSON,
+    /// else form). Another content type is read only when it starts with `{`,
+    /// so an HTML page is refused.
+    ///
+    /// - Throws: `invalid_token_response` when the body is not such an object
+    ///   (not JSON, not an object, duplicate keys, invalid UTF-8, too deep, …).
+    static func object(of response: HTTPResponse, endpoint: String) throws(OAuth2Error) -> [String: JSONValue] {
+        let format = bodyFormat(of: response)
+        switch format {
+        case .json:
+            let value: JSONValue
+            do throws(JSONParser.Failure) {
+                value = try JSONParser.parse(response.body)
+            } catch {
+                throw invalidResponse(endpoint, "is not valid JSON (\(error.reason))", response)
+            }
+            guard case .object(let object) = value else {
+                throw invalidResponse(endpoint, "is not a JSON object", response)
+            }
+            return object
+        case .form:
+            let pairs: [(String, String)]
+            do throws(FormURLEncoding.Failure) {
+                guard response.body.withUnsafeBytes({ UTF8Validation.isValid($0) }) else {
+                    throw FormURLEncoding.Failure(reason: "the body is not UTF-8")
+                }
+                pairs = try FormURLEncoding.decode(response.bodyText[...])
+            } catch {
+                throw invalidResponse(endpoint, "is not a valid form-encoded body (\(error.reason))", response)
+            }
+            var object: [String: JSONValue] = [:]
+            for (name, value) in pairs {
+                guard object.updateValue(.string(value), forKey: name) == nil else {
+                    throw invalidResponse(endpoint, "repeats a parameter", response)
+                }
+            }
+            return object
+        case .unusable:
+            throw invalidResponse(endpoint, "has a content type that is neither JSON nor form-encoded", response)
+        }
+    }
+
+    enum BodyFormat: Equatable {
+        case json
+        case form
+        case unusable
+    }
+
+    static func bodyFormat(of response: HTTPResponse) -> BodyFormat {
+        let mediaType = response.headers["Content-Type"].map { value in
+            (value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+                .trimmingOWS
+                .lowercased()
+        } ?? ""
+        let first = response.body.first { !$0.isJSONWhitespace }
+        let looksLikeJSON = first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+        if mediaType == "application/json" || mediaType.hasSuffix("+json") {
+            return .json
+        }
+        switch mediaType {
+        case "application/x-www-form-urlencoded":
+            return .form
+        case "", "text/plain":
+            return looksLikeJSON ? .json : .form
+        default:
+            return first == UInt8(ascii: "{") ? .json : .unusable
+        }
+    }
+
+    /// A field of seconds: absent, a value, or unusable.
+    enum Seconds: Equatable {
+        case absent
+        case value(Double)
+        case invalid
+    }
+
+    /// Reads a number of seconds given as a JSON number or a numeric string
+    /// (`"3600"`, `"3599.5"`); `null` counts as absent. Negative, non-finite
+    /// and non-numeric values are invalid.
+    static func seconds(_ value: JSONValue?) -> Seconds {
+        switch value {
+        case nil, .null?:
+            return .absent
+        case .number(let number)?:
+            return number.isFinite && number >= 0 ? .value(number) : .invalid
+        case .string(let text)?:
+            guard isDecimal(text), let number = Double(text), number.isFinite else { return .invalid }
+            return .value(number)
+        default:
+            return .invalid
+        }
+    }
+
+    /// Whether the text is `digits` or `digits.digits`, nothing else.
+    private static func isDecimal(_ text: String) -> Bool {
+        let parts = text.utf8.split(separator: UInt8(ascii: "."), maxSplits: 1, omittingEmptySubsequences: false)
+        return (1...2).contains(parts.count) && parts.allSatisfy { part in
+            !part.isEmpty && part.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        }
+    }
+
+    /// Whether the text is an RFC 6749 error code: 1 to 128 of `%x20-21 / %x23-5B / %x5D-7E`.
+    static func isErrorCode(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 128 && text.utf8.allSatisfy { byte in
+            (0x20...0x21).contains(byte) || (0x23...0x5B).contains(byte) || (0x5D...0x7E).contains(byte)
+        }
+    }
+
+    /// Whether the text is non-empty and only printable ASCII (`VSCHAR`, RFC 6749 §A),
+    /// as tokens and codes must be: anything else could split a header.
+    static func isVisibleASCII(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { (0x20...0x7E).contains($0) }
+    }
+
+    /// A `Retry-After` value (RFC 9110 §10.2.3): delay-seconds or an IMF-fixdate, clamped to ``maxRetryAfter``.
+    static func retryAfter(_ value: String, now: Date?) -> Duration? {
+        let text = String(value.trimmingOWS)
+        if !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
+            guard text.utf8.count <= 9, let seconds = Int(text) else { return maxRetryAfter }
+            return min(.seconds(seconds), maxRetryAfter)
+        }
+        guard let now, let date = HTTPDate.parse(text) else { return nil }
+        let seconds = max(0, date.timeIntervalSince(now))
+        return min(.seconds(seconds), maxRetryAfter)
+    }
+
+    private static func invalidResponse(_ endpoint: String, _ problem: String, _ response: HTTPResponse) -> OAuth2Error {
+        OAuth2Error(
+            code: .invalidTokenResponse,
+            message: "the \(endpoint)'s answer \(problem)",
+            httpStatus: response.status
+        )
+    }
+}
+
+private extension UInt8 {
+    var isJSONWhitespace: Bool { self == 0x20 || self == 0x09 || self == 0x0A || self == 0x0D }
+}
+
+extension StringProtocol {
+    /// The text without leading and trailing spaces and tabs (HTTP's OWS).
+    var trimmingOWS: SubSequence {
+        let isOWS: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = firstIndex(where: { !isOWS($0) }), let last = lastIndex(where: { !isOWS($0) }) else {
+            return self[endIndex...]
+        }
+        return self[first...last]
+    }
+}

@@ -1,0 +1,127 @@
+/// Reads a token endpoint's answer (RFC 6749 §5.1, §5.2) into an ``AccessToken``,
+/// accepting the provider quirks that are unambiguous (DESIGN.md §5).
+///
+/// Decisions worth knowing:
+/// - An absent `token_type` is read as `Bearer`, as golang/oauth2 does: some
+///   providers leave it out, and the token is only ever sent as a bearer token.
+/// - `expires_in` of 0 means no expiry is known (golang/oauth2 does the same);
+///   the resource server's 401 tells when the token has expired. A value over
+///   ten years is clamped to ten years.
+/// - `scope` is split on spaces only (RFC 6749 §3.3): GitHub's `repo,gist` is
+///   one scope token. An array of strings is accepted too. An absent, `null`
+///   or empty `scope` means the requested scopes.
+/// - The access and refresh tokens must be printable ASCII: a line break in a
+///   token would split the `Authorization` header it is sent in.
+enum TokenResponseParser {
+    /// The longest expiry honoured: ten years.
+    static let maxExpiresIn: Double = 10 * 365 * 86_400
+
+    /// The fields read into the token; every other field goes to `extraFields`.
+    private static let knownFields: Set<String> = ["access_token", "token_type", "expires_in", "refresh_token", "scope"]
+
+    /// Parses the answer to a token request sent at `requestedAt`.
+    ///
+    /// - Throws: `response_too_large`, `unexpected_redirect`, `rate_limited`,
+    ///   the provider's error (any status, including an `error` in a 2xx body),
+    ///   `http_error`, `invalid_token_response` or `unsupported_token_type`.
+    ///   No message contains a token or any part of the body.
+    static func parse(
+        _ response: HTTPResponse,
+        requestedAt: Date,
+        requestedScopes: [String],
+        maxBodySize: Int = 1 << 20
+    ) throws(OAuth2Error) -> AccessToken {
+        try ProviderResponse.requireSuccess(response, endpoint: "token endpoint", maxBodySize: maxBodySize, now: requestedAt)
+        let object = try ProviderResponse.object(of: response, endpoint: "token endpoint")
+        if let error = ProviderResponse.providerError(in: object, httpStatus: response.status) {
+            throw error
+        }
+
+        guard case .string(let accessToken)? = object["access_token"], !accessToken.isEmpty else {
+            throw invalid("has no access_token string", response)
+        }
+        guard ProviderResponse.isVisibleASCII(accessToken) else {
+            throw invalid("has an access_token with characters outside printable ASCII", response)
+        }
+
+        let tokenType: String
+        switch object["token_type"] {
+        case nil, .null?:
+            tokenType = "Bearer"
+        case .string(let value)?:
+            guard value.lowercased() == "bearer" else {
+                throw OAuth2Error(
+                    code: .unsupportedTokenType,
+                    message: "the token type \(OAuth2Error.sanitize(String(value.prefix(40)))) is not supported; only Bearer is",
+                    httpStatus: response.status
+                )
+            }
+            tokenType = value
+        default:
+            throw invalid("has a token_type that is not a string", response)
+        }
+
+        let expiresAt: Date?
+        switch ProviderResponse.seconds(object["expires_in"]) {
+        case .absent:
+            expiresAt = nil
+        case .value(let seconds):
+            expiresAt = seconds == 0 ? nil : requestedAt.addingTimeInterval(min(seconds, maxExpiresIn))
+        case .invalid:
+            throw invalid("has an expires_in that is not a non-negative number", response)
+        }
+
+        let refreshToken: Secret?
+        switch object["refresh_token"] {
+        case nil, .null?:
+            refreshToken = nil
+        case .string(let value)?:
+            guard value.isEmpty || ProviderResponse.isVisibleASCII(value) else {
+                throw invalid("has a refresh_token with characters outside printable ASCII", response)
+            }
+            refreshToken = value.isEmpty ? nil : Secret(value)
+        default:
+            throw invalid("has a refresh_token that is not a string", response)
+        }
+
+        let scopes: [String]
+        switch object["scope"] {
+        case nil, .null?:
+            scopes = requestedScopes
+        case .string(let value)?:
+            let tokens = value.split(separator: " ").map(String.init)
+            scopes = tokens.isEmpty ? requestedScopes : tokens
+        case .array(let values)?:
+            var tokens: [String] = []
+            for value in values {
+                guard case .string(let token) = value else {
+                    throw invalid("has a scope array with a non-string element", response)
+                }
+                tokens.append(token)
+            }
+            scopes = tokens.isEmpty ? requestedScopes : tokens
+        default:
+            throw invalid("has a scope that is neither a string nor an array of strings", response)
+        }
+
+        return AccessToken(
+            accessToken: Secret(accessToken),
+            tokenType: tokenType,
+            expiresAt: expiresAt,
+            refreshToken: refreshToken,
+            scopes: scopes,
+            extraFields: object.filter { !knownFields.contains($0.key) }
+        )
+    }
+
+    /// The provider's OAuth error object in a response of any status, if its
+    /// body (JSON or form) has a string `error`; used for the revocation and
+    /// device endpoints too.
+    static func providerError(from response: HTTPResponse) -> OAuth2Error? {
+        ProviderResponse.providerError(in: response)
+    }
+
+    private static func invalid(_ problem: String, _ response: HTTPResponse) -> OAuth2Error {
+        OAuth2Error(code: .invalidTokenResponse, message: "the token endpoint's answer \(problem)", httpStatus: response.status)
+    }
+}
