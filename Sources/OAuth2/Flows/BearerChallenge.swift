@@ -1,0 +1,197 @@
+/// The `Bearer` challenge of a resource server's `WWW-Authenticate` (RFC 6750 §3),
+/// which says why a token was refused: `invalid_token` (refresh and retry),
+/// `insufficient_scope`, `invalid_request`.
+struct BearerChallenge: Sendable, Equatable {
+    /// The `error` parameter, such as `invalid_token`.
+    var error: String?
+    /// The `error_description` parameter.
+    var errorDescription: String?
+    /// The `scope` parameter: the scopes the resource needs.
+    var scope: String?
+
+    /// The first `Bearer` challenge in the `WWW-Authenticate` field values, or
+    /// `nil` when there is none.
+    ///
+    /// Follows RFC 9110 §11.6.1 (formerly RFC 7235): a field may hold several
+    /// challenges separated by commas, and several fields may be sent; the
+    /// scheme is case-insensitive, as are parameter names; values are tokens
+    /// or quoted strings with `\` escapes. Parsing stops at the first
+    /// malformed part, keeping what was read before it. A repeated parameter
+    /// keeps its first value.
+    static func parse(_ headerValues: [String]) -> BearerChallenge? {
+        for value in headerValues {
+            var parser = ChallengeParser(bytes: Array(value.utf8))
+            for challenge in parser.parseAll() where challenge.scheme.lowercased() == "bearer" {
+                return BearerChallenge(
+                    error: challenge.parameters["error"],
+                    errorDescription: challenge.parameters["error_description"],
+                    scope: challenge.parameters["scope"]
+                )
+            }
+        }
+        return nil
+    }
+}
+
+extension BearerChallenge {
+    /// One challenge: a scheme and its auth-params (a token68 is skipped).
+    private struct Challenge {
+        var scheme: String
+        var parameters: [String: String] = [:]
+    }
+
+    private struct ChallengeParser {
+        let bytes: [UInt8]
+        var index = 0
+        var malformed = false
+
+        init(bytes: [UInt8]) {
+            self.bytes = bytes
+        }
+
+        mutating func parseAll() -> [Challenge] {
+            var challenges: [Challenge] = []
+            while !malformed {
+                skipListSeparators()
+                guard index < bytes.count else { break }
+                guard let scheme = readToken() else { break }
+                var challenge = Challenge(scheme: scheme)
+                let hadSpace = skipSpaces()
+                if hadSpace, index < bytes.count, bytes[index] != UInt8(ascii: ",") {
+                    if isAuthParamAhead() {
+                        // Ends at the end, at the next challenge, or where the text is malformed.
+                        parseParameters(into: &challenge)
+                        challenges.append(challenge)
+                        continue
+                    } else if !skipToken68() {
+                        malformed = true
+                    }
+                }
+                challenges.append(challenge)
+                if !malformed {
+                    skipSpaces()
+                    if index < bytes.count && bytes[index] != UInt8(ascii: ",") { malformed = true }
+                }
+            }
+            return challenges
+        }
+
+        /// Reads `name = value` pairs up to the end or to the start of the next challenge.
+        private mutating func parseParameters(into challenge: inout Challenge) {
+            while true {
+                guard let name = readToken() else { malformed = true; return }
+                skipSpaces()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "=") else { malformed = true; return }
+                index += 1
+                skipSpaces()
+                let value: String?
+                if index < bytes.count && bytes[index] == UInt8(ascii: "\"") {
+                    value = readQuotedString()
+                } else {
+                    value = readToken()
+                }
+                guard let value else { malformed = true; return }
+                let key = name.lowercased()
+                if challenge.parameters[key] == nil {
+                    challenge.parameters[key] = value
+                }
+                skipSpaces()
+                guard index < bytes.count else { return }
+                guard bytes[index] == UInt8(ascii: ",") else { malformed = true; return }
+                skipListSeparators()
+                guard index < bytes.count, isAuthParamAhead() else { return }
+            }
+        }
+
+        /// Whether `token BWS "=" BWS (token / quoted-string)` starts here
+        /// (an `=` followed by another `=`, a comma or the end is token68 padding).
+        private mutating func isAuthParamAhead() -> Bool {
+            let start = index
+            defer { index = start }
+            guard readToken() != nil else { return false }
+            skipSpaces()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "=") else { return false }
+            index += 1
+            skipSpaces()
+            guard index < bytes.count else { return false }
+            return bytes[index] == UInt8(ascii: "\"") || Self.isTokenCharacter(bytes[index]) && bytes[index] != UInt8(ascii: "=")
+        }
+
+        /// Skips `1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`.
+        private mutating func skipToken68() -> Bool {
+            let start = index
+            while index < bytes.count, Self.isToken68Character(bytes[index]) { index += 1 }
+            guard index > start else { return false }
+            while index < bytes.count, bytes[index] == UInt8(ascii: "=") { index += 1 }
+            return true
+        }
+
+        private mutating func readToken() -> String? {
+            let start = index
+            while index < bytes.count, Self.isTokenCharacter(bytes[index]) { index += 1 }
+            guard index > start else { return nil }
+            return String(decoding: bytes[start..<index], as: UTF8.self)
+        }
+
+        /// Reads a quoted-string, undoing `\` escapes; `nil` when unterminated or holding a control character.
+        private mutating func readQuotedString() -> String? {
+            index += 1
+            var value: [UInt8] = []
+            while index < bytes.count {
+                var byte = bytes[index]
+                index += 1
+                switch byte {
+                case UInt8(ascii: "\""):
+                    return String(decoding: value, as: UTF8.self)
+                case UInt8(ascii: "\\"):
+                    guard index < bytes.count else { return nil }
+                    byte = bytes[index]
+                    index += 1
+                default:
+                    break
+                }
+                guard byte >= 0x20 || byte == 0x09, byte != 0x7F else { return nil }
+                value.append(byte)
+            }
+            return nil
+        }
+
+        @discardableResult
+        private mutating func skipSpaces() -> Bool {
+            let start = index
+            while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
+            return index > start
+        }
+
+        /// Skips whitespace and the commas of empty list elements.
+        private mutating func skipListSeparators() {
+            while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == UInt8(ascii: ",") {
+                index += 1
+            }
+        }
+
+        /// RFC 9110 `tchar`.
+        private static func isTokenCharacter(_ byte: UInt8) -> Bool {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                return true
+            case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+                 UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                 UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+                return true
+            default:
+                return false
+            }
+        }
+
+        private static func isToken68Character(_ byte: UInt8) -> Bool {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "+"), UInt8(ascii: "/"):
+                return true
+            default:
+                return false
+            }
+        }
+    }
+}
