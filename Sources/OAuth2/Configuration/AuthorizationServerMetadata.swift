@@ -1,0 +1,160 @@
+/// What an authorization server publishes about itself (RFC 8414), the
+/// fields this client uses.
+///
+/// Codable with the RFC's field names, so it can be cached as the server
+/// sent it; ``parse(_:expectedIssuer:)`` is what checks it.
+public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
+    /// The issuer identifier; equal to the one the metadata was fetched for.
+    public let issuer: String
+    /// The authorization endpoint, for the authorization code flow.
+    public let authorizationEndpoint: URL?
+    /// The token endpoint.
+    public let tokenEndpoint: URL?
+    /// The revocation endpoint (RFC 7009).
+    public let revocationEndpoint: URL?
+    /// The device authorization endpoint (RFC 8628).
+    public let deviceAuthorizationEndpoint: URL?
+    /// Whether redirects carry `iss` (RFC 9207); when true, a redirect without it is refused.
+    public let authorizationResponseIssParameterSupported: Bool
+    /// The PKCE methods the server supports; empty when it did not say.
+    public let codeChallengeMethodsSupported: [String]
+    /// The client authentication methods of the token endpoint; empty when it did not say
+    /// (RFC 8414 then means `client_secret_basic`).
+    public let tokenEndpointAuthMethodsSupported: [String]
+
+    enum CodingKeys: String, CodingKey {
+        case issuer
+        case authorizationEndpoint = "authorization_endpoint"
+        case tokenEndpoint = "token_endpoint"
+        case revocationEndpoint = "revocation_endpoint"
+        case deviceAuthorizationEndpoint = "device_authorization_endpoint"
+        case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
+        case codeChallengeMethodsSupported = "code_challenge_methods_supported"
+        case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
+    }
+
+    /// Creates metadata.
+    public init(
+        issuer: String,
+        authorizationEndpoint: URL? = nil,
+        tokenEndpoint: URL? = nil,
+        revocationEndpoint: URL? = nil,
+        deviceAuthorizationEndpoint: URL? = nil,
+        authorizationResponseIssParameterSupported: Bool = false,
+        codeChallengeMethodsSupported: [String] = [],
+        tokenEndpointAuthMethodsSupported: [String] = []
+    ) {
+        self.issuer = issuer
+        self.authorizationEndpoint = authorizationEndpoint
+        self.tokenEndpoint = tokenEndpoint
+        self.revocationEndpoint = revocationEndpoint
+        self.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint
+        self.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
+        self.codeChallengeMethodsSupported = codeChallengeMethodsSupported
+        self.tokenEndpointAuthMethodsSupported = tokenEndpointAuthMethodsSupported
+    }
+
+    /// Parses a metadata document fetched for `expectedIssuer` (a `Retry-After`
+    /// date on a 429 is read relative to `requestedAt`, when given).
+    ///
+    /// - Throws: the status errors of ``TokenResponseParser``
+    ///   (`response_too_large`, `unexpected_redirect`, `rate_limited`,
+    ///   `http_error`, a provider error); `issuer_mismatch` when `issuer` is
+    ///   missing or not exactly `expectedIssuer` (RFC 8414 §3.3: metadata
+    ///   for another issuer must not be used); `insecure_endpoint` when an
+    ///   endpoint is not `https` (nor loopback `http`);
+    ///   `invalid_token_response` when the body is not a JSON object or a
+    ///   field has the wrong type (the contract has no metadata-specific code).
+    static func parse(
+        _ response: HTTPResponse,
+        expectedIssuer: String,
+        requestedAt: Date? = nil,
+        maxBodySize: Int = 1 << 20
+    ) throws(OAuth2Error) -> AuthorizationServerMetadata {
+        let endpoint = "metadata endpoint"
+        try ProviderResponse.requireSuccess(response, endpoint: endpoint, maxBodySize: maxBodySize, now: requestedAt)
+        let object = try ProviderResponse.object(of: response, endpoint: endpoint)
+        func invalid(_ problem: String) -> OAuth2Error {
+            OAuth2Error(code: .invalidTokenResponse, message: "the \(endpoint)'s answer \(problem)", httpStatus: response.status)
+        }
+
+        guard let issuer = object["issuer"]?.stringValue, issuer == expectedIssuer else {
+            throw OAuth2Error(
+                code: .issuerMismatch,
+                message: "the authorization server metadata is not for the issuer \(expectedIssuer)",
+                httpStatus: response.status
+            )
+        }
+        func endpointURL(_ key: CodingKeys, role: String) throws(OAuth2Error) -> URL? {
+            guard let value = object[key.rawValue], value != .null else { return nil }
+            guard let text = value.stringValue, let parts = URLParts(text[...]), parts.isHTTP,
+                  !(parts.host ?? "").isEmpty, let url = URL(string: text)
+            else {
+                throw invalid("has a \(key.rawValue) that is not an absolute http(s) URL")
+            }
+            try EndpointPolicy.requireSecure(url, role: role)
+            return url
+        }
+        func strings(_ key: CodingKeys) throws(OAuth2Error) -> [String] {
+            switch object[key.rawValue] {
+            case nil, .null?:
+                return []
+            case .array(let values)?:
+                var strings: [String] = []
+                for value in values {
+                    guard let string = value.stringValue else { throw invalid("has a \(key.rawValue) with a non-string element") }
+                    strings.append(string)
+                }
+                return strings
+            default:
+                throw invalid("has a \(key.rawValue) that is not an array")
+            }
+        }
+        let issSupported: Bool
+        switch object[CodingKeys.authorizationResponseIssParameterSupported.rawValue] {
+        case nil, .null?: issSupported = false
+        case .bool(let value)?: issSupported = value
+        default: throw invalid("has an authorization_response_iss_parameter_supported that is not a boolean")
+        }
+
+        return AuthorizationServerMetadata(
+            issuer: issuer,
+            authorizationEndpoint: try endpointURL(.authorizationEndpoint, role: "authorization endpoint"),
+            tokenEndpoint: try endpointURL(.tokenEndpoint, role: "token endpoint"),
+            revocationEndpoint: try endpointURL(.revocationEndpoint, role: "revocation endpoint"),
+            deviceAuthorizationEndpoint: try endpointURL(.deviceAuthorizationEndpoint, role: "device authorization endpoint"),
+            authorizationResponseIssParameterSupported: issSupported,
+            codeChallengeMethodsSupported: try strings(.codeChallengeMethodsSupported),
+            tokenEndpointAuthMethodsSupported: try strings(.tokenEndpointAuthMethodsSupported)
+        )
+    }
+
+    /// The RFC 8414 §3.1 metadata URL of an issuer: `/.well-known/oauth-authorization-server`
+    /// inserted between the host and the issuer's path (a trailing `/` of the path dropped).
+    ///
+    /// `https://id.example/tenant` → `https://id.example/.well-known/oauth-authorization-server/tenant`.
+    ///
+    /// - Throws: `invalid_configuration` when the issuer is not an absolute
+    ///   `http(s)` URL or has a query or fragment (RFC 8414 §2);
+    ///   `insecure_endpoint` when it is `http` for a non-loopback host.
+    static func wellKnownURL(forIssuer issuer: String) throws(OAuth2Error) -> URL {
+        guard let parts = URLParts(issuer[...]), parts.isHTTP, let host = parts.host, !host.isEmpty else {
+            throw OAuth2Error(code: .invalidConfiguration, message: "the issuer is not an absolute http(s) URL")
+        }
+        guard parts.query == nil, parts.fragment == nil else {
+            throw OAuth2Error(code: .invalidConfiguration, message: "the issuer has a query or fragment (RFC 8414 §2)")
+        }
+        var path = parts.path
+        if path.hasSuffix("/") { path = path.dropLast() }
+        var text = "\(parts.scheme)://"
+        if let userinfo = parts.userinfo { text += "\(userinfo)@" }
+        text += host
+        if let port = parts.port, !port.isEmpty { text += ":\(port)" }
+        text += "/.well-known/oauth-authorization-server\(path)"
+        guard let url = URL(string: text) else {
+            throw OAuth2Error(code: .invalidConfiguration, message: "the issuer's metadata URL could not be built")
+        }
+        try EndpointPolicy.requireSecure(url, role: "issuer")
+        return url
+    }
+}
