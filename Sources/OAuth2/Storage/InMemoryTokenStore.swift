@@ -1,0 +1,69 @@
+/// A ``TokenStore`` that keeps tokens in memory, for tests and for processes
+/// that sign in anew each time they start.
+///
+/// Safe to use from many tasks at once. It counts the calls it receives, so a
+/// test can assert, say, that a refresh saved exactly once. Like
+/// ``FileTokenStore`` it refuses an empty account name.
+public final class InMemoryTokenStore: TokenStore {
+    private struct State {
+        var tokens: [String: AccessToken]
+        var loads = 0
+        var saves = 0
+        var deletes = 0
+    }
+
+    private let state: LockedValue<State>
+
+    /// Creates a store holding `tokens`, keyed by account.
+    public init(tokens: [String: AccessToken] = [:]) {
+        state = LockedValue(State(tokens: tokens))
+    }
+
+    /// The token stored under `account`, or `nil`.
+    ///
+    /// - Throws: `store_error` for an empty account name.
+    public func load(account: String) async throws(OAuth2Error) -> AccessToken? {
+        try Self.check(account)
+        return state.withLock { state in
+            state.loads += 1
+            return state.tokens[account]
+        }
+    }
+
+    /// Stores `token` under `account`, replacing what was there.
+    ///
+    /// - Throws: `store_error` for an empty account name.
+    public func save(_ token: AccessToken, account: String) async throws(OAuth2Error) {
+        try Self.check(account)
+        state.withLock { state in
+            state.saves += 1
+            state.tokens[account] = token
+        }
+    }
+
+    /// Removes the token stored under `account`, if any.
+    ///
+    /// - Throws: `store_error` for an empty account name.
+    public func delete(account: String) async throws(OAuth2Error) {
+        try Self.check(account)
+        state.withLock { state in
+            state.deletes += 1
+            state.tokens[account] = nil
+        }
+    }
+
+    /// How many times ``load(account:)`` was called.
+    public var loadCount: Int { state.withLock { $0.loads } }
+    /// How many times ``save(_:account:)`` was called.
+    public var saveCount: Int { state.withLock { $0.saves } }
+    /// How many times ``delete(account:)`` was called.
+    public var deleteCount: Int { state.withLock { $0.deletes } }
+    /// The accounts that have a token now.
+    public var accounts: Set<String> { state.withLock { Set($0.tokens.keys) } }
+
+    private static func check(_ account: String) throws(OAuth2Error) {
+        guard !account.isEmpty else {
+            throw OAuth2Error.store("the account name is empty; every token is stored under a non-empty account name")
+        }
+    }
+}
