@@ -18,7 +18,7 @@ extension FileTokenStore {
     /// text is ignored. `openssl rand -hex 32` makes one.
     ///
     /// Neither its `description` nor any error it throws shows the key.
-    public struct EncryptionKey: Sendable, CustomStringConvertible {
+    public struct EncryptionKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
         /// The key itself.
         let key: SymmetricKey
         /// A public fingerprint of the key (an HMAC of a constant, 8 bytes in hex),
@@ -132,6 +132,12 @@ extension FileTokenStore {
 
         /// `FileTokenStore.EncryptionKey(redacted)`: never the key.
         public var description: String { "FileTokenStore.EncryptionKey(redacted)" }
+
+        /// The same as ``description``.
+        public var debugDescription: String { description }
+
+        /// A mirror without children, so `dump` and debuggers do not print the key.
+        public var customMirror: Mirror { Mirror(self, children: []) }
 
         /// The 32 bytes of a hex or base64 key text, or `nil`.
         static func decode(_ text: String) -> [UInt8]? {

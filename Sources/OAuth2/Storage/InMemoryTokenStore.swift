@@ -3,10 +3,14 @@
 ///
 /// Safe to use from many tasks at once. It counts the calls it receives, so a
 /// test can assert, say, that a refresh saved exactly once. Like
-/// ``FileTokenStore`` it refuses an empty account name.
+/// ``FileTokenStore`` it refuses an empty account name and tells accounts
+/// apart by their UTF-8 bytes (see ``TokenStore``), so tests see what
+/// production sees.
 public final class InMemoryTokenStore: TokenStore {
     private struct State {
-        var tokens: [String: AccessToken]
+        /// Keyed by the account's UTF-8 bytes: `String`'s `==` would merge
+        /// accounts that differ only in Unicode composition.
+        var tokens: [[UInt8]: (account: String, token: AccessToken)]
         var loads = 0
         var saves = 0
         var deletes = 0
@@ -16,7 +20,11 @@ public final class InMemoryTokenStore: TokenStore {
 
     /// Creates a store holding `tokens`, keyed by account.
     public init(tokens: [String: AccessToken] = [:]) {
-        state = LockedValue(State(tokens: tokens))
+        var keyed: [[UInt8]: (account: String, token: AccessToken)] = [:]
+        for (account, token) in tokens {
+            keyed[Array(account.utf8)] = (account, token)
+        }
+        state = LockedValue(State(tokens: keyed))
     }
 
     /// The token stored under `account`, or `nil`.
@@ -26,7 +34,7 @@ public final class InMemoryTokenStore: TokenStore {
         try Self.check(account)
         return state.withLock { state in
             state.loads += 1
-            return state.tokens[account]
+            return state.tokens[Array(account.utf8)]?.token
         }
     }
 
@@ -37,7 +45,7 @@ public final class InMemoryTokenStore: TokenStore {
         try Self.check(account)
         state.withLock { state in
             state.saves += 1
-            state.tokens[account] = token
+            state.tokens[Array(account.utf8)] = (account, token)
         }
     }
 
@@ -48,7 +56,7 @@ public final class InMemoryTokenStore: TokenStore {
         try Self.check(account)
         state.withLock { state in
             state.deletes += 1
-            state.tokens[account] = nil
+            state.tokens[Array(account.utf8)] = nil
         }
     }
 
@@ -59,7 +67,7 @@ public final class InMemoryTokenStore: TokenStore {
     /// How many times ``delete(account:)`` was called.
     public var deleteCount: Int { state.withLock { $0.deletes } }
     /// The accounts that have a token now.
-    public var accounts: Set<String> { state.withLock { Set($0.tokens.keys) } }
+    public var accounts: [String] { state.withLock { $0.tokens.values.map(\.account) } }
 
     private static func check(_ account: String) throws(OAuth2Error) {
         guard !account.isEmpty else {
