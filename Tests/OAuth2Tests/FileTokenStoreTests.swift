@@ -29,6 +29,38 @@ import Glibc
         #expect(abs(loaded.timeIntervalSince(expiry)) < 1e-6)
     }
 
+    @Test func aPlaintextFileIsTheDocumentedVersion1Envelope() async throws {
+        let scratch = try ScratchDirectory()
+        let store = try FileTokenStore(directory: scratch.storePath)
+
+        try await store.save(StoreFixtures.token(0), account: "alice")
+
+        let object = try JSONSerialization.jsonObject(with: Data(StoreFixtures.read(try scratch.storeFile("alice"))))
+        let envelope = try #require(object as? [String: Any])
+        #expect(Set(envelope.keys) == ["format", "version", "token"])
+        #expect(envelope["format"] as? String == "swift-oauth2-token")
+        #expect(envelope["version"] as? Int == 1)
+        let token = try #require(envelope["token"] as? [String: Any])
+        #expect(token["expiresAt"] as? Double == 1_700_000_000.25)
+    }
+
+    /// A file written by this version must stay readable by later ones.
+    @Test func aVersion1FileWrittenByHandLoads() async throws {
+        let scratch = try ScratchDirectory()
+        let store = try FileTokenStore(directory: scratch.storePath)
+        try StoreFixtures.write(#"""
+            {"format":"swift-oauth2-token","version":1,"token":{"accessToken":"abc","tokenType":"bearer",
+            "expiresAt":1700000000,"refreshToken":"def","scopes":["a","b"],"extraFields":{"x":[1,null,"y"]}}}
+            """#, to: try scratch.storeFile("alice"))
+
+        let token = try await store.load(account: "alice")
+
+        #expect(token == AccessToken(
+            accessToken: Secret("abc"), tokenType: "bearer", expiresAt: Date(timeIntervalSince1970: 1_700_000_000),
+            refreshToken: Secret("def"), scopes: ["a", "b"], extraFields: ["x": .array([.number(1), .null, .string("y")])]
+        ))
+    }
+
     @Test func loadOfAnAccountWithoutAFileIsNil() async throws {
         let scratch = try ScratchDirectory()
         let store = try FileTokenStore(directory: scratch.storePath)

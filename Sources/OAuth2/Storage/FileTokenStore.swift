@@ -14,8 +14,9 @@ import Darwin
 /// no permission to group or others: the store refuses it with `store_error`
 /// rather than `chmod` a directory it did not make, which may be shared on
 /// purpose; fix it with `chmod 700` or choose another. The store keeps the
-/// directory open and works relative to it, so it uses the directory it
-/// checked even if the path is later replaced.
+/// directory open (one file descriptor for the store's lifetime: share one
+/// store, do not make one per request) and works relative to it, so it uses
+/// the directory it checked even if the path is later replaced.
 ///
 /// **Files.** Each account's file is created 0600 whatever the umask. A save
 /// writes a temporary file in the same directory, fsyncs it, renames it over

@@ -66,7 +66,7 @@ public final class InMemoryTokenStore: TokenStore {
     public var saveCount: Int { state.withLock { $0.saves } }
     /// How many times ``delete(account:)`` was called.
     public var deleteCount: Int { state.withLock { $0.deletes } }
-    /// The accounts that have a token now.
+    /// The accounts that have a token now, in no particular order.
     public var accounts: [String] { state.withLock { $0.tokens.values.map(\.account) } }
 
     private static func check(_ account: String) throws(OAuth2Error) {

@@ -14,7 +14,7 @@ import Crypto
 ///      "sealed":"<base64 of nonce(12) ‖ ciphertext ‖ tag(16)>","version":1}
 ///
 /// The token is ``AccessToken``'s Codable form with dates as seconds since
-/// 1970 (a JSON number: exact to well under a microsecond for today's dates).
+/// 1970 (a JSON number: a round trip is exact to within a microsecond).
 /// The encrypted form seals that same JSON with a random 96-bit nonce; the
 /// authenticated data is `"swift-oauth2-token/1\n"` followed by the account
 /// name's UTF-8, so a file copied under another account's name does not open.
