@@ -1,0 +1,77 @@
+/// A ``TokenStore`` that keeps tokens in memory, for tests and for processes
+/// that sign in anew each time they start.
+///
+/// Safe to use from many tasks at once. It counts the calls it receives, so a
+/// test can assert, say, that a refresh saved exactly once. Like
+/// ``FileTokenStore`` it refuses an empty account name and tells accounts
+/// apart by their UTF-8 bytes (see ``TokenStore``), so tests see what
+/// production sees.
+public final class InMemoryTokenStore: TokenStore {
+    private struct State {
+        /// Keyed by the account's UTF-8 bytes: `String`'s `==` would merge
+        /// accounts that differ only in Unicode composition.
+        var tokens: [[UInt8]: (account: String, token: AccessToken)]
+        var loads = 0
+        var saves = 0
+        var deletes = 0
+    }
+
+    private let state: LockedValue<State>
+
+    /// Creates a store holding `tokens`, keyed by account.
+    public init(tokens: [String: AccessToken] = [:]) {
+        var keyed: [[UInt8]: (account: String, token: AccessToken)] = [:]
+        for (account, token) in tokens {
+            keyed[Array(account.utf8)] = (account, token)
+        }
+        state = LockedValue(State(tokens: keyed))
+    }
+
+    /// The token stored under `account`, or `nil`.
+    ///
+    /// - Throws: `store_error` for an empty account name.
+    public func load(account: String) async throws(OAuth2Error) -> AccessToken? {
+        try Self.check(account)
+        return state.withLock { state in
+            state.loads += 1
+            return state.tokens[Array(account.utf8)]?.token
+        }
+    }
+
+    /// Stores `token` under `account`, replacing what was there.
+    ///
+    /// - Throws: `store_error` for an empty account name.
+    public func save(_ token: AccessToken, account: String) async throws(OAuth2Error) {
+        try Self.check(account)
+        state.withLock { state in
+            state.saves += 1
+            state.tokens[Array(account.utf8)] = (account, token)
+        }
+    }
+
+    /// Removes the token stored under `account`, if any.
+    ///
+    /// - Throws: `store_error` for an empty account name.
+    public func delete(account: String) async throws(OAuth2Error) {
+        try Self.check(account)
+        state.withLock { state in
+            state.deletes += 1
+            state.tokens[Array(account.utf8)] = nil
+        }
+    }
+
+    /// How many times ``load(account:)`` was called.
+    public var loadCount: Int { state.withLock { $0.loads } }
+    /// How many times ``save(_:account:)`` was called.
+    public var saveCount: Int { state.withLock { $0.saves } }
+    /// How many times ``delete(account:)`` was called.
+    public var deleteCount: Int { state.withLock { $0.deletes } }
+    /// The accounts that have a token now, in no particular order.
+    public var accounts: [String] { state.withLock { $0.tokens.values.map(\.account) } }
+
+    private static func check(_ account: String) throws(OAuth2Error) {
+        guard !account.isEmpty else {
+            throw OAuth2Error.store("the account name is empty; every token is stored under a non-empty account name")
+        }
+    }
+}

@@ -1,0 +1,210 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The POSIX calls the file token store is built on, each turning `errno` into
+/// a typed failure the store words for its caller.
+///
+/// Everything works relative to a directory descriptor (`openat`, `renameat`,
+/// `unlinkat`) so a store keeps using the directory it checked when it was
+/// opened, whatever later happens to the path.
+enum StoreFileSystem {
+    /// A failed system call: which one, and its `errno`.
+    struct Failure: Error {
+        var call: String
+        var errno: Int32
+
+        /// `strerror` of the errno, for a message.
+        var reason: String {
+            guard let text = strerror(errno) else { return "errno \(errno)" }
+            return String(cString: text)
+        }
+    }
+
+    /// What `fstat` says about an open file.
+    struct Status {
+        var mode: mode_t
+        var owner: uid_t
+        var size: Int
+        var modificationSeconds: Int
+
+        var isRegularFile: Bool { mode & 0o170000 == 0o100000 }
+        var isDirectory: Bool { mode & 0o170000 == 0o040000 }
+        /// The permission bits, without the file type.
+        var permissions: mode_t { mode & 0o7777 }
+        /// Whether anyone but the owner may read, write or search it.
+        var isOpenToGroupOrOthers: Bool { mode & 0o077 != 0 }
+        /// The permission bits as `ls` users write them: `0644`.
+        var octalPermissions: String {
+            let digits = String(permissions, radix: 8)
+            return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+        }
+    }
+
+    /// The effective user id: the owner every store file must have.
+    static var currentUser: uid_t { geteuid() }
+
+    static func openFile(_ path: String, flags: Int32) throws(Failure) -> Int32 {
+        let fd = retryingOnInterrupt { open(path, flags | O_CLOEXEC) }
+        guard fd >= 0 else { throw Failure(call: "open", errno: errno) }
+        return fd
+    }
+
+    static func openFile(in directory: Int32, _ name: String, flags: Int32, mode: mode_t = 0) throws(Failure) -> Int32 {
+        let fd = retryingOnInterrupt { openat(directory, name, flags | O_CLOEXEC, mode) }
+        guard fd >= 0 else { throw Failure(call: "open", errno: errno) }
+        return fd
+    }
+
+    static func status(of fd: Int32) throws(Failure) -> Status {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw Failure(call: "fstat", errno: errno) }
+        return Status(info)
+    }
+
+    /// The status of `name` itself (a symlink is not followed), or `nil` when it does not exist.
+    static func status(in directory: Int32, _ name: String) throws(Failure) -> Status? {
+        var info = stat()
+        guard fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+            if errno == ENOENT { return nil }
+            throw Failure(call: "fstatat", errno: errno)
+        }
+        return Status(info)
+    }
+
+    /// Reads the whole file, refusing one over `limit` bytes even if it grows while being read.
+    static func readAll(_ fd: Int32, limit: Int) throws(Failure) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { buffer in
+                retryingOnInterrupt { read(fd, buffer.baseAddress, buffer.count) }
+            }
+            if count < 0 { throw Failure(call: "read", errno: errno) }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[0..<count])
+            if bytes.count > limit { return nil }
+        }
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(Failure) {
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { buffer in
+                retryingOnInterrupt { write(fd, buffer.baseAddress.map { $0 + written }, buffer.count - written) }
+            }
+            if count < 0 { throw Failure(call: "write", errno: errno) }
+            if count == 0 { throw Failure(call: "write", errno: EIO) }
+            written += count
+        }
+    }
+
+    static func changeMode(_ fd: Int32, _ mode: mode_t) throws(Failure) {
+        guard fchmod(fd, mode) == 0 else { throw Failure(call: "fchmod", errno: errno) }
+    }
+
+    static func synchronize(_ fd: Int32) throws(Failure) {
+        guard retryingOnInterrupt({ fsync(fd) }) == 0 else { throw Failure(call: "fsync", errno: errno) }
+    }
+
+    /// Closes `fd`; a failure matters after writing (some file systems report write errors only here).
+    static func closeFile(_ fd: Int32) throws(Failure) {
+        guard close(fd) == 0 else { throw Failure(call: "close", errno: errno) }
+    }
+
+    /// Closes `fd` where a failure changes nothing (a file only read, or already failed).
+    static func closeQuietly(_ fd: Int32) {
+        _ = close(fd)
+    }
+
+    static func renameFile(in directory: Int32, _ from: String, to: String) throws(Failure) {
+        guard renameat(directory, from, directory, to) == 0 else { throw Failure(call: "rename", errno: errno) }
+    }
+
+    /// Removes `name`; returns `false` when it did not exist.
+    @discardableResult
+    static func removeFile(in directory: Int32, _ name: String) throws(Failure) -> Bool {
+        guard unlinkat(directory, name, 0) == 0 else {
+            if errno == ENOENT { return false }
+            throw Failure(call: "unlink", errno: errno)
+        }
+        return true
+    }
+
+    /// Creates the directory, and missing parents, each with mode 0700; `false` when `path` already existed.
+    static func makeDirectory(_ path: String) throws(Failure) -> Bool {
+        if mkdir(path, 0o700) == 0 {
+            // A umask can only take bits away; set the mode so a stray umask
+            // (0o777, say) cannot leave a directory we cannot use.
+            guard chmod(path, 0o700) == 0 else { throw Failure(call: "chmod", errno: errno) }
+            return true
+        }
+        switch errno {
+        case EEXIST:
+            return false
+        case ENOENT:
+            let parent = parentPath(of: path)
+            guard parent != path, !parent.isEmpty else { throw Failure(call: "mkdir", errno: ENOENT) }
+            _ = try makeDirectory(parent)
+            return try makeDirectory(path)
+        default:
+            throw Failure(call: "mkdir", errno: errno)
+        }
+    }
+
+    /// The names in the directory (without `.` and `..`).
+    static func entries(of directory: Int32) throws(Failure) -> [String] {
+        // fdopendir takes the descriptor over, so give it a copy.
+        let copy = dup(directory)
+        guard copy >= 0 else { throw Failure(call: "dup", errno: errno) }
+        guard let stream = fdopendir(copy) else {
+            let failure = Failure(call: "fdopendir", errno: errno)
+            closeQuietly(copy)
+            throw failure
+        }
+        defer { closedir(stream) }
+        // The copy shares its offset with the store's descriptor; start from the top.
+        rewinddir(stream)
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: pointer.pointee)) {
+                    String(cString: $0)
+                }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    private static func parentPath(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+        if slash == trimmed.startIndex { return "/" }
+        return String(trimmed[..<slash])
+    }
+
+    private static func retryingOnInterrupt<Result: BinaryInteger>(_ call: () -> Result) -> Result {
+        while true {
+            let result = call()
+            if result == -1 && errno == EINTR { continue }
+            return result
+        }
+    }
+}
+
+extension StoreFileSystem.Status {
+    init(_ info: stat) {
+        #if canImport(Darwin)
+        let seconds = Int(info.st_mtimespec.tv_sec)
+        #else
+        let seconds = Int(info.st_mtim.tv_sec)
+        #endif
+        self.init(mode: info.st_mode, owner: info.st_uid, size: Int(info.st_size), modificationSeconds: seconds)
+    }
+}

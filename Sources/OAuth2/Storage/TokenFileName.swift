@@ -1,0 +1,67 @@
+import Crypto
+
+/// How an account name becomes the name of its file in a ``FileTokenStore``
+/// directory, and how temporary files are named.
+///
+/// Every UTF-8 byte outside `[A-Za-z0-9_-]` is percent-encoded (`%2F`, `%2E`,
+/// `%25`, …) and `.token` is appended. The encoding is injective, so distinct
+/// accounts never share a file; it never yields `/`, `.` or `..` at the start,
+/// so a name cannot leave the directory or hide as a dot file. Unicode is not
+/// normalised: `é` written precomposed and decomposed are two accounts. An
+/// encoding longer than ``maximumEncodedLength`` bytes (the file system allows
+/// 255) is replaced by `+sha256-<hex of the account's SHA-256>`; `+` is always
+/// encoded in the short form, so the two forms never meet.
+///
+/// Temporary files start with a dot (`.<file>.<random>.tmp`), which no account
+/// file does, so a load never mistakes one for a token.
+enum TokenFileName {
+    static let suffix = ".token"
+    static let temporarySuffix = ".tmp"
+    static let maximumEncodedLength = 200
+
+    /// The file name for `account`; throws for an empty account.
+    static func fileName(for account: String) throws(OAuth2Error) -> String {
+        guard !account.isEmpty else {
+            throw OAuth2Error.store("the account name is empty; every token is stored under a non-empty account name")
+        }
+        var encoded = ""
+        for byte in account.utf8 {
+            if isUnreserved(byte) {
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                encoded += "%" + hex(byte)
+            }
+        }
+        if encoded.utf8.count > maximumEncodedLength {
+            encoded = "+sha256-" + SHA256.hash(data: Array(account.utf8)).map(hex).joined()
+        }
+        return encoded + suffix
+    }
+
+    /// A fresh, unguessable temporary name next to `fileName`.
+    static func temporaryName(for fileName: String) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let random = (0..<8).map { _ in hex(generator.next()) }.joined()
+        return "." + fileName + "." + random + temporarySuffix
+    }
+
+    /// Whether `name` is one of the store's temporary files.
+    static func isTemporary(_ name: String) -> Bool {
+        name.hasPrefix(".") && name.hasSuffix(temporarySuffix) && name.contains(suffix + ".")
+    }
+
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    static func hex(_ byte: UInt8) -> String {
+        let digits = Array("0123456789ABCDEF")
+        return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
+    }
+}

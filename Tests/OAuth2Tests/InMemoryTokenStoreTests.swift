@@ -1,0 +1,70 @@
+import Testing
+@testable import OAuth2
+
+@Suite struct InMemoryTokenStoreTests {
+    @Test func savedTokenLoadsBackAndCallsAreCounted() async throws {
+        let store = InMemoryTokenStore()
+
+        try await store.save(StoreFixtures.token(1), account: "alice")
+        let loaded = try await store.load(account: "alice")
+
+        #expect(loaded == StoreFixtures.token(1))
+        #expect(store.saveCount == 1)
+        #expect(store.loadCount == 1)
+        #expect(store.accounts == ["alice"])
+    }
+
+    @Test func startsWithTheTokensItIsGiven() async throws {
+        let store = InMemoryTokenStore(tokens: ["alice": StoreFixtures.token(1)])
+
+        #expect(try await store.load(account: "alice") == StoreFixtures.token(1))
+        #expect(try await store.load(account: "bob") == nil)
+    }
+
+    @Test func deleteRemovesTheTokenAndDeletingNothingIsFine() async throws {
+        let store = InMemoryTokenStore(tokens: ["alice": StoreFixtures.token(1)])
+
+        try await store.delete(account: "alice")
+        try await store.delete(account: "alice")
+
+        #expect(try await store.load(account: "alice") == nil)
+        #expect(store.deleteCount == 2)
+    }
+
+    @Test func emptyAccountNameIsRejected() async throws {
+        let store = InMemoryTokenStore()
+
+        let error = try await #require(throws: OAuth2Error.self) { try await store.save(StoreFixtures.token(1), account: "") }
+
+        #expect(error.code == .storeError)
+        #expect(store.saveCount == 0)
+    }
+
+    @Test func accountsDifferingOnlyInUnicodeCompositionAreDistinct() async throws {
+        let store = InMemoryTokenStore()
+
+        try await store.save(StoreFixtures.token(1), account: "\u{E9}")
+        try await store.save(StoreFixtures.token(2), account: "e\u{301}")
+
+        #expect(try await store.load(account: "\u{E9}") == StoreFixtures.token(1))
+        #expect(try await store.load(account: "e\u{301}") == StoreFixtures.token(2))
+    }
+
+    @Test func concurrentCallsAreAllCounted() async throws {
+        let store = InMemoryTokenStore()
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<100 {
+                group.addTask {
+                    try await store.save(StoreFixtures.token(index), account: "user-\(index % 10)")
+                    _ = try await store.load(account: "user-\(index % 10)")
+                }
+            }
+            try await group.waitForAll()
+        }
+
+        #expect(store.saveCount == 100)
+        #expect(store.loadCount == 100)
+        #expect(store.accounts.count == 10)
+    }
+}
