@@ -1,0 +1,26 @@
+/// What happened to a client's token: the delegate's calls, as values for
+/// ``OAuth2Client/events``.
+public enum OAuth2Event: Sendable, Hashable {
+    /// The client has no usable token: start a flow.
+    case needsAuthentication
+    /// A flow or grant produced a token (already stored).
+    case gotAccessToken(AccessToken)
+    /// A refresh produced a new token (already stored).
+    case refreshedAccessToken(AccessToken)
+    /// The token is gone and was deleted; `nil` for a logout.
+    case lostAccessToken(OAuth2Error?)
+    /// An attempt to get or refresh a token failed; a held token is kept.
+    case failedToGetAccessToken(OAuth2Error)
+}
+
+extension OAuth2StateMachine.Notification {
+    var event: OAuth2Event {
+        switch self {
+        case .needsAuthentication: return .needsAuthentication
+        case .gotAccessToken(let token): return .gotAccessToken(token)
+        case .refreshed(let token): return .refreshedAccessToken(token)
+        case .lost(let error): return .lostAccessToken(error)
+        case .failed(let error): return .failedToGetAccessToken(error)
+        }
+    }
+}

@@ -1,0 +1,220 @@
+/// The token lifecycle of one ``OAuth2Client``, as a pure state machine.
+///
+/// No I/O, no locks, no continuations: the client takes its lock, calls one
+/// event method, releases the lock, then performs the returned action
+/// (async-http-client's pattern). Every event method documents the
+/// transitions it makes.
+struct OAuth2StateMachine: Sendable {
+    /// Where the client stands.
+    enum State: Sendable {
+        /// The store has not been read yet.
+        /// → `authorized` or `noToken` (``loaded(_:now:skew:)``), or any state a flow sets.
+        case unloaded
+        /// No token is held.
+        /// → `authorizationPending` (a user-agent flow starts), `exchanging` (a grant request),
+        ///   `authorized` (a token is loaded or adopted).
+        case noToken
+        /// A user-agent flow was started; the redirect is awaited.
+        /// The pending authorization carries state, PKCE verifier, redirect URI and issuer.
+        /// → `exchanging` (its redirect arrives), `authorizationPending` (a newer flow replaces it),
+        ///   `failed` (the redirect was rejected).
+        case authorizationPending(PendingAuthorization, previous: AccessToken?)
+        /// A grant request (code exchange, password, client credentials, assertion, device) is in flight.
+        /// → `authorized` (``grantSucceeded(_:)``), `failed` (``grantFailed(_:)``).
+        case exchanging(previous: AccessToken?)
+        /// A token is held.
+        /// → `refreshing`, `noToken` (lost or logged out), `authorized` (a newer token is adopted).
+        case authorized(AccessToken)
+        /// A refresh is in flight; the old token is kept until it ends.
+        /// → `authorized` (success), `noToken` (the grant is gone), `failed` (5xx, transport).
+        case refreshing(AccessToken)
+        /// The last attempt failed. A token that was held is kept: a 5xx or a
+        /// dropped connection is not a loss.
+        /// → every state a new attempt leads to.
+        case failed(OAuth2Error, token: AccessToken?)
+    }
+
+    /// What the client should do to obtain a token to sign a request with.
+    enum TokenDecision: Sendable, Equatable {
+        /// Sign with this token.
+        case use(AccessToken)
+        /// Read the store first, then ask again.
+        case load
+        /// The token expires within the skew and can be refreshed.
+        case refresh(AccessToken)
+        /// No token: tell the delegate authentication is needed, and fail the request.
+        case notAuthenticated
+    }
+
+    /// A notification for the delegate and the event stream.
+    enum Notification: Sendable, Equatable {
+        case needsAuthentication
+        case gotAccessToken(AccessToken)
+        case refreshed(AccessToken)
+        case lost(OAuth2Error?)
+        case failed(OAuth2Error)
+    }
+
+    private(set) var state: State = .unloaded
+
+    /// The token currently held, in whatever state.
+    var currentToken: AccessToken? {
+        switch state {
+        case .unloaded, .noToken: return nil
+        case .authorizationPending(_, let previous), .exchanging(let previous): return previous
+        case .authorized(let token), .refreshing(let token): return token
+        case .failed(_, let token): return token
+        }
+    }
+
+    /// Whether the store has been read (or a token set since).
+    var isLoaded: Bool {
+        if case .unloaded = state { return false }
+        return true
+    }
+
+    // MARK: - Obtaining a token
+
+    /// A request needs a token.
+    ///
+    /// `unloaded` → `.load` (no change). A held token valid beyond the skew → `.use`.
+    /// One expiring within the skew with a refresh token → `.refresh` (the
+    /// coordinator makes it single-flight). One expiring without a refresh
+    /// token is used anyway: the resource server's 401 decides. No token →
+    /// `.notAuthenticated`.
+    func tokenNeeded(now: Date, skew: Duration) -> TokenDecision {
+        guard isLoaded else { return .load }
+        guard let token = currentToken else { return .notAuthenticated }
+        if token.isExpired(at: now, skew: skew), token.refreshToken != nil {
+            return .refresh(token)
+        }
+        return .use(token)
+    }
+
+    /// The store was read.
+    ///
+    /// `unloaded` → `authorized(token)` or `noToken`. In any other state the
+    /// client learned something newer meanwhile, which wins.
+    mutating func loaded(_ token: AccessToken?) {
+        guard case .unloaded = state else { return }
+        state = token.map(State.authorized) ?? .noToken
+    }
+
+    /// `requestAccess()` read the store: NXOAuth2Client's decision.
+    ///
+    /// Valid token → `.gotAccessToken`; expired with a refresh token → refresh
+    /// (`nil`: the refresh reports); nothing, or expired without a refresh
+    /// token → `.needsAuthentication`.
+    func accessRequested(now: Date) -> TokenDecision {
+        guard let token = currentToken else { return .notAuthenticated }
+        if token.isExpired(at: now) {
+            return token.refreshToken == nil ? .notAuthenticated : .refresh(token)
+        }
+        return .use(token)
+    }
+
+    // MARK: - The user-agent flow
+
+    /// A user-agent flow started.
+    ///
+    /// Any state → `authorizationPending(pending)`; a held token is kept
+    /// (re-authorizing does not log out), an older pending flow is replaced.
+    mutating func authorizationStarted(_ pending: PendingAuthorization) {
+        state = .authorizationPending(pending, previous: currentToken)
+    }
+
+    /// The pending authorization held, if a flow is pending.
+    var pendingAuthorization: PendingAuthorization? {
+        if case .authorizationPending(let pending, _) = state { return pending }
+        return nil
+    }
+
+    // MARK: - Grants
+
+    /// A grant request (code exchange or another grant) is being sent.
+    ///
+    /// Any state → `exchanging`, keeping a held token until the new one arrives.
+    mutating func grantStarted() {
+        state = .exchanging(previous: currentToken)
+    }
+
+    /// The grant returned a token, already saved.
+    ///
+    /// `exchanging` (or any) → `authorized(token)`; notify `.gotAccessToken`.
+    mutating func grantSucceeded(_ token: AccessToken) -> Notification {
+        state = .authorized(token)
+        return .gotAccessToken(token)
+    }
+
+    /// The grant failed.
+    ///
+    /// Any → `failed(error, token: previous)`; notify `.failed`.
+    mutating func grantFailed(_ error: OAuth2Error) -> Notification {
+        state = .failed(error, token: currentToken)
+        return .failed(error)
+    }
+
+    /// The redirect of a user-agent flow was rejected before any request.
+    ///
+    /// `authorizationPending` → `failed`; notify `.failed`.
+    mutating func redirectRejected(_ error: OAuth2Error) -> Notification {
+        grantFailed(error)
+    }
+
+    // MARK: - Refresh
+
+    /// This client is about to wait for a refresh (its own, or one another
+    /// client of the account started).
+    ///
+    /// `authorized` / `failed` with a token → `refreshing(token)`; other states unchanged.
+    mutating func refreshStarted() {
+        if let token = currentToken {
+            switch state {
+            case .authorized, .failed, .refreshing: state = .refreshing(token)
+            case .unloaded, .noToken, .authorizationPending, .exchanging: break
+            }
+        }
+    }
+
+    /// A refresh ended with a token (saved by whoever ran it).
+    ///
+    /// → `authorized(token)` (a pending flow is kept pending). The client that
+    /// ran the refresh (`leader`) notifies `.refreshed`, or nothing when the
+    /// store already held a newer token; the others adopt it silently.
+    mutating func refreshSucceeded(_ token: AccessToken, leader: Bool, refreshed: Bool) -> Notification? {
+        if case .authorizationPending = state {
+            // A flow the user started stays pending; the token is still adopted.
+            if case .authorizationPending(let pending, _) = state {
+                state = .authorizationPending(pending, previous: token)
+            }
+        } else {
+            state = .authorized(token)
+        }
+        return leader && refreshed ? .refreshed(token) : nil
+    }
+
+    /// A refresh failed.
+    ///
+    /// The grant is gone (`lost`: `invalid_grant`, or the token was deleted
+    /// meanwhile) → `noToken`; notify `.lost` (leader) — the store entry was
+    /// deleted by the leader. Anything else (5xx, transport) → `failed` with
+    /// the token kept; notify `.failed` (leader).
+    mutating func refreshFailed(_ error: OAuth2Error, lost: Bool, leader: Bool) -> Notification? {
+        if lost {
+            state = .noToken
+            return leader ? .lost(error) : nil
+        }
+        state = .failed(error, token: currentToken)
+        return leader ? .failed(error) : nil
+    }
+
+    // MARK: - Losing the token
+
+    /// The token was rejected after a refresh and a retry, deleted, or logged out.
+    ///
+    /// Any → `noToken`; notify `.lost` with the reason (`nil` for a logout).
+    mutating func tokenLost(_ reason: OAuth2Error?) -> Notification {
+        state = .noToken
+        return .lost(reason)
+    }
+}
