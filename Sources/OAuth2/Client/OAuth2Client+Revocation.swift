@@ -1,0 +1,64 @@
+extension OAuth2Client {
+    /// Revokes the token at the provider (RFC 7009) when it has a revocation
+    /// endpoint, then deletes it locally whatever the provider answered.
+    ///
+    /// The refresh token is revoked first (that ends the grant, RFC 7009
+    /// §2.1), then the access token. The delegate hears "did lose" with no error.
+    ///
+    /// - Throws: ``OAuth2Error``: `not_authenticated` when no token is held;
+    ///   the provider's or the transport's error (the token is deleted
+    ///   locally all the same); `store_error` when it could not be deleted.
+    public func revoke() async throws(OAuth2Error) {
+        try await loadIfNeeded()
+        let held = machine.withLock { $0.currentToken }
+        let stored = try await provider.load(account: account)
+        guard let token = stored ?? held else {
+            throw OAuth2Error(code: .notAuthenticated, message: "no token is stored for account \(account)")
+        }
+        var providerError: OAuth2Error?
+        if configuration.revocationEndpoint != nil {
+            let targets: [(Secret?, String)] = [(token.refreshToken, "refresh_token"), (token.accessToken, "access_token")]
+            for case let (secret?, hint) in targets {
+                do throws(OAuth2Error) {
+                    try await revoke(secret, tokenTypeHint: hint)
+                } catch {
+                    logger.debug("revocation failed", metadata: ["oauth2.error": "\(error.code)", "oauth2.token_type_hint": "\(hint)"])
+                    providerError = providerError ?? error
+                }
+            }
+        }
+        try await provider.delete(account: account)
+        notify(machine.withLock { $0.tokenLost(nil) })
+        if let providerError { throw providerError }
+    }
+
+    /// Signs out: revokes at the provider when it can, and always deletes the token locally.
+    ///
+    /// Unlike ``revoke()``, a provider that cannot be reached or refuses is
+    /// not an error here (it is logged at debug); only failing to delete the
+    /// local token is.
+    ///
+    /// - Throws: ``OAuth2Error`` `store_error`.
+    public func logout() async throws(OAuth2Error) {
+        do throws(OAuth2Error) {
+            try await revoke()
+        } catch where error.code == .storeError {
+            throw error
+        } catch where error.code == .notAuthenticated {
+            notify(machine.withLock { $0.tokenLost(nil) })
+        } catch {
+            logger.debug("logout: the provider did not confirm the revocation", metadata: ["oauth2.error": "\(error.code)"])
+        }
+    }
+
+    private func revoke(_ token: Secret, tokenTypeHint: String) async throws(OAuth2Error) {
+        let request = try TokenRequestBuilder.revocationRequest(token: token, tokenTypeHint: tokenTypeHint, configuration: configuration)
+        let response = try await provider.perform(request)
+        if (200..<300).contains(response.status) { return }
+        if (300..<400).contains(response.status) {
+            throw OAuth2Error(code: .unexpectedRedirect, message: "the revocation endpoint answered with a redirect", httpStatus: response.status)
+        }
+        throw TokenResponseParser.providerError(from: response)
+            ?? OAuth2Error(code: .httpError, message: "the revocation endpoint answered HTTP \(response.status)", httpStatus: response.status)
+    }
+}

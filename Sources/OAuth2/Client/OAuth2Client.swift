@@ -1,0 +1,179 @@
+import Logging
+
+/// The OAuth 2.0 client of one account: it runs the flows, keeps the token,
+/// signs requests and refreshes.
+///
+/// NXOAuth2Client's verbs in Swift form: ``requestAccess()``,
+/// ``authorizationURL(redirectURI:scopes:additionalParameters:)``,
+/// ``openRedirectURL(_:pending:)``, ``authenticate(username:password:scopes:)``,
+/// ``authenticateWithClientCredentials(scopes:)``, ``refreshAccessToken()``,
+/// ``send(_:)``, ``revoke()`` and ``logout()``. Its state lives in a pure
+/// state machine; the client takes a lock, asks the machine what to do,
+/// releases the lock and does it. Thread-safe; create one per account (cheaply,
+/// through ``OAuth2Provider/client(account:delegate:)``).
+public final class OAuth2Client: Sendable {
+    /// The account this client holds the token of; the store's key.
+    public let account: String
+    /// The provider this client talks to, shared with the app's other clients.
+    public let provider: OAuth2Provider
+
+    let machine = LockedValue(OAuth2StateMachine())
+    private let observers: LockedValue<Observers>
+
+    private struct Observers {
+        weak var delegate: (any OAuth2ClientDelegate)?
+        var streams: [Int: AsyncStream<OAuth2Event>.Continuation] = [:]
+        var nextStreamID = 0
+    }
+
+    init(provider: OAuth2Provider, account: String, delegate: (any OAuth2ClientDelegate)?) {
+        self.provider = provider
+        self.account = account
+        self.observers = LockedValue(Observers(delegate: delegate))
+    }
+
+    /// Creates a client with a provider of its own.
+    ///
+    /// Fine for one account in a command-line tool. A server with many
+    /// accounts creates one ``OAuth2Provider`` and asks it for clients, so that
+    /// refreshes of one account are single-flight across them.
+    ///
+    /// - Throws: ``OAuth2Error`` when the configuration is invalid.
+    public convenience init(
+        configuration: OAuth2Configuration,
+        account: String = "default",
+        store: any TokenStore = InMemoryTokenStore(),
+        transport: any HTTPTransport,
+        clock: any OAuth2Clock = SystemClock(),
+        logger: Logger = Logger(label: "swift-oauth2", factory: { _ in SwiftLogNoOpLogHandler() }),
+        delegate: (any OAuth2ClientDelegate)? = nil
+    ) throws(OAuth2Error) {
+        let provider = try OAuth2Provider(
+            configuration: configuration, store: store, transport: transport, clock: clock, logger: logger
+        )
+        self.init(provider: provider, account: account, delegate: delegate)
+    }
+
+    deinit {
+        observers.withLock { observers in
+            for continuation in observers.streams.values { continuation.finish() }
+        }
+    }
+
+    /// The configuration of the provider.
+    public var configuration: OAuth2Configuration { provider.configuration }
+
+    /// The delegate, held weakly.
+    public var delegate: (any OAuth2ClientDelegate)? {
+        get { observers.withLock { $0.delegate } }
+        set { observers.withLock { $0.delegate = newValue } }
+    }
+
+    /// The same events the delegate hears, as a stream. Each access makes a
+    /// new subscription that ends when the client is released or the
+    /// consumer stops; it keeps the 100 newest events a slow consumer has not read.
+    public var events: AsyncStream<OAuth2Event> {
+        let (stream, continuation) = AsyncStream<OAuth2Event>.makeStream(bufferingPolicy: .bufferingNewest(100))
+        let id = observers.withLock { observers in
+            let id = observers.nextStreamID
+            observers.nextStreamID += 1
+            observers.streams[id] = continuation
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.observers.withLock { $0.streams.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// The token held in memory, without reading the store or refreshing.
+    public var currentToken: AccessToken? {
+        machine.withLock { $0.currentToken }
+    }
+
+    var logger: Logger {
+        var logger = provider.logger
+        logger[metadataKey: "oauth2.account"] = "\(account)"
+        return logger
+    }
+
+    /// Tells the delegate and the streams, outside every lock.
+    func notify(_ notification: OAuth2StateMachine.Notification?) {
+        guard let notification else { return }
+        let (delegate, streams) = observers.withLock { ($0.delegate, Array($0.streams.values)) }
+        let event = notification.event
+        for stream in streams { stream.yield(event) }
+        guard let delegate else { return }
+        switch notification {
+        case .needsAuthentication: delegate.oauth2ClientNeedsAuthentication(self)
+        case .gotAccessToken(let token): delegate.oauth2Client(self, didGetAccessToken: token)
+        case .refreshed(let token): delegate.oauth2Client(self, didRefreshAccessToken: token)
+        case .lost(let error): delegate.oauth2Client(self, didLoseAccessTokenWithError: error)
+        case .failed(let error): delegate.oauth2Client(self, didFailToGetAccessTokenWithError: error)
+        }
+    }
+
+    // MARK: - Access
+
+    /// Loads the stored token and reports, as NXOAuth2Client did: a valid
+    /// token → "did get access token"; an expired one with a refresh token →
+    /// a refresh ("did refresh", or "did lose"/"did fail"); nothing → "needs
+    /// authentication".
+    ///
+    /// - Returns: the usable token, or `nil` when authentication is needed.
+    /// - Throws: ``OAuth2Error`` when the store cannot be read or a refresh fails.
+    @discardableResult
+    public func requestAccess() async throws(OAuth2Error) -> AccessToken? {
+        try await loadIfNeeded()
+        let decision = machine.withLock { $0.accessRequested(now: provider.clock.now()) }
+        switch decision {
+        case .use(let token):
+            notify(.gotAccessToken(token))
+            return token
+        case .refresh:
+            return try await refresh(failedToken: nil, force: false, automatic: false)
+        case .notAuthenticated, .load:
+            notify(.needsAuthentication)
+            return nil
+        }
+    }
+
+    /// A token valid beyond the expiry skew, refreshing first when needed.
+    ///
+    /// - Throws: ``OAuth2Error`` `not_authenticated` when there is no token
+    ///   (the delegate hears "needs authentication"), `reauthorization_required`
+    ///   when the refresh found the grant gone, or the refresh's error.
+    public func validAccessToken() async throws(OAuth2Error) -> AccessToken {
+        while true {
+            let decision = machine.withLock {
+                $0.tokenNeeded(now: provider.clock.now(), skew: configuration.expirySkew)
+            }
+            switch decision {
+            case .use(let token):
+                return token
+            case .load:
+                try await loadIfNeeded()
+            case .refresh:
+                return try await refresh(failedToken: nil, force: false, automatic: true)
+            case .notAuthenticated:
+                notify(.needsAuthentication)
+                throw OAuth2Error(code: .notAuthenticated, message: "no token is stored for account \(account)")
+            }
+        }
+    }
+
+    /// Reads the store once, unless a token is already known.
+    func loadIfNeeded() async throws(OAuth2Error) {
+        guard !machine.withLock({ $0.isLoaded }) else { return }
+        let token = try await provider.load(account: account)
+        machine.withLock { $0.loaded(token) }
+    }
+
+    /// Stores a token obtained some other way (imported from elsewhere) as this account's.
+    ///
+    /// - Throws: ``OAuth2Error`` `store_error`.
+    public func setToken(_ token: AccessToken) async throws(OAuth2Error) {
+        try await provider.save(token, account: account)
+        notify(machine.withLock { $0.grantSucceeded(token) })
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import Logging
+import OAuth2
+import OAuth2Testing
+import Testing
+
+/// Secrets used across the client tests; the redaction tests search every
+/// captured log line and error for them.
+enum Fixture {
+    static let clientSecret = "s3cr3t-client-secret-value"
+    static let accessToken = "at-0000000000000000000001"
+    static let refreshToken = "rt-0000000000000000000001"
+    static let tokenURL = URL(string: "https://idp.example/oauth/token")!
+    static let authorizeURL = URL(string: "https://idp.example/oauth/authorize")!
+    static let revokeURL = URL(string: "https://idp.example/oauth/revoke")!
+    static let apiURL = URL(string: "https://api.example/v1/me")!
+    static let redirectURI = URL(string: "https://app.example/callback")!
+
+    static func configuration(
+        clientAuthentication: ClientAuthentication? = nil,
+        allowsPasswordGrant: Bool = false
+    ) throws -> OAuth2Configuration {
+        try OAuth2Configuration(
+            clientID: "client-1",
+            clientSecret: Secret(clientSecret),
+            authorizationEndpoint: authorizeURL,
+            tokenEndpoint: tokenURL,
+            revocationEndpoint: revokeURL,
+            defaultScopes: ["read"],
+            clientAuthentication: clientAuthentication,
+            allowsPasswordGrant: allowsPasswordGrant
+        )
+    }
+
+    static func tokenJSON(
+        access: String = accessToken,
+        refresh: String? = refreshToken,
+        expiresIn: Int? = 3600,
+        scope: String? = nil
+    ) -> String {
+        var fields = ["\"access_token\":\"\(access)\"", "\"token_type\":\"Bearer\""]
+        if let refresh { fields.append("\"refresh_token\":\"\(refresh)\"") }
+        if let expiresIn { fields.append("\"expires_in\":\(expiresIn)") }
+        if let scope { fields.append("\"scope\":\"\(scope)\"") }
+        return "{\(fields.joined(separator: ","))}"
+    }
+
+    static func token(
+        access: String = accessToken,
+        refresh: String? = refreshToken,
+        expiresAt: Date?,
+        scopes: [String] = ["read"]
+    ) -> AccessToken {
+        AccessToken(
+            accessToken: Secret(access),
+            expiresAt: expiresAt,
+            refreshToken: refresh.map(Secret.init),
+            scopes: scopes
+        )
+    }
+
+    static func formFields(_ body: Data?) -> [String: String] {
+        guard let body, let text = String(data: body, encoding: .utf8) else { return [:] }
+        var fields: [String: String] = [:]
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            let decode = { (s: String) in s.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? s }
+            fields[decode(parts[0])] = parts.count > 1 ? decode(parts[1]) : ""
+        }
+        return fields
+    }
+}
+
+/// A provider wired to a canned transport, an in-memory store, a manual clock
+/// and a log handler that captures every line at trace level.
+struct ClientHarness {
+    let transport = CannedTransport()
+    let store = InMemoryTokenStore()
+    let clock = ManualClock()
+    let logs = CapturedLogs()
+    let provider: OAuth2Provider
+
+    init(configuration: OAuth2Configuration? = nil) throws {
+        let logs = self.logs
+        var logger = Logger(label: "test", factory: { _ in CapturingLogHandler(logs: logs) })
+        logger.logLevel = .trace
+        provider = try OAuth2Provider(
+            configuration: configuration ?? Fixture.configuration(),
+            store: store,
+            transport: transport,
+            clock: clock,
+            logger: logger
+        )
+    }
+
+    func client(_ account: String = "alice", delegate: (any OAuth2ClientDelegate)? = nil) -> OAuth2Client {
+        provider.client(account: account, delegate: delegate)
+    }
+
+    /// Stores a token for `account` expiring `expiresIn` from the clock's now.
+    func seed(_ account: String = "alice", access: String = Fixture.accessToken, refresh: String? = Fixture.refreshToken, expiresIn: TimeInterval?) async throws {
+        let token = Fixture.token(access: access, refresh: refresh, expiresAt: expiresIn.map { clock.now().addingTimeInterval($0) })
+        try await store.save(token, account: account)
+    }
+
+    var tokenRequests: [HTTPRequest] { transport.requests(for: Fixture.tokenURL) }
+}
+
+/// Log lines captured during a test, to check that none carries a secret.
+final class CapturedLogs: Sendable {
+    private let lines = LockedValue<[String]>([])
+
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+}
+
+struct CapturingLogHandler: LogHandler {
+    let logs: CapturedLogs
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+        logs.append("\(event.level) \(event.message) \(merged)")
+    }
+}
+
+/// A delegate that records what it hears, and can run a reaction.
+final class RecordingDelegate: OAuth2ClientDelegate, Sendable {
+    private let recorded = LockedValue<[OAuth2Event]>([])
+    let onNeedsAuthentication: (@Sendable (OAuth2Client) -> Void)?
+
+    init(onNeedsAuthentication: (@Sendable (OAuth2Client) -> Void)? = nil) {
+        self.onNeedsAuthentication = onNeedsAuthentication
+    }
+
+    var events: [OAuth2Event] { recorded.withLock { $0 } }
+
+    func oauth2ClientNeedsAuthentication(_ client: OAuth2Client) {
+        recorded.withLock { $0.append(.needsAuthentication) }
+        onNeedsAuthentication?(client)
+    }
+
+    func oauth2Client(_ client: OAuth2Client, didGetAccessToken token: AccessToken) {
+        recorded.withLock { $0.append(.gotAccessToken(token)) }
+    }
+
+    func oauth2Client(_ client: OAuth2Client, didRefreshAccessToken token: AccessToken) {
+        recorded.withLock { $0.append(.refreshedAccessToken(token)) }
+    }
+
+    func oauth2Client(_ client: OAuth2Client, didLoseAccessTokenWithError error: OAuth2Error?) {
+        recorded.withLock { $0.append(.lostAccessToken(error)) }
+    }
+
+    func oauth2Client(_ client: OAuth2Client, didFailToGetAccessTokenWithError error: OAuth2Error) {
+        recorded.withLock { $0.append(.failedToGetAccessToken(error)) }
+    }
+}
+
+extension HTTPRequest {
+    var authorization: String? { headers["Authorization"] }
+}
+
+/// Runs `body` and returns the OAuth2Error it throws, failing the test when it throws none.
+func oauth2Error(_ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) async -> OAuth2Error? {
+    do {
+        try await body()
+        Issue.record("expected an OAuth2Error, got success", sourceLocation: sourceLocation)
+        return nil
+    } catch let error as OAuth2Error {
+        return error
+    } catch {
+        Issue.record("expected an OAuth2Error, got \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}

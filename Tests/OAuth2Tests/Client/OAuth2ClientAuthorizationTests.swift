@@ -1,0 +1,105 @@
+import Foundation
+import OAuth2
+import OAuth2Testing
+import Testing
+
+@Suite struct OAuth2ClientAuthorizationTests {
+    func redirect(_ pending: PendingAuthorization, code: String = "code-abc", extra: String = "") -> String {
+        "\(pending.redirectURI.absoluteString)?code=\(code)&state=\(pending.state)\(extra)"
+    }
+
+    @Test func codeFlowExchangesCodeVerifierAndSameRedirectURI() async throws {
+        let harness = try ClientHarness()
+        let client = harness.client()
+        let pending = try client.authorizationURL(redirectURI: Fixture.redirectURI, scopes: ["read", "write"])
+        let query = try #require(URLComponents(url: pending.url, resolvingAgainstBaseURL: false)?.queryItems)
+        let params = Dictionary(query.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first })
+        #expect(params["response_type"] == "code")
+        #expect(params["client_id"] == "client-1")
+        #expect(params["redirect_uri"] == Fixture.redirectURI.absoluteString)
+        #expect(params["scope"] == "read write")
+        #expect(params["code_challenge_method"] == "S256")
+        #expect(params["code_challenge"] == PKCE.challenge(for: pending.codeVerifier))
+        #expect(params["state"] == pending.state)
+
+        harness.transport.enqueue(json: Fixture.tokenJSON(), for: Fixture.tokenURL)
+        let token = try await client.openRedirectURL(redirect(pending))
+        #expect(token.accessToken.value == Fixture.accessToken)
+        #expect(token.scopes == ["read", "write"])
+        let request = try #require(harness.tokenRequests.first)
+        #expect(request.method == "POST")
+        let fields = Fixture.formFields(request.body)
+        #expect(fields["grant_type"] == "authorization_code")
+        #expect(fields["code"] == "code-abc")
+        #expect(fields["code_verifier"] == pending.codeVerifier.value)
+        #expect(fields["redirect_uri"] == Fixture.redirectURI.absoluteString)
+        #expect(try await harness.store.load(account: "alice") == token)
+    }
+
+    @Test func redirectCannotBeReplayed() async throws {
+        let harness = try ClientHarness()
+        let client = harness.client()
+        let pending = try client.authorizationURL(redirectURI: Fixture.redirectURI)
+        harness.transport.enqueue(json: Fixture.tokenJSON(), for: Fixture.tokenURL)
+        try await client.openRedirectURL(redirect(pending))
+        let implicit = await oauth2Error { try await client.openRedirectURL(redirect(pending)) }
+        #expect(implicit?.code == .stateMismatch)
+        // Even when the caller hands the pending authorization back, and on another client.
+        let explicit = await oauth2Error { try await harness.client("bob").openRedirectURL(redirect(pending), pending: pending) }
+        #expect(explicit?.code == .stateMismatch)
+        #expect(harness.tokenRequests.count == 1)
+    }
+
+    @Test func pendingAuthorizationSurvivesASessionRoundTrip() async throws {
+        let harness = try ClientHarness()
+        let pending = try harness.client().authorizationURL(redirectURI: Fixture.redirectURI)
+        let stored = try JSONEncoder().encode(pending)
+        let restored = try JSONDecoder().decode(PendingAuthorization.self, from: stored)
+        #expect(restored == pending)
+        harness.transport.enqueue(json: Fixture.tokenJSON(), for: Fixture.tokenURL)
+        // Another instance (another client) finishes the flow.
+        let token = try await harness.client("alice").openRedirectURL(redirect(restored), pending: restored)
+        #expect(token.accessToken.value == Fixture.accessToken)
+    }
+
+    @Test func forgedStateIsRefusedWithoutATokenRequest() async throws {
+        let harness = try ClientHarness()
+        let delegate = RecordingDelegate()
+        let client = harness.client(delegate: delegate)
+        _ = try client.authorizationURL(redirectURI: Fixture.redirectURI)
+        let error = await oauth2Error { try await client.openRedirectURL("\(Fixture.redirectURI.absoluteString)?code=x&state=forged") }
+        #expect(error?.code == .stateMismatch)
+        #expect(harness.transport.requests.isEmpty)
+        #expect(delegate.events == [.failedToGetAccessToken(try #require(error))])
+    }
+
+    @Test func providerErrorInTheRedirectIsTyped() async throws {
+        let harness = try ClientHarness()
+        let client = harness.client()
+        let pending = try client.authorizationURL(redirectURI: Fixture.redirectURI)
+        let error = await oauth2Error {
+            try await client.openRedirectURL("\(Fixture.redirectURI.absoluteString)?error=access_denied&error_description=User+said+no&state=\(pending.state)")
+        }
+        #expect(error?.code == .accessDenied)
+        #expect(error?.errorDescription == "User said no")
+        #expect(harness.transport.requests.isEmpty)
+    }
+
+    @Test func openRedirectWithoutAFlowIsAStateMismatch() async throws {
+        let harness = try ClientHarness()
+        let error = await oauth2Error { try await harness.client().openRedirectURL("https://app.example/callback?code=x&state=y") }
+        #expect(error?.code == .stateMismatch)
+    }
+
+    @Test func failedExchangeIsReportedAndKeepsThePreviousToken() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        let client = harness.client()
+        _ = try await client.validAccessToken()
+        let pending = try client.authorizationURL(redirectURI: Fixture.redirectURI)
+        harness.transport.enqueue(json: "{\"error\":\"invalid_grant\"}", status: 400, for: Fixture.tokenURL)
+        let error = await oauth2Error { try await client.openRedirectURL(redirect(pending)) }
+        #expect(error?.code == .invalidGrant)
+        #expect(client.currentToken?.accessToken.value == Fixture.accessToken)
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import OAuth2
+import OAuth2Testing
+import Testing
+
+@Suite struct OAuth2ClientDelegateTests {
+    @Test func requestAccessWithNothingStoredAsksForAuthentication() async throws {
+        let harness = try ClientHarness()
+        let delegate = RecordingDelegate()
+        let token = try await harness.client(delegate: delegate).requestAccess()
+        #expect(token == nil)
+        #expect(delegate.events == [.needsAuthentication])
+    }
+
+    @Test func requestAccessWithAValidTokenReportsIt() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        let delegate = RecordingDelegate()
+        let token = try #require(try await harness.client(delegate: delegate).requestAccess())
+        #expect(delegate.events == [.gotAccessToken(token)])
+        #expect(harness.transport.requests.isEmpty)
+    }
+
+    @Test func requestAccessWithAnExpiredTokenRefreshes() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: -60)
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-fresh"), for: Fixture.tokenURL)
+        let delegate = RecordingDelegate()
+        let token = try #require(try await harness.client(delegate: delegate).requestAccess())
+        #expect(token.accessToken.value == "at-fresh")
+        #expect(delegate.events == [.refreshedAccessToken(token)])
+    }
+
+    @Test func delegateMayStartAFlowFromNeedsAuthentication() async throws {
+        let harness = try ClientHarness()
+        let started = LockedValue<PendingAuthorization?>(nil)
+        let delegate = RecordingDelegate { client in
+            // NXOAuth2Client's documented pattern: re-enter the client.
+            started.withLock { $0 = try? client.authorizationURL(redirectURI: Fixture.redirectURI) }
+            _ = client.currentToken
+        }
+        let client = harness.client(delegate: delegate)
+        try await client.requestAccess()
+        let pending = try #require(started.withLock { $0 })
+        harness.transport.enqueue(json: Fixture.tokenJSON(), for: Fixture.tokenURL)
+        try await client.openRedirectURL("\(Fixture.redirectURI.absoluteString)?code=c&state=\(pending.state)")
+        #expect(delegate.events.count == 2)
+        #expect(delegate.events.last.map { if case .gotAccessToken = $0 { true } else { false } } == true)
+    }
+
+    @Test func delegateMaySendFromAnEvent() async throws {
+        let harness = try ClientHarness()
+        harness.transport.enqueue(json: Fixture.tokenJSON(), for: Fixture.tokenURL)
+        harness.transport.enqueue(json: "{}", for: Fixture.apiURL)
+        final class Sender: OAuth2ClientDelegate, Sendable {
+            let done = LockedValue<Task<Int, any Error>?>(nil)
+            func oauth2ClientNeedsAuthentication(_ client: OAuth2Client) {}
+            func oauth2Client(_ client: OAuth2Client, didGetAccessToken token: AccessToken) {
+                done.withLock { $0 = Task { try await client.send(HTTPRequest(url: Fixture.apiURL)).status } }
+            }
+        }
+        let delegate = Sender()
+        let client = harness.client(delegate: delegate)
+        try await client.authenticateWithClientCredentials()
+        let task = try #require(delegate.done.withLock { $0 })
+        #expect(try await task.value == 200)
+    }
+
+    @Test func eventStreamSeesWhatTheDelegateSees() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        let client = harness.client()
+        var iterator = client.events.makeAsyncIterator()
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-2"), for: Fixture.tokenURL)
+        let refreshed = try await client.refreshAccessToken()
+        try await client.logout()
+        #expect(await iterator.next() == .refreshedAccessToken(refreshed))
+        #expect(await iterator.next() == .lostAccessToken(nil))
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import OAuth2
+import OAuth2Testing
+import Testing
+
+@Suite struct OAuth2ClientRevocationTests {
+    @Test func revokeRevokesRefreshThenAccessTokenAndDeletesLocally() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.revokeURL)
+        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.revokeURL)
+        let delegate = RecordingDelegate()
+        let client = harness.client(delegate: delegate)
+        try await client.revoke()
+        let revocations = harness.transport.requests(for: Fixture.revokeURL).map { Fixture.formFields($0.body) }
+        #expect(revocations.map { $0["token"] } == [Fixture.refreshToken, Fixture.accessToken])
+        #expect(revocations.map { $0["token_type_hint"] } == ["refresh_token", "access_token"])
+        #expect(try await harness.store.load(account: "alice") == nil)
+        #expect(delegate.events == [.lostAccessToken(nil)])
+    }
+
+    @Test func revokeDeletesLocallyEvenWhenTheProviderFails() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        harness.transport.enqueue(HTTPResponse(status: 503), for: Fixture.revokeURL)
+        harness.transport.enqueue(error: HTTPTransportError.connectFailed, for: Fixture.revokeURL)
+        let error = await oauth2Error { try await harness.client().revoke() }
+        #expect(error?.code == .httpError)
+        #expect(try await harness.store.load(account: "alice") == nil)
+    }
+
+    @Test func logoutIgnoresTheProviderButNotTheStore() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        harness.transport.enqueue(json: "{\"error\":\"unsupported_token_type\"}", status: 400, for: Fixture.revokeURL)
+        harness.transport.enqueue(json: "{\"error\":\"unsupported_token_type\"}", status: 400, for: Fixture.revokeURL)
+        let client = harness.client()
+        try await client.logout()
+        #expect(try await harness.store.load(account: "alice") == nil)
+        let after = await oauth2Error { _ = try await client.send(HTTPRequest(url: Fixture.apiURL)) }
+        #expect(after?.code == .notAuthenticated)
+    }
+
+    @Test func revokeWithoutATokenIsNotAuthenticated() async throws {
+        let harness = try ClientHarness()
+        let error = await oauth2Error { try await harness.client().revoke() }
+        #expect(error?.code == .notAuthenticated)
+        #expect(harness.transport.requests.isEmpty)
+    }
+}

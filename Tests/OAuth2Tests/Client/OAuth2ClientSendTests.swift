@@ -1,0 +1,187 @@
+import Foundation
+import OAuth2
+import OAuth2Testing
+import Testing
+
+@Suite struct OAuth2ClientSendTests {
+    @Test func signsWithBearerHeaderOnly() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        harness.transport.enqueue(json: "{\"name\":\"alice\"}", for: Fixture.apiURL)
+        let response = try await harness.client().send(HTTPRequest(url: Fixture.apiURL))
+        #expect(response.status == 200)
+        let sent = try #require(harness.transport.requests.first)
+        #expect(sent.authorization == "Bearer \(Fixture.accessToken)")
+        #expect(!sent.url.absoluteString.contains(Fixture.accessToken))
+        #expect(harness.tokenRequests.isEmpty)
+    }
+
+    @Test func replacesAnAuthorizationHeaderTheCallerSet() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        harness.transport.enqueue(json: "{}", for: Fixture.apiURL)
+        _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL, headers: ["authorization": "Basic xyz"]))
+        let sent = try #require(harness.transport.requests.first)
+        #expect(sent.headers.values(for: "Authorization") == ["Bearer \(Fixture.accessToken)"])
+    }
+
+    @Test func refusesToSendATokenOverPlainHTTP() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        let error = await oauth2Error { _ = try await harness.client().send(HTTPRequest(url: URL(string: "http://api.example/me")!)) }
+        #expect(error?.code == .insecureEndpoint)
+        #expect(harness.transport.requests.isEmpty)
+    }
+
+    @Test func allowsPlainHTTPToLoopback() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        let url = URL(string: "http://127.0.0.1:8080/me")!
+        harness.transport.enqueue(json: "{}", for: url)
+        let response = try await harness.client().send(HTTPRequest(url: url))
+        #expect(response.status == 200)
+    }
+
+    @Test func withoutATokenFailsAndAsksForAuthentication() async throws {
+        let harness = try ClientHarness()
+        let delegate = RecordingDelegate()
+        let error = await oauth2Error { _ = try await harness.client(delegate: delegate).send(HTTPRequest(url: Fixture.apiURL)) }
+        #expect(error?.code == .notAuthenticated)
+        #expect(delegate.events == [.needsAuthentication])
+        #expect(harness.transport.requests.isEmpty)
+    }
+
+    @Test func refreshesProactivelyInsideTheSkew() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 30)
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-fresh-000000000000000", refresh: nil), for: Fixture.tokenURL)
+        harness.transport.enqueue(json: "{}", for: Fixture.apiURL)
+        _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL))
+        #expect(harness.tokenRequests.count == 1)
+        let api = try #require(harness.transport.requests(for: Fixture.apiURL).first)
+        #expect(api.authorization == "Bearer at-fresh-000000000000000")
+    }
+
+    @Test func on401InvalidTokenRefreshesOnceAndRetriesOnce() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        harness.transport.enqueue(HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer error=\"invalid_token\""]), for: Fixture.apiURL)
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-second-00000000000000", refresh: "rt-second-00000000000000"), for: Fixture.tokenURL)
+        harness.transport.enqueue(json: "{\"ok\":true}", for: Fixture.apiURL)
+        let response = try await harness.client().send(HTTPRequest(url: Fixture.apiURL))
+        #expect(response.status == 200)
+        let calls = harness.transport.requests(for: Fixture.apiURL)
+        #expect(calls.map(\.authorization) == ["Bearer \(Fixture.accessToken)", "Bearer at-second-00000000000000"])
+        #expect(harness.tokenRequests.count == 1)
+        #expect(Fixture.formFields(harness.tokenRequests.first?.body)["grant_type"] == "refresh_token")
+    }
+
+    @Test func on401WithoutAnyChallengeRefreshesAndRetries() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        harness.transport.enqueue(HTTPResponse(status: 401), for: Fixture.apiURL)
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-second-00000000000000"), for: Fixture.tokenURL)
+        harness.transport.enqueue(json: "{}", for: Fixture.apiURL)
+        let response = try await harness.client().send(HTTPRequest(url: Fixture.apiURL))
+        #expect(response.status == 200)
+        #expect(harness.tokenRequests.count == 1)
+    }
+
+    @Test func secondRejectionAfterARefreshLosesTheToken() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        let delegate = RecordingDelegate()
+        let rejection = HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer realm=\"api\", error=\"invalid_token\""])
+        harness.transport.enqueue(rejection, for: Fixture.apiURL)
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-second-00000000000000"), for: Fixture.tokenURL)
+        harness.transport.enqueue(rejection, for: Fixture.apiURL)
+        let client = harness.client(delegate: delegate)
+        let error = await oauth2Error { _ = try await client.send(HTTPRequest(url: Fixture.apiURL)) }
+        #expect(error?.code == .invalidToken)
+        #expect(harness.transport.requests(for: Fixture.apiURL).count == 2)
+        #expect(try await harness.store.load(account: "alice") == nil)
+        #expect(delegate.events.last == .lostAccessToken(error))
+        #expect(client.currentToken == nil)
+    }
+
+    @Test func insufficientScopeIsAnErrorAndNotRefreshed() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        harness.transport.enqueue(
+            HTTPResponse(status: 403, headers: ["WWW-Authenticate": "Bearer error=\"insufficient_scope\", scope=\"admin\""]),
+            for: Fixture.apiURL
+        )
+        let error = await oauth2Error { _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL)) }
+        #expect(error?.code == .insufficientScope)
+        #expect(error?.message.contains("admin") == true)
+        #expect(harness.tokenRequests.isEmpty)
+        #expect(try await harness.store.load(account: "alice") != nil)
+    }
+
+    @Test func otherErrorStatusesAreReturned() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        harness.transport.enqueue(HTTPResponse(status: 404), for: Fixture.apiURL)
+        harness.transport.enqueue(HTTPResponse(status: 403), for: Fixture.apiURL)
+        let client = harness.client()
+        #expect(try await client.send(HTTPRequest(url: Fixture.apiURL)).status == 404)
+        #expect(try await client.send(HTTPRequest(url: Fixture.apiURL)).status == 403)
+        #expect(harness.tokenRequests.isEmpty)
+    }
+
+    @Test func nonBearerChallengeIsUnauthorizedWithoutRefresh() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        harness.transport.enqueue(HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Basic realm=\"x\""]), for: Fixture.apiURL)
+        let error = await oauth2Error { _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL)) }
+        #expect(error?.code == .unauthorized)
+        #expect(harness.tokenRequests.isEmpty)
+    }
+
+    @Test func redirectsAreNotFollowedUnlessAsked() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        harness.transport.enqueue(HTTPResponse(status: 302, headers: ["Location": "https://elsewhere.example/x"]), for: Fixture.apiURL)
+        let response = try await harness.client().send(HTTPRequest(url: Fixture.apiURL))
+        #expect(response.status == 302)
+        #expect(harness.transport.requests.count == 1)
+        #expect(harness.transport.requests.first?.followRedirects == false)
+    }
+
+    @Test func tokenNeverFollowsARedirectToAnotherOrigin() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        let elsewhere = URL(string: "https://elsewhere.example/x")!
+        harness.transport.enqueue(HTTPResponse(status: 307, headers: ["Location": "/v1/other"]), for: Fixture.apiURL)
+        harness.transport.enqueue(HTTPResponse(status: 302, headers: ["Location": elsewhere.absoluteString]), for: URL(string: "https://api.example/v1/other")!)
+        harness.transport.enqueue(json: "{}", for: elsewhere)
+        let response = try await harness.client().send(HTTPRequest(url: Fixture.apiURL, followRedirects: true))
+        #expect(response.status == 200)
+        let requests = harness.transport.requests
+        #expect(requests.count == 3)
+        #expect(requests[1].authorization == "Bearer \(Fixture.accessToken)")
+        #expect(requests[2].url == elsewhere)
+        #expect(requests[2].authorization == nil)
+    }
+
+    @Test func redirectFromHTTPSToHTTPIsRefused() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        harness.transport.enqueue(HTTPResponse(status: 301, headers: ["Location": "http://api.example/v1/me"]), for: Fixture.apiURL)
+        let error = await oauth2Error { _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL, followRedirects: true)) }
+        #expect(error?.code == .insecureRedirect)
+        #expect(harness.transport.requests.count == 1)
+    }
+
+    @Test func transportFailuresBecomeTypedErrors() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        harness.transport.enqueue(error: HTTPTransportError.timeout, for: Fixture.apiURL)
+        harness.transport.enqueue(error: HTTPTransportError.tlsFailed, for: Fixture.apiURL)
+        harness.transport.enqueue(error: HTTPTransportError.connectFailed, for: Fixture.apiURL)
+        let client = harness.client()
+        #expect(await oauth2Error { _ = try await client.send(HTTPRequest(url: Fixture.apiURL)) }?.code == .timeout)
+        #expect(await oauth2Error { _ = try await client.send(HTTPRequest(url: Fixture.apiURL)) }?.code == .tlsError)
+        #expect(await oauth2Error { _ = try await client.send(HTTPRequest(url: Fixture.apiURL)) }?.code == .transportError)
+    }
+}
