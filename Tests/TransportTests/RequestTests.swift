@@ -46,6 +46,16 @@ extension CurlTransportTests {
             #expect(response.body.isEmpty)
         }
 
+        @Test func headRequestForALargeResourceIsNotRefused() async throws {
+            let server = try currentServer()
+            let request = HTTPRequest(method: "HEAD", url: try server.url("/big?size=\(64 << 20)"), maxResponseSize: 1000)
+            let response = try await withTransport { transport in
+                try await transport.send(request)
+            }
+            #expect(response.status == 200)
+            #expect(response.headers["Content-Length"] == "\(64 << 20)")
+        }
+
         @Test func responseStatusHeadersAndURLAreReported() async throws {
             let server = try currentServer()
             let url = try server.url("/headers")

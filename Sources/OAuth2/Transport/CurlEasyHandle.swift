@@ -75,12 +75,6 @@ final class CurlEasyHandle {
         if transfer.followRedirects {
             set(CURLOPT_MAXREDIRS, 10)
         }
-        if code == CURLE_OK {
-            // Refuses a body announced (Content-Length) as too large before reading it;
-            // the write callback enforces the limit for bodies of unknown length.
-            code = ccurl_easy_setopt_off_t(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(transfer.maxResponseSize))
-        }
-
         switch transfer.method {
         case .get:
             set(CURLOPT_HTTPGET, 1)

@@ -61,6 +61,8 @@ final class CurlTransfer: @unchecked Sendable {
     // Engine thread only.
     var easy: CurlEasyHandle?
     var activeIndex = -1
+    /// The status code of the response being read, from its status line.
+    var responseStatus = 0
     var responseHeaders = HTTPHeaders()
     /// The field being read, kept back until the next line shows it is not folded onto.
     var pendingHeader: (name: String, value: String)?

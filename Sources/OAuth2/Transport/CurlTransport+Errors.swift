@@ -18,8 +18,6 @@ extension CurlTransport {
             CURLE_SSL_CRL_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CLIENTCERT:
             base = .tlsFailed
-        case CURLE_FILESIZE_EXCEEDED:
-            base = .responseTooLarge
         case CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_SEND_ERROR, CURLE_HTTP2_STREAM:
             base = .connectionLost
         case CURLE_TOO_MANY_REDIRECTS:

@@ -130,10 +130,16 @@ class Handler(BaseHTTPRequestHandler):
         self.reply(200, b"slow")
 
     # /big?size=N&chunked=0|1&tag=T: N bytes, with Content-Length or chunked; reports how far it got.
+    # HEAD: only the headers, announcing N bytes.
     def route_big(self, path, query, body):
         size = int(query.get("size", "0"))
         chunked = query.get("chunked") == "1"
         tag = query.get("tag", "")
+        if self.command == "HEAD":
+            self.send_response(200)
+            self.send_header("Content-Length", str(size))
+            self.end_headers()
+            return
         chunk = b"x" * 65536
         sent = 0
         complete = False
