@@ -56,6 +56,11 @@ final class CurlEasyHandle {
         }
 
         set(CURLOPT_URL, string: transfer.urlString)
+        if EndpointPolicy.isLoopback(host: transfer.url.host) {
+            // An empty proxy overrides http_proxy and friends: a loopback
+            // request sent to a proxy would reach some other machine's 127.0.0.1.
+            set(CURLOPT_PROXY, string: "")
+        }
         set(CURLOPT_PROTOCOLS_STR, string: "http,https")
         set(CURLOPT_REDIR_PROTOCOLS_STR, string: "http,https")
         set(CURLOPT_NOSIGNAL, 1)
