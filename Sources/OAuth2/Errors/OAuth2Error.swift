@@ -8,53 +8,96 @@
 public struct OAuth2Error: Error, Sendable, Hashable {
     /// A stable, machine-readable error code.
     public struct Code: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+        /// The code as it appears on the wire and in the CLI's `error: <code>:` line.
         public let rawValue: String
+        /// A code from its wire form, such as a provider's non-standard `bad_verification_code`.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// A code from a literal.
         public init(stringLiteral value: String) { self.rawValue = value }
         public var description: String { rawValue }
 
         // The provider's codes of RFC 6749 §4.1.2.1, §5.2 and RFC 6750 §3.1.
+        /// The provider found the request malformed (RFC 6749 §5.2).
         public static let invalidRequest: Code = "invalid_request"
+        /// The provider could not authenticate the client.
         public static let invalidClient: Code = "invalid_client"
+        /// The code, refresh token or credentials are invalid, expired or revoked.
         public static let invalidGrant: Code = "invalid_grant"
+        /// The client may not use this grant.
         public static let unauthorizedClient: Code = "unauthorized_client"
+        /// The provider does not support this grant.
         public static let unsupportedGrantType: Code = "unsupported_grant_type"
+        /// A requested scope is invalid or exceeds what was granted.
         public static let invalidScope: Code = "invalid_scope"
+        /// The user or the provider refused the authorization.
         public static let accessDenied: Code = "access_denied"
+        /// Device flow: the user has not approved yet (RFC 8628 §3.5).
         public static let authorizationPending: Code = "authorization_pending"
+        /// Device flow: poll less often (RFC 8628 §3.5).
         public static let slowDown: Code = "slow_down"
+        /// Device flow: the device code expired (RFC 8628 §3.5).
         public static let expiredToken: Code = "expired_token"
 
         // The framework's own codes.
+        /// An `http` URL for a non-loopback host (an endpoint, or a signed request).
         public static let insecureEndpoint: Code = "insecure_endpoint"
+        /// A signed request was redirected from `https` to `http`.
         public static let insecureRedirect: Code = "insecure_redirect"
+        /// The token, revocation or device endpoint answered with a redirect.
         public static let unexpectedRedirect: Code = "unexpected_redirect"
+        /// The token endpoint's answer is not a usable token response.
         public static let invalidTokenResponse: Code = "invalid_token_response"
+        /// `token_type` is not Bearer.
         public static let unsupportedTokenType: Code = "unsupported_token_type"
+        /// A response body over the limit.
         public static let responseTooLarge: Code = "response_too_large"
+        /// An HTTP error status with no OAuth error object.
         public static let httpError: Code = "http_error"
+        /// HTTP 429; `retryAfter` holds `Retry-After` when given.
         public static let rateLimited: Code = "rate_limited"
+        /// The redirect is not an absolute URL of the expected form.
         public static let invalidRedirectURL: Code = "invalid_redirect_url"
+        /// The redirect (or a listener's request line) is over the size cap.
         public static let urlTooLong: Code = "url_too_long"
+        /// The redirect's scheme, host, port or path differ from the redirect URI sent.
         public static let redirectURIMismatch: Code = "redirect_uri_mismatch"
+        /// `state` is missing, different, or already used.
         public static let stateMismatch: Code = "state_mismatch"
+        /// A response parameter appears more than once.
         public static let duplicateParameter: Code = "duplicate_parameter"
+        /// A value with characters RFC 6749 forbids (control characters, bad encoding).
         public static let invalidParameter: Code = "invalid_parameter"
+        /// The redirect has neither `code` nor `error`.
         public static let missingCode: Code = "missing_code"
+        /// RFC 9207 `iss` differs from the expected issuer.
         public static let issuerMismatch: Code = "issuer_mismatch"
+        /// RFC 9207 `iss` is absent while the provider promised it.
         public static let missingIssuer: Code = "missing_issuer"
+        /// A token delivered in the redirect (front channel).
         public static let unexpectedResponse: Code = "unexpected_response"
+        /// The resource server rejected the token after one refresh and one retry.
         public static let invalidToken: Code = "invalid_token"
+        /// A 401 with no Bearer challenge to act on.
         public static let unauthorized: Code = "unauthorized"
+        /// A 403 naming `insufficient_scope` (not refreshed).
         public static let insufficientScope: Code = "insufficient_scope"
+        /// Any other 403.
         public static let forbidden: Code = "forbidden"
+        /// A signed request's automatic refresh got `invalid_grant`: the stored token was deleted.
         public static let reauthorizationRequired: Code = "reauthorization_required"
+        /// The request did not complete (connection refused or lost, …).
         public static let transportError: Code = "transport_error"
+        /// The request timed out.
         public static let timeout: Code = "timeout"
+        /// The TLS handshake or certificate verification failed.
         public static let tlsError: Code = "tls_error"
+        /// No token is stored for this account.
         public static let notAuthenticated: Code = "not_authenticated"
+        /// The token store could not be read or written.
         public static let storeError: Code = "store_error"
+        /// The configuration or a call's arguments cannot work (missing endpoint, password grant not enabled, …).
         public static let invalidConfiguration: Code = "invalid_configuration"
+        /// The task was cancelled.
         public static let cancelled: Code = "cancelled"
     }
 
