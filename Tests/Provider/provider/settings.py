@@ -1,0 +1,126 @@
+"""Settings of the local OAuth 2.0 provider (django-oauth-toolkit).
+
+Everything that changes between runs comes from the environment, set by
+serve.py (which scripts/provider-start.sh starts):
+
+PROVIDER_RUN_DIR               the run folder: the database lives there (required)
+PROVIDER_BASE_URL              http://127.0.0.1:<port>, known once the server is bound
+PROVIDER_SECRET_KEY            Django's signing key, random per run
+PROVIDER_ACCESS_TOKEN_LIFETIME access token lifetime in seconds (default 3600)
+PROVIDER_ISS                   "1": RFC 9207 `iss` in authorization responses (default)
+PROVIDER_DEVICE_INTERVAL       device flow polling interval in seconds (default 1)
+"""
+
+import os
+from pathlib import Path
+
+RUN_DIR = Path(os.environ["PROVIDER_RUN_DIR"])
+BASE_URL = os.environ.get("PROVIDER_BASE_URL", "http://127.0.0.1")
+
+SECRET_KEY = os.environ.get("PROVIDER_SECRET_KEY") or os.urandom(32).hex()
+DEBUG = False
+ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
+
+INSTALLED_APPS = [
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "oauth2_provider",
+    "provider",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+]
+
+ROOT_URLCONF = "provider.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": RUN_DIR / "db.sqlite3",
+        # The server is threaded: let a writer wait for another instead of failing.
+        "OPTIONS": {"timeout": 20},
+    }
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Django's default PBKDF2 costs a second of CPU per check; user passwords and the
+# hashed client secrets are checked on every login and token request, and the
+# tests make many. Still PBKDF2, with few iterations: this provider only ever
+# holds throwaway test credentials.
+PASSWORD_HASHERS = ["provider.hashers.FastPBKDF2PasswordHasher"]
+
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/accounts/login/"
+
+USE_TZ = True
+TIME_ZONE = "UTC"
+USE_I18N = False
+STATIC_URL = "/static/"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["stderr"], "level": "INFO"},
+}
+
+
+def _pkce_required(client_id):
+    """PKCE is mandatory for public clients; a confidential client may use it."""
+    from oauth2_provider.models import get_application_model
+
+    application = get_application_model().objects.filter(client_id=client_id).first()
+    return application is None or application.client_type == application.CLIENT_PUBLIC
+
+
+def _verification_uri_complete(user_code):
+    return f"{BASE_URL}/o/device/?user_code={user_code}"
+
+
+OAUTH2_PROVIDER = {
+    "ACCESS_TOKEN_EXPIRE_SECONDS": int(os.environ.get("PROVIDER_ACCESS_TOKEN_LIFETIME", "3600")),
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    # Rotation on, no grace period: a refresh token used once is dead.
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 0,
+    "PKCE_REQUIRED": _pkce_required,
+    "SCOPES": {
+        "read": "Read your data",
+        "write": "Change your data",
+        "admin": "Administer the service",
+    },
+    "DEFAULT_SCOPES": ["read", "write"],
+    # The consent form is shown on every authorization request.
+    "REQUEST_APPROVAL_PROMPT": "force",
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https"],
+    "OAUTH_DEVICE_VERIFICATION_URI": f"{BASE_URL}/o/device/",
+    "OAUTH_DEVICE_VERIFICATION_URI_COMPLETE": _verification_uri_complete,
+    "DEVICE_FLOW_INTERVAL": int(os.environ.get("PROVIDER_DEVICE_INTERVAL", "1")),
+    # RFC 9700 gates (DOT 3.4): behave as the BCP asks, except that the password
+    # grant stays allowed because the tests exercise it.
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": os.environ.get("PROVIDER_ISS", "1") == "1",
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+}

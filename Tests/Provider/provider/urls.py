@@ -1,0 +1,18 @@
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from oauth2_provider import urls as dot_urls
+
+from . import views
+
+# One "oauth2_provider" namespace: the OAuth endpoints under /o/, the RFC 8414
+# and RFC 9728 metadata at the root, so that the issuer is the bare origin and
+# strict RFC 8414 clients find <issuer>/.well-known/oauth-authorization-server.
+# DOT's application-management and OIDC views are left out.
+oauth2_patterns = dot_urls.metadata_urlpatterns + [path("o/", include(dot_urls.base_urlpatterns))]
+
+urlpatterns = [
+    path("", include((oauth2_patterns, dot_urls.app_name))),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("api/me", views.me, name="api-me"),
+    path("api/admin", views.admin, name="api-admin"),
+]
