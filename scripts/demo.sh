@@ -51,17 +51,26 @@ if [ -n "${PASTE:-}" ] && [ "${PASTE}" != 0 ]; then
 else
     say "signing in: oauth2 authorize prints the authorize URL (its first line of stdout) and waits for the redirect on stdin"
     show "oauth2 authorize"
-    coproc AUTHORIZE { "$oauth2" authorize; }
+    # Its stderr (instructions, the prompt) is shown once it is done, so that it
+    # does not interleave with the browser's step.
+    coproc AUTHORIZE { "$oauth2" authorize 2>"$work/authorize.stderr"; }
     authorize_pid=$AUTHORIZE_PID
-    IFS= read -r url <&"${AUTHORIZE[0]}"
+    if ! IFS= read -r url <&"${AUTHORIZE[0]}"; then
+        wait "$authorize_pid" || true
+        cat "$work/authorize.stderr" >&2
+        exit 1
+    fi
     printf '%s\n' "$url"
     say "the browser (scripts/provider-browser.sh) opens it, signs in as alice and approves; the provider redirects to:"
     redirect="$(scripts/provider-browser.sh "$url" --username alice --password "$PROVIDER_ALICE_PASSWORD")"
     printf '  %s\n' "$(printf '%s' "$redirect" | sed 's/code=[^&]*/code=…/')" >&2
-    say "pasting that redirect into oauth2 authorize"
+    say "pasting that redirect into oauth2 authorize; what it said on stderr:"
     printf '%s\n' "$redirect" >&"${AUTHORIZE[1]}"
     eval "exec ${AUTHORIZE[1]}>&-"
-    wait "$authorize_pid"
+    status=0
+    wait "$authorize_pid" || status=$?
+    cat "$work/authorize.stderr" >&2
+    [ "$status" -eq 0 ] || exit "$status"
 fi
 
 say "what is stored: the token's metadata, never the token"
