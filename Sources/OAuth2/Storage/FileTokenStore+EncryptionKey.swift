@@ -98,16 +98,11 @@ extension FileTokenStore {
                 guard status.isRegularFile else {
                     throw OAuth2Error.store("the token store's key file \(path) is not a regular file")
                 }
-                guard status.owner == StoreFileSystem.currentUser else {
-                    throw OAuth2Error.store(
-                        "the token store's key file \(path) is owned by uid \(status.owner), not by this user (uid \(StoreFileSystem.currentUser)); refusing to use it"
-                    )
-                }
-                guard !status.isOpenToGroupOrOthers else {
-                    throw OAuth2Error.store(
-                        "the token store's key file \(path) has mode \(status.octalPermissions): group or others may use it; refusing it (make it 0600 and consider the key exposed)"
-                    )
-                }
+                try status.requirePrivate(
+                    "the token store's key file \(path)",
+                    ownerAdvice: "refusing to use it",
+                    modeAdvice: "refusing it (make it 0600 and consider the key exposed)"
+                )
                 guard let read = try StoreFileSystem.readAll(fd, limit: 4096) else {
                     throw OAuth2Error.store("the token store's key file \(path) is over 4 KiB; it should hold one 256-bit key")
                 }

@@ -288,16 +288,11 @@ public final class FileTokenStore: TokenStore {
         guard status.isRegularFile else {
             throw OAuth2Error.store("\(subject) is not a regular file; refusing it")
         }
-        guard status.owner == StoreFileSystem.currentUser else {
-            throw OAuth2Error.store(
-                "\(subject) is owned by uid \(status.owner), not by this user (uid \(StoreFileSystem.currentUser)); refusing a token file someone else controls"
-            )
-        }
-        guard !status.isOpenToGroupOrOthers else {
-            throw OAuth2Error.store(
-                "\(subject) has mode \(status.octalPermissions): group or others may read or write it; refusing it (the token may be exposed: delete the file and sign in again)"
-            )
-        }
+        try status.requirePrivate(
+            subject,
+            ownerAdvice: "refusing a token file someone else controls",
+            modeAdvice: "refusing it (the token may be exposed: delete the file and sign in again)"
+        )
         guard status.size <= Self.maximumFileSize else {
             throw OAuth2Error.store("\(subject) is \(status.size) bytes, over the limit of \(Self.maximumFileSize); refusing to read it")
         }
@@ -313,16 +308,11 @@ public final class FileTokenStore: TokenStore {
         guard status.isDirectory else {
             throw OAuth2Error.store("the token store's directory \(path) is not a directory")
         }
-        guard status.owner == StoreFileSystem.currentUser else {
-            throw OAuth2Error.store(
-                "the token store's directory \(path) is owned by uid \(status.owner), not by this user (uid \(StoreFileSystem.currentUser)); choose a directory of your own"
-            )
-        }
-        guard !status.isOpenToGroupOrOthers else {
-            throw OAuth2Error.store(
-                "the token store's directory \(path) has mode \(status.octalPermissions): group or others may use it; the store will not change the mode of a directory it did not create (run chmod 700 on it, or choose another directory)"
-            )
-        }
+        try status.requirePrivate(
+            "the token store's directory \(path)",
+            ownerAdvice: "choose a directory of your own",
+            modeAdvice: "the store will not change the mode of a directory it did not create (run chmod 700 on it, or choose another directory)"
+        )
     }
 
     private func describeFile(account: String, name: String) -> String {

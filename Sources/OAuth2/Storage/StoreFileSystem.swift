@@ -43,6 +43,25 @@ enum StoreFileSystem {
             let digits = String(permissions, radix: 8)
             return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
         }
+
+        /// Throws `store_error` unless this user owns the file and group and
+        /// others have no permission on it: the rule for every file and
+        /// directory the store trusts.
+        ///
+        /// - Parameters:
+        ///   - subject: what the file is, for the message (never its content).
+        ///   - ownerAdvice: what to do when someone else owns it.
+        ///   - modeAdvice: what to do when it is open to others.
+        func requirePrivate(_ subject: String, ownerAdvice: String, modeAdvice: String) throws(OAuth2Error) {
+            guard owner == StoreFileSystem.currentUser else {
+                throw OAuth2Error.store(
+                    "\(subject) is owned by uid \(owner), not by this user (uid \(StoreFileSystem.currentUser)); \(ownerAdvice)"
+                )
+            }
+            guard !isOpenToGroupOrOthers else {
+                throw OAuth2Error.store("\(subject) has mode \(octalPermissions): group or others may use it; \(modeAdvice)")
+            }
+        }
     }
 
     /// The effective user id: the owner every store file must have.

@@ -104,6 +104,23 @@ struct ClientHarness {
     }
 
     var tokenRequests: [HTTPRequest] { transport.requests(for: Fixture.tokenURL) }
+
+    /// Answers every request: the token endpoint slowly (so concurrent
+    /// callers pile up behind one refresh) with `access`/`refresh`, the API
+    /// with 200 for exactly that access token and 401 otherwise.
+    /// - Returns: the number of token requests seen so far.
+    func serveSlowTokenEndpoint(access: String, refresh: String) -> @Sendable () -> Int {
+        let count = LockedValue(0)
+        transport.respond { request in
+            if request.url == Fixture.tokenURL {
+                count.withLock { $0 += 1 }
+                try await Task.sleep(for: .milliseconds(50))
+                return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(Fixture.tokenJSON(access: access, refresh: refresh).utf8))
+            }
+            return HTTPResponse(status: request.authorization == "Bearer \(access)" ? 200 : 401)
+        }
+        return { count.withLock { $0 } }
+    }
 }
 
 /// Log lines captured during a test, to check that none carries a secret.

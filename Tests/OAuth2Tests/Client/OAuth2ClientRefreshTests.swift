@@ -49,15 +49,7 @@ import Testing
     @Test func thousandConcurrentSendsOnAnExpiredTokenMakeOneTokenRequest() async throws {
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: -10)
-        let tokenRequests = LockedValue(0)
-        harness.transport.respond { request in
-            if request.url == Fixture.tokenURL {
-                tokenRequests.withLock { $0 += 1 }
-                try await Task.sleep(for: .milliseconds(50))
-                return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(Fixture.tokenJSON(access: "at-fresh").utf8))
-            }
-            return HTTPResponse(status: request.authorization == "Bearer at-fresh" ? 200 : 401)
-        }
+        let tokenRequests = harness.serveSlowTokenEndpoint(access: "at-fresh", refresh: "rt-rotated")
         let client = harness.client()
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<1000 {
@@ -67,21 +59,13 @@ import Testing
         }
         #expect(statuses.count == 1000)
         #expect(statuses.allSatisfy { $0 == 200 })
-        #expect(tokenRequests.withLock { $0 } == 1)
+        #expect(tokenRequests() == 1)
     }
 
     @Test func refreshIsSingleFlightAcrossClientsOfOneAccount() async throws {
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: -10)
-        let tokenRequests = LockedValue(0)
-        harness.transport.respond { request in
-            if request.url == Fixture.tokenURL {
-                tokenRequests.withLock { $0 += 1 }
-                try await Task.sleep(for: .milliseconds(50))
-                return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(Fixture.tokenJSON(access: "at-fresh", refresh: "rt-rotated").utf8))
-            }
-            return HTTPResponse(status: 200)
-        }
+        let tokenRequests = harness.serveSlowTokenEndpoint(access: "at-fresh", refresh: "rt-rotated")
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<50 {
                 // A server making one client per incoming request.
@@ -90,10 +74,10 @@ import Testing
             }
             try await group.waitForAll()
         }
-        #expect(tokenRequests.withLock { $0 } == 1)
+        #expect(tokenRequests() == 1)
         let late = harness.client()
         _ = try await late.send(HTTPRequest(url: Fixture.apiURL))
-        #expect(tokenRequests.withLock { $0 } == 1)
+        #expect(tokenRequests() == 1)
     }
 
     @Test func clientWithAStaleTokenUsesTheOneAnotherClientStored() async throws {
