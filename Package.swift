@@ -53,6 +53,13 @@ let package = Package(
             dependencies: ["OAuth2", "OAuth2Testing"],
             swiftSettings: strictSettings
         ),
+        // Drives the built `oauth2` binary against the local provider; `make test`
+        // starts the providers and passes their env.json paths (Tests/IntegrationTests/Support/Provider.swift).
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["OAuth2"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "TransportTests",
             dependencies: ["OAuth2"],

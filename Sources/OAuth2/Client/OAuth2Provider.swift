@@ -56,17 +56,7 @@ public final class OAuth2Provider: Sendable {
 
     /// Sends a request, translating transport failures into ``OAuth2Error``.
     func perform(_ request: HTTPRequest) async throws(OAuth2Error) -> HTTPResponse {
-        do {
-            return try await transport.send(request)
-        } catch let error as HTTPTransportError {
-            throw OAuth2Error(transportError: error)
-        } catch let error as OAuth2Error {
-            throw error
-        } catch is CancellationError {
-            throw OAuth2Error(code: .cancelled, message: "the request was cancelled")
-        } catch {
-            throw OAuth2Error(code: .transportError, message: "the request failed: \(type(of: error))")
-        }
+        try await OAuth2Error.performing(request, on: transport)
     }
 
     func load(account: String) async throws(OAuth2Error) -> AccessToken? {
@@ -95,6 +85,21 @@ public final class OAuth2Provider: Sendable {
 }
 
 extension OAuth2Error {
+    /// Sends a request, translating transport failures into ``OAuth2Error``.
+    static func performing(_ request: HTTPRequest, on transport: any HTTPTransport) async throws(OAuth2Error) -> HTTPResponse {
+        do {
+            return try await transport.send(request)
+        } catch let error as HTTPTransportError {
+            throw OAuth2Error(transportError: error)
+        } catch let error as OAuth2Error {
+            throw error
+        } catch is CancellationError {
+            throw OAuth2Error(code: .cancelled, message: "the request was cancelled")
+        } catch {
+            throw OAuth2Error(code: .transportError, message: "the request failed: \(type(of: error))")
+        }
+    }
+
     /// The error a transport failure becomes: `timeout`, `tls_error`,
     /// `response_too_large`, `cancelled` or `transport_error`.
     init(transportError error: HTTPTransportError) {

@@ -58,7 +58,10 @@ DATABASES = {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": RUN_DIR / "db.sqlite3",
         # The server is threaded: let a writer wait for another instead of failing.
-        "OPTIONS": {"timeout": 20},
+        # IMMEDIATE takes the write lock when a transaction begins: a deferred
+        # transaction that reads and then writes fails at once with "database is
+        # locked" when another writer holds the lock, whatever the timeout.
+        "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
     }
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

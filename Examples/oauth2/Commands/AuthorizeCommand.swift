@@ -1,0 +1,123 @@
+import ArgumentParser
+import OAuth2
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `oauth2 authorize`: the authorization code flow with PKCE (RFC 6749 §4.1, RFC 7636).
+struct AuthorizeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "authorize",
+        abstract: "Sign in through the browser (authorization code with PKCE) and store the token.",
+        discussion: """
+        Prints the authorize URL as the first line of stdout. Open it, sign in,
+        and paste the address the browser is sent back to (it starts with the
+        redirect URI); the code is exchanged and the token stored. With --listen
+        a listener on 127.0.0.1 receives the redirect instead: a redirect URI
+        without a port gets a free one (RFC 8252 §7.3), and the printed URL
+        carries it.
+
+        Example:
+          oauth2 authorize --authorize-url https://id.example/authorize \\
+              --token-url https://id.example/token --client-id my-app \\
+              --redirect-uri http://127.0.0.1/callback --scope "read write" --listen
+        """
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Flag(help: "Receive the redirect on a loopback listener instead of reading it from stdin.")
+    var listen = false
+
+    @Option(name: .customLong("listen-timeout"), help: "How long --listen waits for the browser, in seconds.")
+    var listenTimeout: Int = 300
+
+    @Option(
+        name: .customLong("param"),
+        help: "An extra authorize URL parameter, NAME=VALUE, such as access_type=offline or prompt=consent; repeat for more."
+    )
+    var parameters: [String] = []
+
+    func validate() throws {
+        guard (1...86_400).contains(listenTimeout) else {
+            throw ValidationError("--listen-timeout must be between 1 and 86400 seconds")
+        }
+        _ = try additionalParameters()
+    }
+
+    /// The `--param` values as name–value pairs; the framework refuses any that would replace one of the flow's own.
+    private func additionalParameters() throws -> [(String, String)] {
+        try parameters.map { parameter in
+            guard let equals = parameter.firstIndex(of: "="), equals != parameter.startIndex else {
+                throw ValidationError("--param must be NAME=VALUE")
+            }
+            return (String(parameter[..<equals]), String(parameter[parameter.index(after: equals)...]))
+        }
+    }
+
+    func run() async throws {
+        try await Session.run(common) { session in
+            let client = try await session.client()
+            guard client.configuration.authorizationEndpoint != nil else {
+                throw UsageError("the authorization endpoint is needed: --authorize-url (or OAUTH2_AUTHORIZE_URL), or --issuer whose metadata names it")
+            }
+            let token: AccessToken
+            if listen {
+                token = try await authorizeWithListener(client, redirectURI: session.settings.redirectURI)
+            } else {
+                token = try await authorizeByPasting(client, redirectURI: session.settings.redirectURI)
+            }
+            StandardError.line("Signed in. " + TokenSummary(token, account: client.account).sentence)
+        }
+    }
+
+    private func authorizeByPasting(_ client: OAuth2Client, redirectURI: URL) async throws -> AccessToken {
+        let pending = try client.authorizationURL(redirectURI: redirectURI, additionalParameters: additionalParameters())
+        StandardOutput.line(pending.url.absoluteString)
+        StandardError.line("Open the URL above in a browser and sign in. The browser is then sent to \(redirectURI.absoluteString)?…")
+        StandardError.line("(the page may fail to load: that is expected). Copy that whole address from the address bar.")
+        StandardError.write("Paste the redirect URL: ")
+        guard let pasted = StandardInput.readLine(limit: 64 * 1024) else {
+            throw OAuth2Error(code: .invalidRedirectURL, message: "no redirect URL was pasted (end of input)")
+        }
+        if StandardInput.isTerminal {
+            StandardError.lineEndedByTerminal()
+        } else {
+            StandardError.endLine()
+        }
+        StandardError.line("Exchanging the code for a token…")
+        return try await client.openRedirectURL(pasted)
+    }
+
+    private func authorizeWithListener(_ client: OAuth2Client, redirectURI: URL) async throws -> AccessToken {
+        guard var components = URLComponents(url: redirectURI, resolvingAgainstBaseURL: false),
+              components.scheme?.lowercased() == "http",
+              let host = components.host?.lowercased(), host == "127.0.0.1" || host == "localhost"
+        else {
+            throw UsageError("--listen needs an http redirect URI on 127.0.0.1 (or localhost), such as \(Settings.defaultRedirectURI)")
+        }
+        let port = components.port ?? 0
+        guard (0...65_535).contains(port) else {
+            throw UsageError("the redirect URI's port is out of range")
+        }
+        let listener = try LoopbackListener(port: UInt16(port))
+        components.port = Int(listener.port)
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        guard let boundRedirectURI = components.url else {
+            throw UsageError("the redirect URI cannot carry the listener's port")
+        }
+        let pending = try client.authorizationURL(redirectURI: boundRedirectURI, additionalParameters: additionalParameters())
+        StandardOutput.line(pending.url.absoluteString)
+        StandardError.line("Open the URL above in a browser and sign in.")
+        StandardError.line("Waiting for the browser to come back to \(boundRedirectURI.absoluteString) (up to \(listenTimeout) s; Ctrl-C to give up)…")
+        let target = try await listener.redirect(path: path, timeout: .seconds(listenTimeout)) { left in
+            StandardError.line("Still waiting for the browser (\(LoopbackListener.seconds(left)) s left)…")
+        }
+        StandardError.line("The browser came back. Exchanging the code for a token…")
+        let origin = "http://\(components.host ?? "127.0.0.1"):\(listener.port)"
+        return try await client.openRedirectURL(origin + target, pending: pending)
+    }
+}

@@ -1,0 +1,132 @@
+import ArgumentParser
+import OAuth2
+
+import Foundation
+
+/// `oauth2 call`: a request signed with the stored token (RFC 6750).
+struct CallCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "call",
+        abstract: "Send a request signed with the stored token and print the response body.",
+        discussion: """
+        The token is refreshed first when it is about to expire, and once more
+        if the server rejects it. The response body goes to stdout as is. An
+        HTTP status of 400 or more exits 1 with "error: http_error: …"
+        ("forbidden" for 403) after the body. --data sends a body (POST unless
+        --method says otherwise; form-encoded unless a Content-Type header is
+        given); --data @FILE sends a file's content, --data @- stdin's.
+
+        Example:
+          oauth2 call https://api.example/me
+          oauth2 call https://api.example/items --method POST \\
+              --header "Content-Type: application/json" --data '{"name": "x"}'
+        """
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Argument(help: "The URL to call: https, or http for a loopback host.")
+    var url: String
+
+    @Option(help: "The HTTP method (default GET, or POST with --data).")
+    var method: String?
+
+    @Option(name: .customLong("header"), help: "A request header, \"Name: value\"; repeat for more.")
+    var headers: [String] = []
+
+    @Option(help: "The request body; @FILE reads a file, @- reads stdin.")
+    var data: String?
+
+    @Flag(name: .customLong("follow-redirects"), help: "Follow redirects (never from https to http; the token stays on its origin).")
+    var followRedirects = false
+
+    /// The largest response body printed.
+    static let maxResponseSize = 64 << 20
+
+    func run() async throws {
+        guard let target = URL(string: url), target.scheme != nil, target.host != nil else {
+            throw UsageError("the URL to call is not an absolute URL")
+        }
+        var request = HTTPRequest(method: method?.uppercased() ?? (data == nil ? "GET" : "POST"), url: target)
+        guard request.method.utf8.allSatisfy(Self.isTokenCharacter), !request.method.isEmpty else {
+            throw UsageError("--method is not an HTTP method name")
+        }
+        for header in headers {
+            let (name, value) = try Self.parseHeader(header)
+            request.headers.add(name: name, value: value)
+        }
+        if let data {
+            request.body = try Self.body(data)
+            if !request.headers.contains("Content-Type") {
+                request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            }
+        }
+        request.followRedirects = followRedirects
+        request.maxResponseSize = Self.maxResponseSize
+        try await Session.run(common) { session in
+            request.timeout = session.settings.timeout
+            let client = try await session.client()
+            let response = try await client.send(request)
+            StandardOutput.write(Array(response.body))
+            guard response.status < 400 else {
+                let code: OAuth2Error.Code = response.status == 403 ? .forbidden : .httpError
+                throw OAuth2Error(
+                    code: code,
+                    message: "\(request.method) \(Self.withoutQuery(target)) answered HTTP \(response.status)",
+                    httpStatus: response.status
+                )
+            }
+        }
+    }
+
+    /// `Name: value` → its parts; the name an HTTP token, the value free of line breaks.
+    static func parseHeader(_ text: String) throws -> (String, String) {
+        guard let colon = text.firstIndex(of: ":") else {
+            throw UsageError("--header must be \"Name: value\"")
+        }
+        let name = String(text[..<colon])
+        let value = String(text[text.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty, name.utf8.allSatisfy(isTokenCharacter) else {
+            throw UsageError("--header has an invalid name")
+        }
+        guard !value.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) else {
+            throw UsageError("--header \(name) has a control character in its value")
+        }
+        return (name, value)
+    }
+
+    /// The body of `--data`: the text, or a file's (`@FILE`) or stdin's (`@-`) bytes.
+    static func body(_ data: String) throws -> Data {
+        guard data.hasPrefix("@") else { return Data(data.utf8) }
+        let path = String(data.dropFirst())
+        let handle: FileHandle?
+        handle = path == "-" ? FileHandle.standardInput : FileHandle(forReadingAtPath: path)
+        guard let handle else {
+            throw UsageError("--data: cannot open \(path)")
+        }
+        do {
+            return try handle.readToEnd() ?? Data()
+        } catch {
+            throw UsageError("--data: cannot read \(path)")
+        }
+    }
+
+    /// The RFC 9110 token characters, for header names and methods.
+    static func isTokenCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default:
+            Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+        }
+    }
+
+    /// The URL for a message: a query may hold something secret.
+    static func withoutQuery(_ url: URL) -> String {
+        var text = url.absoluteString
+        if let index = text.firstIndex(where: { $0 == "?" || $0 == "#" }) {
+            text = String(text[..<index])
+        }
+        return text
+    }
+}

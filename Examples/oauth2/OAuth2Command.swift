@@ -1,0 +1,124 @@
+import ArgumentParser
+import OAuth2
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `oauth2`: the framework's example, and a tool for scripts.
+@main
+struct OAuth2Command: AsyncParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "oauth2",
+        abstract: "Get, keep and use OAuth 2.0 access tokens.",
+        discussion: """
+        Every command takes the common options below; each also comes from an
+        OAUTH2_* environment variable (the flag wins). The client secret comes
+        from --client-secret-file or OAUTH2_CLIENT_SECRET, never from a flag
+        value; without one the client is public. Tokens are kept in the store
+        directory, one file per --account, encrypted when OAUTH2_STORE_KEY holds
+        a 256-bit key (64 hex digits).
+
+        Exit status: 0 on success, 64 on a usage error, 1 on any other failure,
+        with "error: <code>: <message>" on stderr.
+
+        Example:
+          export OAUTH2_AUTHORIZE_URL=https://github.com/login/oauth/authorize
+          export OAUTH2_TOKEN_URL=https://github.com/login/oauth/access_token
+          export OAUTH2_CLIENT_ID=Iv1.0123456789abcdef OAUTH2_CLIENT_SECRET_FILE=~/.github-secret
+          oauth2 authorize --listen --scope "read:user"
+          oauth2 call https://api.github.com/user
+        """,
+        version: version,
+        subcommands: [
+            AuthorizeCommand.self,
+            PasswordCommand.self,
+            ClientCredentialsCommand.self,
+            DeviceCommand.self,
+            RefreshCommand.self,
+            TokenCommand.self,
+            CallCommand.self,
+            RevokeCommand.self,
+            LogoutCommand.self,
+        ]
+    )
+
+    /// Runs the command and turns every failure into one `error:` line and the
+    /// exit status of DESIGN.md §7.
+    static func main() async {
+        let status: Int32
+        var commandName = "oauth2"
+        do {
+            var command = try parseAsRoot()
+            if let name = type(of: command).configuration.commandName, name != "oauth2" {
+                commandName = "oauth2 \(name)"
+            }
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+            status = 0
+        } catch {
+            status = report(error, commandName: commandName)
+        }
+        Process.terminate(status)
+    }
+
+    /// Prints what went wrong and returns the exit status.
+    private static func report(_ error: any Error, commandName: String) -> Int32 {
+        switch error {
+        case let error as OAuth2Error:
+            StandardError.error(code: error.code.rawValue, message: error.message)
+            return 1
+        case let error as UsageError:
+            StandardError.error(code: "usage", message: error.message)
+            StandardError.line("See '\(commandName) --help'.")
+            return ExitCode.validationFailure.rawValue
+        default:
+            let code = exitCode(for: error)
+            if code == .success {
+                // --help and --version: the parser prints them as usual.
+                exit(withError: error)
+            }
+            if code == .validationFailure {
+                var lines = fullMessage(for: error).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+                if let first = lines.first {
+                    lines[0] = "error: usage: " + (first.hasPrefix("Error: ") ? String(first.dropFirst(7)) : first)
+                }
+                StandardError.line(lines.joined(separator: "\n").trimmingSuffixNewlines)
+                return code.rawValue
+            }
+            let message = message(for: error)
+            if !message.isEmpty {
+                StandardError.error(code: "failed", message: message)
+            }
+            return code.rawValue
+        }
+    }
+}
+
+/// Ends the process: the name `exit` is taken by the parser's own in a command's scope.
+private enum Process {
+    static func terminate(_ status: Int32) -> Never {
+        #if canImport(Darwin)
+        Darwin.exit(status)
+        #else
+        Glibc.exit(status)
+        #endif
+    }
+}
+
+extension String {
+    fileprivate var trimmingSuffixNewlines: String {
+        var text = self
+        while text.hasSuffix("\n") { text.removeLast() }
+        return text
+    }
+}

@@ -1,0 +1,65 @@
+import ArgumentParser
+
+/// The options every command takes (DESIGN.md §7). Each may also come from
+/// an `OAUTH2_*` environment variable; the flag wins.
+///
+/// The client secret is never a flag value (it would show in `ps` and in the
+/// shell's history): it comes from `--client-secret-file` or `OAUTH2_CLIENT_SECRET`.
+struct CommonOptions: ParsableArguments {
+    @Option(name: .customLong("token-url"), help: "The token endpoint (OAUTH2_TOKEN_URL).")
+    var tokenURL: String?
+
+    @Option(name: .customLong("authorize-url"), help: "The authorization endpoint (OAUTH2_AUTHORIZE_URL).")
+    var authorizeURL: String?
+
+    @Option(name: .customLong("revoke-url"), help: "The revocation endpoint, RFC 7009 (OAUTH2_REVOKE_URL).")
+    var revokeURL: String?
+
+    @Option(name: .customLong("device-url"), help: "The device authorization endpoint, RFC 8628 (OAUTH2_DEVICE_URL).")
+    var deviceURL: String?
+
+    @Option(name: .customLong("client-id"), help: "The client identifier (OAUTH2_CLIENT_ID).")
+    var clientID: String?
+
+    @Option(
+        name: .customLong("client-secret-file"),
+        help: ArgumentHelp(
+            "A file holding the client secret (OAUTH2_CLIENT_SECRET_FILE, or the secret itself in OAUTH2_CLIENT_SECRET).",
+            discussion: "One trailing line break is ignored. Without a secret the client is public."
+        )
+    )
+    var clientSecretFile: String?
+
+    @Option(name: .customLong("auth-method"), help: "How the client authenticates: basic or post (OAUTH2_AUTH_METHOD; default basic when there is a secret).")
+    var authMethod: String?
+
+    @Option(help: "The scopes to ask for, space-separated, e.g. \"read write\" (OAUTH2_SCOPE).")
+    var scope: String?
+
+    @Option(name: .customLong("redirect-uri"), help: "The redirect URI registered with the provider (OAUTH2_REDIRECT_URI; default http://127.0.0.1/callback).")
+    var redirectURI: String?
+
+    @Option(help: "The issuer: its RFC 8414 metadata fills the endpoints not given, and redirects' iss is checked (OAUTH2_ISSUER).")
+    var issuer: String?
+
+    @Option(help: "The token store's directory (OAUTH2_STORE; default $XDG_CONFIG_HOME/oauth2 or ~/.config/oauth2).")
+    var store: String?
+
+    @Option(help: "The account whose token to use: one file per account in the store (OAUTH2_ACCOUNT; default \"default\").")
+    var account: String?
+
+    @Option(name: .customLong("ca-file"), help: "A PEM file of certificate authorities to trust instead of the system's (OAUTH2_CA_FILE).")
+    var caFile: String?
+
+    @Option(help: "The longest a request may take, in seconds (OAUTH2_TIMEOUT; default 30).")
+    var timeout: Double?
+
+    @Flag(help: "Debug logs on stderr; they never show a secret (OAUTH2_VERBOSE=1).")
+    var verbose = false
+
+    func validate() throws {
+        if let timeout, !(timeout > 0 && timeout <= 86_400) {
+            throw ValidationError("--timeout must be a number of seconds between 0 and 86400")
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import OAuth2
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Reads the client secret from a file.
+enum SecretFile {
+    /// The largest secret file read.
+    static let limit = 64 * 1024
+
+    /// The file's content without one trailing line break (`echo` and editors add one).
+    ///
+    /// - Throws: `OAuth2Error` `invalid_configuration` when the file cannot be
+    ///   read, is too large or empty; the message names the file, never its content.
+    static func load(_ path: String) throws(OAuth2Error) -> Secret {
+        func failure(_ reason: String) -> OAuth2Error {
+            OAuth2Error(code: .invalidConfiguration, message: "cannot use the client secret file \(path): \(reason)")
+        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw failure(String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw failure(String(cString: strerror(errno)))
+            }
+            if count == 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+            guard bytes.count <= limit else { throw failure("it is over \(limit) bytes") }
+        }
+        if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        guard !bytes.isEmpty else { throw failure("it is empty") }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw failure("it is not UTF-8 text") }
+        return Secret(text)
+    }
+}

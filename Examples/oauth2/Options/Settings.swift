@@ -1,0 +1,108 @@
+import OAuth2
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The common options with the environment applied: flag, else `OAUTH2_*`
+/// variable, else the default.
+struct Settings: Sendable {
+    var tokenURL: URL?
+    var authorizeURL: URL?
+    var revokeURL: URL?
+    var deviceURL: URL?
+    var clientID: String?
+    var clientSecret: Secret?
+    /// The method asked for, or `nil` for the default (basic with a secret, none without).
+    var authentication: ClientAuthentication?
+    var scopes: [String]
+    var redirectURI: URL
+    var issuer: String?
+    var storeDirectory: String
+    var account: String
+    var caFile: String?
+    var timeout: Duration
+    var verbose: Bool
+
+    /// The redirect URI when none is given: a loopback one, which providers
+    /// following RFC 8252 §7.3 accept on any port.
+    static let defaultRedirectURI = "http://127.0.0.1/callback"
+
+    /// Resolves the options.
+    ///
+    /// - Throws: ``UsageError`` for a malformed value; `OAuth2Error`
+    ///   `invalid_configuration` when the client secret file cannot be read.
+    init(_ options: CommonOptions) throws {
+        func pick(_ flag: String?, _ variable: String) -> String? {
+            flag ?? EnvironmentVariables.value(variable)
+        }
+        func url(_ flag: String?, _ variable: String, option: String) throws -> URL? {
+            guard let text = pick(flag, variable) else { return nil }
+            guard let url = URL(string: text), url.scheme != nil, url.host != nil else {
+                throw UsageError("\(option) (or \(variable)) is not an absolute URL")
+            }
+            return url
+        }
+        tokenURL = try url(options.tokenURL, "OAUTH2_TOKEN_URL", option: "--token-url")
+        authorizeURL = try url(options.authorizeURL, "OAUTH2_AUTHORIZE_URL", option: "--authorize-url")
+        revokeURL = try url(options.revokeURL, "OAUTH2_REVOKE_URL", option: "--revoke-url")
+        deviceURL = try url(options.deviceURL, "OAUTH2_DEVICE_URL", option: "--device-url")
+        guard let redirectURI = try url(options.redirectURI, "OAUTH2_REDIRECT_URI", option: "--redirect-uri")
+            ?? URL(string: Self.defaultRedirectURI)
+        else {
+            throw UsageError("--redirect-uri is needed")
+        }
+        self.redirectURI = redirectURI
+        clientID = pick(options.clientID, "OAUTH2_CLIENT_ID")
+        issuer = pick(options.issuer, "OAUTH2_ISSUER")
+        scopes = pick(options.scope, "OAUTH2_SCOPE").map { $0.split(whereSeparator: \.isWhitespace).map(String.init) } ?? []
+        account = pick(options.account, "OAUTH2_ACCOUNT") ?? "default"
+        caFile = pick(options.caFile, "OAUTH2_CA_FILE")
+        verbose = options.verbose || EnvironmentVariables.isTrue("OAUTH2_VERBOSE")
+
+        if let flag = options.timeout {
+            timeout = .milliseconds(Int64(flag * 1000))
+        } else if let text = EnvironmentVariables.value("OAUTH2_TIMEOUT") {
+            guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
+                throw UsageError("OAUTH2_TIMEOUT must be a number of seconds between 0 and 86400")
+            }
+            timeout = .milliseconds(Int64(seconds * 1000))
+        } else {
+            timeout = .seconds(30)
+        }
+
+        if let method = pick(options.authMethod, "OAUTH2_AUTH_METHOD") {
+            switch method {
+            case "basic": authentication = .clientSecretBasic
+            case "post": authentication = .clientSecretPost
+            default:
+                guard let named = ClientAuthentication(name: method) else {
+                    throw UsageError("--auth-method (or OAUTH2_AUTH_METHOD) must be basic or post, not \(method)")
+                }
+                authentication = named
+            }
+        } else {
+            authentication = nil
+        }
+
+        if let file = pick(options.clientSecretFile, "OAUTH2_CLIENT_SECRET_FILE") {
+            clientSecret = try SecretFile.load(file)
+        } else if let secret = EnvironmentVariables.value("OAUTH2_CLIENT_SECRET") {
+            clientSecret = Secret(secret)
+        } else {
+            clientSecret = nil
+        }
+
+        if let directory = pick(options.store, "OAUTH2_STORE") {
+            storeDirectory = directory
+        } else if let config = EnvironmentVariables.value("XDG_CONFIG_HOME"), config.hasPrefix("/") {
+            storeDirectory = config + "/oauth2"
+        } else if let home = EnvironmentVariables.value("HOME") {
+            storeDirectory = home + "/.config/oauth2"
+        } else {
+            throw UsageError("no token store directory: give --store (or OAUTH2_STORE), or set HOME")
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import OAuth2
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What may be shown of a token: its metadata, never the token or the refresh token.
+struct TokenSummary: Encodable {
+    let account: String
+    let tokenType: String
+    let expiresAt: String?
+    let expiresIn: Int?
+    let expired: Bool
+    let scopes: [String]
+    let hasRefreshToken: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case account
+        case tokenType = "token_type"
+        case expiresAt = "expires_at"
+        case expiresIn = "expires_in"
+        case expired
+        case scopes
+        case hasRefreshToken = "has_refresh_token"
+    }
+
+    init(_ token: AccessToken, account: String, now: Date = Date()) {
+        self.account = account
+        tokenType = token.tokenType
+        expiresAt = token.expiresAt.map { $0.formatted(.iso8601) }
+        expiresIn = token.expiresAt.map { max(0, Int($0.timeIntervalSince(now).rounded(.down))) }
+        expired = token.isExpired(at: now)
+        scopes = token.scopes
+        hasRefreshToken = token.refreshToken != nil
+    }
+
+    /// One JSON object on one line, keys sorted.
+    func json() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
+    }
+
+    /// The lines `oauth2 token` prints.
+    var lines: [String] {
+        [
+            "account: \(account)",
+            "type: \(tokenType)",
+            "expires: \(expiresLine)",
+            "scopes: \(scopes.isEmpty ? "(none)" : scopes.joined(separator: " "))",
+            "refresh token: \(hasRefreshToken ? "yes" : "no")",
+        ]
+    }
+
+    /// One sentence for stderr after a grant or a refresh.
+    var sentence: String {
+        let scopeText = scopes.isEmpty ? "no scopes" : "scopes \(scopes.joined(separator: " "))"
+        return "\(tokenType) token for account \(account): \(expiryText), \(scopeText), \(hasRefreshToken ? "with" : "no") refresh token."
+    }
+
+    private var expiresLine: String {
+        guard let expiresAt, let expiresIn else { return "unknown (the provider gave no expiry)" }
+        return expired ? "\(expiresAt) (expired)" : "\(expiresAt) (in \(expiresIn) s)"
+    }
+
+    private var expiryText: String {
+        guard let expiresAt, let expiresIn else { return "no expiry given" }
+        return expired ? "expired at \(expiresAt)" : "expires in \(expiresIn) s (\(expiresAt))"
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+
+/// A running local provider (Tests/Provider), read from the env.json that
+/// `scripts/provider-start.sh` wrote.
+///
+/// `make test` starts the providers and passes their env.json paths:
+/// - `OAUTH2_IT_PROVIDER`: the main one (access tokens valid an hour, RFC 9207 `iss` on);
+/// - `OAUTH2_IT_SHORT_PROVIDER`: one whose access tokens live 2 seconds.
+/// Without them the suites that need a provider are disabled, visibly.
+struct Provider: Decodable, Sendable {
+    struct Endpoints: Decodable, Sendable {
+        let metadata: String
+        let authorize: String
+        let token: String
+        let revoke: String
+        let deviceAuthorization: String
+        let deviceVerification: String
+        let apiMe: String
+        let apiAdmin: String
+
+        enum CodingKeys: String, CodingKey {
+            case metadata, authorize, token, revoke
+            case deviceAuthorization = "device_authorization"
+            case deviceVerification = "device_verification"
+            case apiMe = "api_me"
+            case apiAdmin = "api_admin"
+        }
+    }
+
+    struct Client: Decodable, Sendable {
+        let clientID: String
+        let clientSecret: String
+
+        enum CodingKeys: String, CodingKey {
+            case clientID = "client_id"
+            case clientSecret = "client_secret"
+        }
+    }
+
+    struct User: Decodable, Sendable {
+        let username: String
+        let password: String
+    }
+
+    let name: String
+    let issuer: String
+    let browser: String
+    let endpoints: Endpoints
+    let clients: [String: Client]
+    let users: [String: User]
+
+    /// Whether `make test` (or the caller) named a main provider: the suites' `.enabled(if:)`.
+    static let mainIsConfigured = configured("OAUTH2_IT_PROVIDER")
+    /// Whether a provider with 2-second access tokens was named.
+    static let shortIsConfigured = configured("OAUTH2_IT_SHORT_PROVIDER")
+
+    /// The main provider (`OAUTH2_IT_PROVIDER`).
+    static func main() throws -> Provider { try load("OAUTH2_IT_PROVIDER") }
+    /// The provider with 2-second access tokens (`OAUTH2_IT_SHORT_PROVIDER`).
+    static func short() throws -> Provider { try load("OAUTH2_IT_SHORT_PROVIDER") }
+
+    private static func configured(_ variable: String) -> Bool {
+        !(ProcessInfo.processInfo.environment[variable] ?? "").isEmpty
+    }
+
+    /// Reads the env.json a variable names; a path that cannot be read fails the test, it does not skip it.
+    private static func load(_ variable: String) throws -> Provider {
+        guard let path = ProcessInfo.processInfo.environment[variable], !path.isEmpty else {
+            throw ProviderError(description: "\(variable) is not set")
+        }
+        do {
+            return try JSONDecoder().decode(Provider.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw ProviderError(description: "\(variable)=\(path) cannot be read as a provider's env.json: \(error)")
+        }
+    }
+
+    /// A client of this run by its name in the README's table (`confidential`, `public`, …).
+    func client(_ name: String) throws -> Client {
+        guard let client = clients[name] else { throw ProviderError(description: "the provider has no client \(name)") }
+        return client
+    }
+
+    /// The password of a user of this run.
+    func password(of username: String) throws -> String {
+        guard let user = users[username] else { throw ProviderError(description: "the provider has no user \(username)") }
+        return user.password
+    }
+
+    /// Plays the browser: signs `username` in at `url`, answers the consent form and returns the redirect.
+    func browse(_ url: String, username: String = "alice", deny: Bool = false, follow: Bool = false) async throws -> String {
+        var arguments = [url, "--username", username, "--password", try password(of: username)]
+        if deny { arguments.append("--deny") }
+        if follow { arguments.append("--follow") }
+        let result = try await Subprocess.run(browser, arguments, environment: ProcessInfo.processInfo.environment)
+        guard result.status == 0 else {
+            throw ProviderError(description: "provider-browser.sh failed (\(result.status)): \(result.stderr)")
+        }
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Approves (or denies) a device at its verification URL.
+    func approveDevice(_ url: String, username: String = "alice") async throws {
+        let arguments = ["--device", url, "--username", username, "--password", try password(of: username)]
+        let result = try await Subprocess.run(browser, arguments, environment: ProcessInfo.processInfo.environment)
+        guard result.status == 0, result.stdout.contains("authorized") else {
+            throw ProviderError(description: "provider-browser.sh --device failed (\(result.status)): \(result.stdout) \(result.stderr)")
+        }
+    }
+}
+
+/// The provider is not as the test expects.
+struct ProviderError: Error, CustomStringConvertible {
+    let description: String
+}
