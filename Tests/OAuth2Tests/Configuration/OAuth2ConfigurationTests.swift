@@ -1,0 +1,100 @@
+import Foundation
+@testable import OAuth2
+import Testing
+
+@Suite struct OAuth2ConfigurationTests {
+    func configuration(token: String, authorize: String? = nil, secret: String? = "s") throws(OAuth2Error) -> OAuth2Configuration {
+        try OAuth2Configuration(
+            clientID: "id",
+            clientSecret: secret.map(Secret.init),
+            authorizationEndpoint: authorize.flatMap(URL.init(string:)),
+            tokenEndpoint: URL(string: token)!
+        )
+    }
+
+    @Test(arguments: [
+        "http://idp.example/token",
+        "http://127.0.0.1.evil.example/token",
+        "http://localhost.evil.example/token",
+        "http://128.0.0.1/token",
+        "http://127.0.0.256/token",
+        "ftp://idp.example/token",
+        "file:///etc/token",
+    ])
+    func plainHTTPToANonLoopbackHostIsRefused(_ url: String) {
+        do {
+            _ = try configuration(token: url)
+            Issue.record("expected insecure_endpoint for \(url)")
+        } catch {
+            #expect(error.code == .insecureEndpoint)
+            #expect(error.message.contains("https"))
+        }
+    }
+
+    @Test(arguments: [
+        "https://idp.example/token",
+        "http://127.0.0.1:8000/token",
+        "http://127.8.9.10/token",
+        "http://localhost:8000/token",
+        "http://LOCALHOST/token",
+        "http://[::1]:8000/token",
+    ])
+    func httpsAndLoopbackAreAccepted(_ url: String) throws {
+        let configuration = try configuration(token: url)
+        #expect(configuration.tokenEndpoint.absoluteString == url)
+    }
+
+    @Test func everyEndpointIsHeldToTheRule() {
+        #expect(throws: OAuth2Error.self) {
+            try configuration(token: "https://idp.example/token", authorize: "http://idp.example/authorize")
+        }
+        var valid = try? configuration(token: "https://idp.example/token")
+        valid?.revocationEndpoint = URL(string: "http://idp.example/revoke")
+        #expect(throws: OAuth2Error.self) { try valid?.validate() }
+    }
+
+    @Test func defaultsAreBasicAuthASixtySecondSkewAndNoPasswordGrant() throws {
+        let configuration = try configuration(token: "https://idp.example/token")
+        #expect(configuration.clientAuthentication == .clientSecretBasic)
+        #expect(configuration.expirySkew == .seconds(60))
+        #expect(configuration.allowsPasswordGrant == false)
+        #expect(configuration.maxResponseSize == 1 << 20)
+    }
+
+    @Test func withoutASecretTheClientIsPublic() throws {
+        let configuration = try configuration(token: "https://idp.example/token", secret: nil)
+        #expect(configuration.clientAuthentication == .none)
+    }
+
+    @Test func aSecretMethodWithoutASecretIsRefused() {
+        do {
+            _ = try OAuth2Configuration(
+                clientID: "id",
+                tokenEndpoint: URL(string: "https://idp.example/token")!,
+                clientAuthentication: .clientSecretBasic
+            )
+            Issue.record("expected invalid_configuration")
+        } catch {
+            #expect(error.code == .invalidConfiguration)
+        }
+    }
+
+    @Test func aProviderRefusesAConfigurationMadeInsecureAfterItsCreation() throws {
+        var configuration = try configuration(token: "https://idp.example/token")
+        configuration.tokenEndpoint = URL(string: "http://idp.example/token")!
+        do {
+            _ = try OAuth2Provider(configuration: configuration, transport: NeverTransport())
+            Issue.record("expected insecure_endpoint")
+        } catch {
+            #expect(error.code == .insecureEndpoint)
+        }
+    }
+}
+
+/// A transport for tests that must not reach the network at all.
+private struct NeverTransport: HTTPTransport {
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        Issue.record("no request was expected")
+        throw HTTPTransportError.other("no request was expected")
+    }
+}
