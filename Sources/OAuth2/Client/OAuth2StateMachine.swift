@@ -56,6 +56,9 @@ struct OAuth2StateMachine: Sendable {
     }
 
     private(set) var state: State = .unloaded
+    /// Whether the store has been read. Kept apart from `state`: a flow may
+    /// start before the first read, and must not hide the stored token.
+    private(set) var hasReadStore = false
 
     /// The token currently held, in whatever state.
     var currentToken: AccessToken? {
@@ -67,10 +70,9 @@ struct OAuth2StateMachine: Sendable {
         }
     }
 
-    /// Whether the store has been read (or a token set since).
+    /// Whether the client knows its token: the store was read, or a token was obtained since.
     var isLoaded: Bool {
-        if case .unloaded = state { return false }
-        return true
+        hasReadStore || currentToken != nil
     }
 
     // MARK: - Obtaining a token
@@ -93,11 +95,24 @@ struct OAuth2StateMachine: Sendable {
 
     /// The store was read.
     ///
-    /// `unloaded` → `authorized(token)` or `noToken`. In any other state the
-    /// client learned something newer meanwhile, which wins.
+    /// `unloaded` → `authorized(token)` or `noToken`. A flow started before
+    /// the read (`authorizationPending`, `exchanging`, `failed` without a
+    /// token) keeps its state and gains the stored token as the one held
+    /// meanwhile. A token the client obtained itself is newer and wins.
     mutating func loaded(_ token: AccessToken?) {
-        guard case .unloaded = state else { return }
-        state = token.map(State.authorized) ?? .noToken
+        hasReadStore = true
+        switch state {
+        case .unloaded:
+            state = token.map(State.authorized) ?? .noToken
+        case .authorizationPending(let pending, nil):
+            state = .authorizationPending(pending, previous: token)
+        case .exchanging(nil):
+            state = .exchanging(previous: token)
+        case .failed(let error, nil):
+            state = .failed(error, token: token)
+        case .noToken, .authorizationPending, .exchanging, .authorized, .refreshing, .failed:
+            break
+        }
     }
 
     /// `requestAccess()` read the store: NXOAuth2Client's decision.

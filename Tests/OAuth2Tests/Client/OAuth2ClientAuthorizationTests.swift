@@ -103,3 +103,17 @@ import Testing
         #expect(client.currentToken?.accessToken.value == Fixture.accessToken)
     }
 }
+
+@Suite struct OAuth2ClientFlowBeforeLoadTests {
+    @Test func startingAFlowDoesNotHideTheStoredToken() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        let client = harness.client()
+        _ = try client.authorizationURL(redirectURI: Fixture.redirectURI)
+        harness.transport.enqueue(json: "{}", for: Fixture.apiURL)
+        let response = try await client.send(HTTPRequest(url: Fixture.apiURL))
+        #expect(response.status == 200)
+        #expect(harness.transport.requests.first?.authorization == "Bearer \(Fixture.accessToken)")
+        #expect(client.currentToken?.accessToken.value == Fixture.accessToken)
+    }
+}

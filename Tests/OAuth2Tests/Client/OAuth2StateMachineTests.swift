@@ -134,3 +134,25 @@ extension OAuth2Client {
         )
     }
 }
+
+@Suite struct OAuth2StateMachineLoadTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test func storeReadAfterAFlowStartedAddsTheStoredToken() throws {
+        var machine = OAuth2StateMachine()
+        let pending = try OAuth2Client.makePendingForTests(now: now)
+        machine.authorizationStarted(pending)
+        #expect(machine.tokenNeeded(now: now, skew: .zero) == .load)
+        let stored = AccessToken(accessToken: Secret("stored"), expiresAt: now.addingTimeInterval(3600))
+        machine.loaded(stored)
+        #expect(machine.pendingAuthorization == pending)
+        #expect(machine.tokenNeeded(now: now, skew: .zero) == .use(stored))
+    }
+
+    @Test func emptyStoreAfterAFlowStartedMeansNotAuthenticated() throws {
+        var machine = OAuth2StateMachine()
+        machine.authorizationStarted(try OAuth2Client.makePendingForTests(now: now))
+        machine.loaded(nil)
+        #expect(machine.tokenNeeded(now: now, skew: .zero) == .notAuthenticated)
+    }
+}
