@@ -58,7 +58,10 @@ DATABASES = {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": RUN_DIR / "db.sqlite3",
         # The server is threaded: let a writer wait for another instead of failing.
-        "OPTIONS": {"timeout": 20},
+        # IMMEDIATE: a transaction takes the write lock when it begins; a deferred
+        # one that reads then writes (DOT's revoke and refresh) cannot wait for a
+        # writer, and fails at once with "database is locked".
+        "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
     }
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
