@@ -2,7 +2,7 @@
 # and `make test` (every test). Each installs what is missing first.
 SWIFT ?= swift
 
-.PHONY: all build deps test test-tsan demo clean
+.PHONY: all build deps test test-tsan test-server-example demo clean
 
 all: build
 
@@ -18,6 +18,10 @@ test: deps
 
 test-tsan: deps
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+
+# The Hummingbird example (Examples/SignInServer), its own package, against local providers.
+test-server-example: deps
+	@SWIFT="$(SWIFT)" scripts/test-server-example.sh
 
 demo: deps
 	@echo "demo: the CLI arrives with issue 4" >&2
