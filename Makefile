@@ -2,7 +2,7 @@
 # and `make test` (every test). Each installs what is missing first.
 SWIFT ?= swift
 
-.PHONY: all build deps test test-tsan demo clean
+.PHONY: all build deps test test-tsan test-server-example demo clean
 
 all: build
 
@@ -13,19 +13,25 @@ build: deps
 	$(SWIFT) build
 
 # The integration tests (Tests/IntegrationTests) drive the built oauth2 binary
-# against two local providers; the trap stops them whatever happens.
+# against two local providers; the Hummingbird example (Examples/SignInServer,
+# a package of its own) is then built and tested against the same two. The
+# trap stops the providers whatever happens.
 test: deps
 	$(SWIFT) build --build-tests
 	@trap 'scripts/provider-stop.sh --name main --name short >/dev/null' EXIT; trap 'exit 130' INT TERM; \
 	scripts/provider-start.sh --name main >/dev/null && \
 	scripts/provider-start.sh --name short --access-token-lifetime 2 >/dev/null && \
-	OAUTH2_IT_PROVIDER="$(CURDIR)/.build/provider/main/env.json" \
-	OAUTH2_IT_SHORT_PROVIDER="$(CURDIR)/.build/provider/short/env.json" \
-	OAUTH2_IT_BINARY="$$($(SWIFT) build --show-bin-path)/oauth2" \
-	$(SWIFT) test
+	export OAUTH2_IT_PROVIDER="$(CURDIR)/.build/provider/main/env.json" && \
+	export OAUTH2_IT_SHORT_PROVIDER="$(CURDIR)/.build/provider/short/env.json" && \
+	OAUTH2_IT_BINARY="$$($(SWIFT) build --show-bin-path)/oauth2" $(SWIFT) test && \
+	SWIFT="$(SWIFT)" scripts/test-server-example.sh
 
 test-tsan: deps
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+
+# The Hummingbird example (Examples/SignInServer), its own package, against local providers.
+test-server-example: deps
+	@SWIFT="$(SWIFT)" scripts/test-server-example.sh
 
 # The CLI against a local provider, narrated on stderr. `make demo PASTE=1`
 # lets you play the browser yourself and paste the redirect.

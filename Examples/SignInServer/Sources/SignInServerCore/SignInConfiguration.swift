@@ -1,0 +1,252 @@
+import Foundation
+import OAuth2
+
+/// Everything the app needs to know, read from environment variables.
+///
+/// | variable | required | meaning |
+/// |---|---|---|
+/// | `SIGNIN_CLIENT_ID` | yes | the client id the provider issued |
+/// | `SIGNIN_CLIENT_SECRET` | no | the client secret; unset for a public client (PKCE only) |
+/// | `SIGNIN_AUTHORIZE_URL` | yes | the provider's authorization endpoint |
+/// | `SIGNIN_TOKEN_URL` | yes | the provider's token endpoint |
+/// | `SIGNIN_REVOKE_URL` | no | the provider's revocation endpoint (RFC 7009); sign-out revokes there |
+/// | `SIGNIN_ISSUER` | no | the provider's issuer; a callback's `iss` must equal it (RFC 9207) |
+/// | `SIGNIN_REQUIRE_ISSUER` | no | `1` refuses a callback without `iss` (needs `SIGNIN_ISSUER`) |
+/// | `SIGNIN_REDIRECT_URI` | yes | this app's callback as the provider knows it, path `/callback` |
+/// | `SIGNIN_API_URL` | yes | the provider's API that names the user, such as `/api/me` |
+/// | `SIGNIN_USER_FIELD` | no | the JSON field of that answer holding the user name; `username` |
+/// | `SIGNIN_SCOPES` | no | space-separated scopes to ask for; the provider's default when unset |
+/// | `SIGNIN_STORE_DIR` | yes | the token store's directory (created 0700) |
+/// | `SIGNIN_STORE_KEY` | no | a 256-bit key (64 hex digits or base64) to encrypt the token files |
+/// | `SIGNIN_STORE_KEY_FILE` | no | the same key read from a 0600 file; not with `SIGNIN_STORE_KEY` |
+/// | `SIGNIN_HOST` | no | the address to listen on; `127.0.0.1` |
+/// | `SIGNIN_PORT` | no | the port to listen on; `8080` |
+/// | `SIGNIN_EXPIRY_SKEW` | no | seconds before expiry a token is refreshed before use; `60` |
+public struct SignInConfiguration: Sendable {
+    /// The framework's configuration: client and endpoints.
+    public var oauth2: OAuth2Configuration
+    /// This app's callback URL as registered with the provider; its path is `/callback`.
+    public var redirectURI: URL
+    /// The provider's API that tells who the token belongs to.
+    public var apiURL: URL
+    /// The field of the API's JSON answer that holds the user name.
+    public var userField: String
+    /// The scopes to ask for; empty means the provider's default.
+    public var scopes: [String]
+    /// The token store's directory.
+    public var storeDirectory: String
+    /// The key that encrypts the token files, when one is configured.
+    public var storeKey: FileTokenStore.EncryptionKey?
+    /// The address to listen on.
+    public var host: String
+    /// The port to listen on; 0 picks a free one.
+    public var port: Int
+
+    /// The path the provider redirects back to.
+    public static let callbackPath = "/callback"
+
+    /// Creates a configuration from values, for code that does not read the environment.
+    public init(
+        oauth2: OAuth2Configuration,
+        redirectURI: URL,
+        apiURL: URL,
+        userField: String = "username",
+        scopes: [String] = [],
+        storeDirectory: String,
+        storeKey: FileTokenStore.EncryptionKey? = nil,
+        host: String = "127.0.0.1",
+        port: Int = 8080
+    ) {
+        self.oauth2 = oauth2
+        self.redirectURI = redirectURI
+        self.apiURL = apiURL
+        self.userField = userField
+        self.scopes = scopes
+        self.storeDirectory = storeDirectory
+        self.storeKey = storeKey
+        self.host = host
+        self.port = port
+    }
+
+    /// Reads the configuration from environment variables (see the table above).
+    ///
+    /// - Parameter environment: typically `ProcessInfo.processInfo.environment`.
+    /// - Throws: ``ConfigurationError`` naming every missing or unusable
+    ///   variable at once, so one run tells the operator everything to fix.
+    public init(environment: [String: String]) throws(ConfigurationError) {
+        var reader = EnvironmentReader(environment)
+
+        let clientID = reader.required("SIGNIN_CLIENT_ID")
+        let clientSecret = reader.optional("SIGNIN_CLIENT_SECRET")
+        let authorizeURL = reader.url("SIGNIN_AUTHORIZE_URL", required: true)
+        let tokenURL = reader.url("SIGNIN_TOKEN_URL", required: true)
+        let revokeURL = reader.url("SIGNIN_REVOKE_URL", required: false)
+        let issuer = reader.optional("SIGNIN_ISSUER")
+        let requireIssuer = reader.flag("SIGNIN_REQUIRE_ISSUER")
+        let redirectURI = reader.url("SIGNIN_REDIRECT_URI", required: true)
+        let apiURL = reader.url("SIGNIN_API_URL", required: true)
+        let userField = reader.optional("SIGNIN_USER_FIELD") ?? "username"
+        let scopes = (reader.optional("SIGNIN_SCOPES") ?? "").split(separator: " ").map(String.init)
+        let storeDirectory = reader.required("SIGNIN_STORE_DIR")
+        let storeKey = reader.storeKey(text: "SIGNIN_STORE_KEY", file: "SIGNIN_STORE_KEY_FILE")
+        let host = reader.optional("SIGNIN_HOST") ?? "127.0.0.1"
+        let port = reader.integer("SIGNIN_PORT", range: 0...65535) ?? 8080
+        let skew = reader.integer("SIGNIN_EXPIRY_SKEW", range: 0...86_400) ?? 60
+
+        if let redirectURI {
+            reader.checkRedirectURI(redirectURI, variable: "SIGNIN_REDIRECT_URI")
+        }
+        if requireIssuer && issuer == nil {
+            reader.invalid("SIGNIN_REQUIRE_ISSUER", "needs SIGNIN_ISSUER, the issuer to compare with")
+        }
+        if let apiURL {
+            // The API receives the bearer token: hold it to the framework's own
+            // rule for endpoints (https, or http on loopback) now, not at the first request.
+            do throws(OAuth2Error) {
+                _ = try OAuth2Configuration(clientID: "check", tokenEndpoint: apiURL)
+            } catch {
+                reader.invalid("SIGNIN_API_URL", error.message)
+            }
+        }
+
+        // The framework checks the client and its endpoints (https, or http on loopback).
+        var oauth2: OAuth2Configuration?
+        if let clientID, let authorizeURL, let tokenURL {
+            do throws(OAuth2Error) {
+                oauth2 = try OAuth2Configuration(
+                    clientID: clientID,
+                    clientSecret: clientSecret.map { Secret($0) },
+                    authorizationEndpoint: authorizeURL,
+                    tokenEndpoint: tokenURL,
+                    revocationEndpoint: revokeURL,
+                    defaultScopes: scopes,
+                    expirySkew: .seconds(skew),
+                    issuer: issuer,
+                    requiresIssuerInRedirect: requireIssuer
+                )
+            } catch {
+                reader.invalid("SIGNIN_AUTHORIZE_URL, SIGNIN_TOKEN_URL, SIGNIN_REVOKE_URL", "\(error.code): \(error.message)")
+            }
+        }
+
+        guard reader.error.isEmpty, let oauth2, let redirectURI, let apiURL, let storeDirectory else {
+            throw reader.error
+        }
+        self.init(
+            oauth2: oauth2,
+            redirectURI: redirectURI,
+            apiURL: apiURL,
+            userField: userField,
+            scopes: scopes,
+            storeDirectory: storeDirectory,
+            storeKey: storeKey,
+            host: host,
+            port: port
+        )
+    }
+
+    /// Whether the app is served over https, judged by its public redirect
+    /// URI (behind a TLS-terminating proxy the app itself speaks http).
+    public var isServedOverHTTPS: Bool {
+        redirectURI.scheme?.lowercased() == "https"
+    }
+
+    /// The app's public origin, `scheme://host[:port]`, as browsers send it in `Origin`.
+    public var publicOrigin: String {
+        let scheme = redirectURI.scheme?.lowercased() ?? "http"
+        let host = redirectURI.host ?? ""
+        let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        return redirectURI.port.map { "\(scheme)://\(bracketed):\($0)" } ?? "\(scheme)://\(bracketed)"
+    }
+}
+
+/// Collects the variables and every problem with them.
+private struct EnvironmentReader {
+    let environment: [String: String]
+    var error = ConfigurationError()
+
+    init(_ environment: [String: String]) {
+        self.environment = environment
+    }
+
+    mutating func invalid(_ variable: String, _ reason: String) {
+        error.invalid.append((variable, reason))
+    }
+
+    func optional(_ name: String) -> String? {
+        guard let value = environment[name]?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else {
+            return nil
+        }
+        return value
+    }
+
+    mutating func required(_ name: String) -> String? {
+        guard let value = optional(name) else {
+            error.missing.append(name)
+            return nil
+        }
+        return value
+    }
+
+    mutating func url(_ name: String, required: Bool) -> URL? {
+        guard let text = required ? self.required(name) : optional(name) else { return nil }
+        guard let url = URL(string: text),
+              let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
+              let host = url.host, !host.isEmpty
+        else {
+            invalid(name, "not an absolute http or https URL")
+            return nil
+        }
+        return url
+    }
+
+    mutating func integer(_ name: String, range: ClosedRange<Int>) -> Int? {
+        guard let text = optional(name) else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            invalid(name, "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+            return nil
+        }
+        return value
+    }
+
+    mutating func flag(_ name: String) -> Bool {
+        switch optional(name)?.lowercased() {
+        case nil, "0", "false", "no": return false
+        case "1", "true", "yes": return true
+        default:
+            invalid(name, "must be 1 or 0")
+            return false
+        }
+    }
+
+    mutating func storeKey(text textName: String, file fileName: String) -> FileTokenStore.EncryptionKey? {
+        let text = optional(textName)
+        let path = optional(fileName)
+        do throws(OAuth2Error) {
+            switch (text, path) {
+            case (nil, nil):
+                return nil
+            case (let text?, nil):
+                return try FileTokenStore.EncryptionKey(text: text)
+            case (nil, let path?):
+                return try FileTokenStore.EncryptionKey.fromFile(atPath: path)
+            case (.some, .some):
+                invalid(textName, "set \(textName) or \(fileName), not both")
+                return nil
+            }
+        } catch {
+            // The framework's message gives the key's length or the file's problem, never the key.
+            invalid(text != nil ? textName : fileName, error.message)
+            return nil
+        }
+    }
+
+    mutating func checkRedirectURI(_ url: URL, variable: String) {
+        if url.path != SignInConfiguration.callbackPath {
+            invalid(variable, "its path must be \(SignInConfiguration.callbackPath), the route that finishes the sign-in")
+        }
+        if url.query != nil || url.fragment != nil {
+            invalid(variable, "must have no query and no fragment")
+        }
+    }
+}

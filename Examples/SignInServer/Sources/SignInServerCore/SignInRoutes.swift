@@ -1,0 +1,226 @@
+import Foundation
+import Hummingbird
+import Logging
+import OAuth2
+
+/// The five routes. Each one reads the session from the cookie, asks the
+/// framework to do the OAuth part, and turns the outcome into a page.
+struct SignInRoutes: Sendable {
+    let app: SignInApp
+
+    private var provider: OAuth2Provider { app.provider }
+    private var sessions: SessionStore { app.sessions }
+    private var configuration: SignInConfiguration { app.configuration }
+
+    // MARK: - GET /
+
+    /// Who the visitor is, as the provider's API says; "not signed in" when
+    /// there is no session or its token is gone.
+    @Sendable func home(_ request: Request, context: some RequestContext) async throws -> Response {
+        let sessionID = app.cookie.sessionID(in: request)
+        guard let account = sessions.account(of: sessionID) else {
+            return Responses.html(Page.signedOut())
+        }
+        do throws(ProfileError) {
+            let profile = try await profile(of: account)
+            return Responses.html(Page.signedIn(as: profile.username))
+        } catch where error.tokenLost {
+            sessions.forgetAccount(of: sessionID)
+            return Responses.html(Page.signedOut())
+        } catch {
+            return apiFailure(error, context: context)
+        }
+    }
+
+    // MARK: - GET /login
+
+    /// Starts the authorization-code flow with PKCE and sends the browser to the provider.
+    ///
+    /// The pending authorization (state, verifier, redirect URI) stays in the
+    /// server-side session; the browser gets only the session id, in a cookie.
+    @Sendable func login(_ request: Request, context: some RequestContext) async throws -> Response {
+        let pending: PendingAuthorization
+        do throws(OAuth2Error) {
+            // The account does not matter here: the pending value is kept by the session, not the client.
+            pending = try provider.client(account: AccountKey.signIn())
+                .authorizationURL(redirectURI: configuration.redirectURI, scopes: configuration.scopes)
+        } catch {
+            context.logger.error("cannot start a sign-in", metadata: ["oauth2.error": "\(error.code)"])
+            return Responses.html(Page.error("The sign-in could not be started.", code: error.code), status: .internalServerError)
+        }
+        let sessionID = sessions.startSignIn(pending, session: app.cookie.sessionID(in: request))
+        var response = Responses.redirect(to: pending.url.absoluteString)
+        response.setCookie(app.cookie.setting(sessionID))
+        return response
+    }
+
+    // MARK: - GET /callback
+
+    /// Finishes the flow: the framework validates the redirect against the
+    /// session's pending authorization and exchanges the code; the token is
+    /// then stored under the user it belongs to.
+    ///
+    /// A forged, replayed or expired callback is a 400 with the framework's
+    /// error code and changes nothing: the session keeps its pending sign-in
+    /// and its account, and no token is written.
+    @Sendable func callback(_ request: Request, context: some RequestContext) async throws -> Response {
+        let sessionID = app.cookie.sessionID(in: request)
+        let pending = sessions.pendingSignIn(of: sessionID)
+        // The framework compares scheme, host, port and path with the pending
+        // redirect URI; the app's public URI is the truth (a proxy may rewrite
+        // Host), the query is what the provider sent.
+        let redirect = configuration.redirectURI.absoluteString + (request.uri.query.map { "?\($0)" } ?? "")
+
+        // Without a pending authorization the framework refuses the callback
+        // itself (`state_mismatch`): no session, an expired one, or a replay.
+        let signIn = provider.client(account: AccountKey.signIn())
+        do throws(OAuth2Error) {
+            try await signIn.openRedirectURL(redirect, pending: pending)
+        } catch {
+            context.logger.notice("callback refused", metadata: ["oauth2.error": "\(error.code)"])
+            let status: HTTPResponse.Status = Self.isProviderUnreachable(error) ? .badGateway : .badRequest
+            return Responses.html(Page.error("The sign-in did not complete.", code: error.code), status: status)
+        }
+
+        // Whose token is it? Only the provider knows.
+        let profile: UserProfile
+        do throws(ProfileError) {
+            profile = try await UserProfile.fetch(with: signIn, from: configuration.apiURL, field: configuration.userField)
+        } catch {
+            try? await signIn.logout()
+            return apiFailure(error, context: context)
+        }
+
+        let account = AccountKey.user(profile.username)
+        do throws(OAuth2Error) {
+            try await adopt(tokenOf: signIn, as: account, logger: context.logger)
+        } catch {
+            try? await signIn.logout()
+            context.logger.error("cannot store the token", metadata: ["oauth2.error": "\(error.code)"])
+            return Responses.html(Page.error("The sign-in could not be saved.", code: error.code), status: .internalServerError)
+        }
+        context.logger.info("signed in", metadata: ["account": "\(account)"])
+        let newSessionID = sessions.completeSignIn(session: sessionID, account: account)
+        var response = Responses.redirect(to: "/")
+        response.setCookie(app.cookie.setting(newSessionID))
+        return response
+    }
+
+    /// Moves the token the sign-in got to the user's account, and revokes the
+    /// user's earlier grant, if any (a sign-in from another browser), rather
+    /// than leave it alive at the provider.
+    ///
+    /// Throws only while the new token is not yet the user's; after that,
+    /// a failure to tidy up is logged, since the sign-in itself succeeded.
+    private func adopt(tokenOf signIn: OAuth2Client, as account: String, logger: Logger) async throws(OAuth2Error) {
+        // The store holds the newest token: the profile call may have refreshed it.
+        guard let token = try await load(signIn.account) ?? signIn.currentToken else {
+            throw OAuth2Error(code: .notAuthenticated, message: "the sign-in's token disappeared")
+        }
+        let previous = try? await load(account)
+        try await provider.client(account: account).setToken(token)
+        do throws(OAuth2Error) {
+            try await delete(signIn.account)
+        } catch {
+            logger.warning("cannot delete a sign-in's temporary token file", metadata: ["oauth2.error": "\(error.code)"])
+        }
+        guard let previous, previous.accessToken != token.accessToken else { return }
+        let retired = provider.client(account: AccountKey.signIn())
+        do throws(OAuth2Error) {
+            try await retired.setToken(previous)
+            try await retired.logout()
+        } catch {
+            logger.warning("cannot revoke the user's previous grant", metadata: ["oauth2.error": "\(error.code)"])
+        }
+    }
+
+    // MARK: - GET /me
+
+    /// The provider's API answer for the signed-in user, through
+    /// ``OAuth2Client/send(_:)`` (signed, refreshed when needed). A lost
+    /// token sends the browser back to `/login`.
+    @Sendable func me(_ request: Request, context: some RequestContext) async throws -> Response {
+        let sessionID = app.cookie.sessionID(in: request)
+        guard let account = sessions.account(of: sessionID) else {
+            return Responses.redirect(to: "/login")
+        }
+        do throws(ProfileError) {
+            return Responses.json(try await profile(of: account).body)
+        } catch where error.tokenLost {
+            context.logger.info("token lost; signing in again", metadata: ["account": "\(account)"])
+            sessions.forgetAccount(of: sessionID)
+            return Responses.redirect(to: "/login")
+        } catch {
+            return apiFailure(error, context: context)
+        }
+    }
+
+    // MARK: - POST /logout
+
+    /// Revokes the user's token at the provider, deletes it, and ends every
+    /// session of that user: the token is per user, so signing out is too.
+    @Sendable func logout(_ request: Request, context: some RequestContext) async throws -> Response {
+        // SameSite=Lax already keeps the cookie off cross-site POSTs; a
+        // browser's Origin from elsewhere is refused as well.
+        if let origin = request.headers[.origin], origin != configuration.publicOrigin {
+            return Responses.html(Page.failure("Sign-out must come from this site."), status: .forbidden)
+        }
+        let sessionID = app.cookie.sessionID(in: request)
+        if let account = sessions.account(of: sessionID) {
+            do throws(OAuth2Error) {
+                try await provider.client(account: account).logout()
+            } catch {
+                context.logger.error("cannot delete the token", metadata: ["oauth2.error": "\(error.code)"])
+                return Responses.html(Page.error("The sign-out failed.", code: error.code), status: .internalServerError)
+            }
+            sessions.endAll(account: account)
+            context.logger.info("signed out", metadata: ["account": "\(account)"])
+        }
+        sessions.end(sessionID)
+        var response = Responses.redirect(to: "/")
+        response.setCookie(app.cookie.clearing())
+        return response
+    }
+
+    // MARK: - Helpers
+
+    private func profile(of account: String) async throws(ProfileError) -> UserProfile {
+        try await UserProfile.fetch(with: provider.client(account: account), from: configuration.apiURL, field: configuration.userField)
+    }
+
+    private func apiFailure(_ error: ProfileError, context: some RequestContext) -> Response {
+        switch error {
+        case .oauth2(let oauth2Error):
+            context.logger.warning("provider API call failed", metadata: ["oauth2.error": "\(oauth2Error.code)"])
+            return Responses.html(Page.error(error.explanation, code: oauth2Error.code), status: .badGateway)
+        case .unexpectedStatus, .noUsername:
+            context.logger.warning("provider API answer unusable")
+            return Responses.html(Page.failure(error.explanation), status: .badGateway)
+        }
+    }
+
+    private static func isProviderUnreachable(_ error: OAuth2Error) -> Bool {
+        [.transportError, .timeout, .tlsError, .cancelled].contains(error.code)
+            || (error.httpStatus.map { $0 >= 500 } ?? false)
+    }
+
+    private func load(_ account: String) async throws(OAuth2Error) -> AccessToken? {
+        do {
+            return try await provider.store.load(account: account)
+        } catch let error as OAuth2Error {
+            throw error
+        } catch {
+            throw OAuth2Error(code: .storeError, message: "could not read the token store: \(type(of: error))")
+        }
+    }
+
+    private func delete(_ account: String) async throws(OAuth2Error) {
+        do {
+            try await provider.store.delete(account: account)
+        } catch let error as OAuth2Error {
+            throw error
+        } catch {
+            throw OAuth2Error(code: .storeError, message: "could not write the token store: \(type(of: error))")
+        }
+    }
+}

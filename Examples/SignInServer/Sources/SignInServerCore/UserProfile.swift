@@ -1,0 +1,62 @@
+import Foundation
+import OAuth2
+
+/// Who a token belongs to, as the provider's API says.
+struct UserProfile: Sendable {
+    /// The user name, from the API answer's configured field.
+    let username: String
+    /// The API's JSON answer as received, for `/me`.
+    let body: Data
+
+    /// The longest user name accepted; it becomes part of a file name.
+    static let maximumUsernameLength = 256
+
+    /// Calls the API through the client, which signs the request and refreshes when needed.
+    ///
+    /// - Throws: ``ProfileError``.
+    static func fetch(with client: OAuth2Client, from apiURL: URL, field: String) async throws(ProfileError) -> UserProfile {
+        let response: HTTPResponse
+        do throws(OAuth2Error) {
+            var request = OAuth2.HTTPRequest(url: apiURL)
+            request.headers.add(name: "Accept", value: "application/json")
+            response = try await client.send(request)
+        } catch {
+            throw .oauth2(error)
+        }
+        guard (200..<300).contains(response.status) else {
+            throw .unexpectedStatus(response.status)
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
+              let username = object[field] as? String,
+              !username.isEmpty, username.count <= maximumUsernameLength
+        else {
+            throw .noUsername
+        }
+        return UserProfile(username: username, body: response.body)
+    }
+}
+
+/// Why the provider's API did not say who the user is.
+enum ProfileError: Error {
+    /// The framework's error: no token, a lost grant, the provider unreachable, …
+    case oauth2(OAuth2Error)
+    /// The API answered with a status that is not a success.
+    case unexpectedStatus(Int)
+    /// The answer was not a JSON object with a user name in the configured field.
+    case noUsername
+
+    /// Whether the user has to sign in again: the token is gone or no longer accepted.
+    var tokenLost: Bool {
+        guard case .oauth2(let error) = self else { return false }
+        return [.notAuthenticated, .reauthorizationRequired, .invalidToken].contains(error.code)
+    }
+
+    /// What the error page says.
+    var explanation: String {
+        switch self {
+        case .oauth2(let error): "The provider's API could not be called (\(error.code.rawValue))."
+        case .unexpectedStatus(let status): "The provider's API answered HTTP \(status)."
+        case .noUsername: "The provider's API did not say who you are."
+        }
+    }
+}

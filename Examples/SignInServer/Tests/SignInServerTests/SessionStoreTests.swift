@@ -1,0 +1,130 @@
+import Foundation
+import OAuth2
+@testable import SignInServerCore
+import Testing
+
+/// The in-memory sessions: random ids, expiry, bounds; no provider needed.
+struct SessionStoreTests {
+    /// A clock the test moves by hand.
+    final class TestClock: Sendable {
+        private let time = LockedValue(Date(timeIntervalSince1970: 1_700_000_000))
+        var now: Date { time.withLock { $0 } }
+        func advance(by seconds: TimeInterval) { time.withLock { $0 += seconds } }
+    }
+
+    static let transport = CurlTransport()
+
+    func pending() throws -> PendingAuthorization {
+        let configuration = try OAuth2Configuration(
+            clientID: "client",
+            authorizationEndpoint: try requireValue(URL(string: "https://provider.example/authorize"), "URL"),
+            tokenEndpoint: try requireValue(URL(string: "https://provider.example/token"), "URL")
+        )
+        let client = try OAuth2Client(configuration: configuration, transport: Self.transport)
+        return try client.authorizationURL(redirectURI: try requireValue(URL(string: "https://app.example/callback"), "URL"))
+    }
+
+    func store(_ clock: TestClock, capacity: Int = 100) -> SessionStore {
+        SessionStore(capacity: capacity, now: { clock.now })
+    }
+
+    @Test func sessionIDsAreLongRandomAndCookieSafe() {
+        let ids = (0..<100).map { _ in SessionID.make() }
+        #expect(Set(ids).count == ids.count)
+        for id in ids {
+            #expect(id.count == 43)
+            #expect(id.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+        }
+    }
+
+    @Test func aPendingSignInIsKeptUnderTheSessionID() throws {
+        let sessions = store(TestClock())
+        let pending = try pending()
+        let id = sessions.startSignIn(pending, session: nil)
+        #expect(sessions.pendingSignIn(of: id) == pending)
+        #expect(sessions.pendingSignIn(of: "another id") == nil)
+    }
+
+    @Test func aPendingSignInExpiresAfterTenMinutes() throws {
+        let clock = TestClock()
+        let sessions = store(clock)
+        let id = sessions.startSignIn(try pending(), session: nil)
+
+        clock.advance(by: 599)
+        #expect(sessions.pendingSignIn(of: id) != nil)
+        clock.advance(by: 2)
+        #expect(sessions.pendingSignIn(of: id) == nil)
+        #expect(sessions.count == 0)
+    }
+
+    @Test func startingASignInReusesALiveSessionAndReplacesAnUnknownOne() throws {
+        let sessions = store(TestClock())
+        let first = sessions.startSignIn(try pending(), session: nil)
+        #expect(sessions.startSignIn(try pending(), session: first) == first)
+        let planted = sessions.startSignIn(try pending(), session: "chosen-by-an-attacker")
+        #expect(planted != "chosen-by-an-attacker")
+    }
+
+    @Test func completingASignInMovesTheAccountToANewID() throws {
+        let sessions = store(TestClock())
+        let old = sessions.startSignIn(try pending(), session: nil)
+        let new = sessions.completeSignIn(session: old, account: "user:alice")
+
+        #expect(new != old)
+        #expect(sessions.account(of: new) == "user:alice")
+        #expect(sessions.account(of: old) == nil)
+        #expect(sessions.pendingSignIn(of: new) == nil)
+    }
+
+    @Test func anIdleSignedInSessionExpires() {
+        let clock = TestClock()
+        let sessions = store(clock)
+        let id = sessions.completeSignIn(session: nil, account: "user:alice")
+
+        clock.advance(by: 11 * 3600)
+        #expect(sessions.account(of: id) == "user:alice")
+        clock.advance(by: 11 * 3600)
+        #expect(sessions.account(of: id) == "user:alice", "each use restarts the idle time")
+        clock.advance(by: 12 * 3600 + 1)
+        #expect(sessions.account(of: id) == nil)
+    }
+
+    @Test func pastCapacityTheLeastRecentlyUsedSessionIsDropped() throws {
+        let clock = TestClock()
+        let sessions = store(clock, capacity: 3)
+        let kept = sessions.completeSignIn(session: nil, account: "user:alice")
+        clock.advance(by: 1)
+        let dropped = sessions.startSignIn(try pending(), session: nil)
+        clock.advance(by: 1)
+        _ = sessions.startSignIn(try pending(), session: nil)
+        clock.advance(by: 1)
+        _ = sessions.account(of: kept)
+        _ = sessions.startSignIn(try pending(), session: nil)
+
+        #expect(sessions.count == 3)
+        #expect(sessions.account(of: kept) == "user:alice")
+        #expect(sessions.pendingSignIn(of: dropped) == nil)
+    }
+
+    @Test func endingAllSessionsOfAnAccountLeavesOtherAccountsAlone() {
+        let sessions = store(TestClock())
+        let laptop = sessions.completeSignIn(session: nil, account: "user:alice")
+        let phone = sessions.completeSignIn(session: nil, account: "user:alice")
+        let bob = sessions.completeSignIn(session: nil, account: "user:bob")
+
+        sessions.endAll(account: "user:alice")
+        #expect(sessions.account(of: laptop) == nil)
+        #expect(sessions.account(of: phone) == nil)
+        #expect(sessions.account(of: bob) == "user:bob")
+    }
+
+    @Test func forgettingTheAccountKeepsAPendingSignIn() throws {
+        let sessions = store(TestClock())
+        let id = sessions.completeSignIn(session: nil, account: "user:alice")
+        _ = sessions.startSignIn(try pending(), session: id)
+
+        sessions.forgetAccount(of: id)
+        #expect(sessions.account(of: id) == nil)
+        #expect(sessions.pendingSignIn(of: id) != nil)
+    }
+}

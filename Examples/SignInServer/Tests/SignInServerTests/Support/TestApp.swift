@@ -1,0 +1,180 @@
+import Foundation
+import Hummingbird
+import Logging
+import OAuth2
+import ServiceLifecycle
+@testable import SignInServerCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The example app running in this process on 127.0.0.1, against a local
+/// provider, with its own encrypted token store in a temporary directory.
+struct TestApp: Sendable {
+    let app: SignInApp
+    let provider: ProviderEnvironment
+    let baseURL: URL
+    let storeDirectory: String
+    private let services: ServiceGroup
+    private let task: Task<Void, any Error>
+
+    /// The app's token store, for checking what it holds.
+    var store: any TokenStore { app.provider.store }
+
+    /// Runs `body` with a freshly started app, stopping it afterwards whatever happens.
+    static func with<T: Sendable>(
+        _ provider: ProviderEnvironment,
+        expirySkew: Int = 60,
+        requireIssuer: Bool = true,
+        _ body: (TestApp) async throws -> T
+    ) async throws -> T {
+        let app = try await start(provider, expirySkew: expirySkew, requireIssuer: requireIssuer)
+        do {
+            let result = try await body(app)
+            await app.stop()
+            return result
+        } catch {
+            await app.stop()
+            throw error
+        }
+    }
+
+    /// The environment the app reads, as an operator would set it.
+    static func environment(
+        _ provider: ProviderEnvironment,
+        port: Int,
+        storeDirectory: String,
+        key: String,
+        expirySkew: Int,
+        requireIssuer: Bool
+    ) throws -> [String: String] {
+        let client = try provider.client
+        return [
+            "SIGNIN_CLIENT_ID": client.clientID,
+            "SIGNIN_CLIENT_SECRET": client.clientSecret,
+            "SIGNIN_AUTHORIZE_URL": provider.endpoints.authorize.absoluteString,
+            "SIGNIN_TOKEN_URL": provider.endpoints.token.absoluteString,
+            "SIGNIN_REVOKE_URL": provider.endpoints.revoke.absoluteString,
+            "SIGNIN_ISSUER": provider.issuer,
+            "SIGNIN_REQUIRE_ISSUER": requireIssuer ? "1" : "0",
+            "SIGNIN_REDIRECT_URI": "http://127.0.0.1:\(port)/callback",
+            "SIGNIN_API_URL": provider.endpoints.apiMe.absoluteString,
+            "SIGNIN_STORE_DIR": storeDirectory,
+            "SIGNIN_STORE_KEY": key,
+            "SIGNIN_HOST": "127.0.0.1",
+            "SIGNIN_PORT": "\(port)",
+            "SIGNIN_EXPIRY_SKEW": "\(expirySkew)",
+        ]
+    }
+
+    private static func start(_ provider: ProviderEnvironment, expirySkew: Int, requireIssuer: Bool) async throws -> TestApp {
+        // The redirect URI names the port, so the port is chosen first; another
+        // process may take it in between, hence a few tries.
+        var lastError: any Error = TestFailure("the app did not start")
+        for _ in 0..<3 {
+            let port = try freePort()
+            let storeDirectory = FileManager.default.temporaryDirectory
+                .appendingPathComponent("signin-test-\(UUID().uuidString)").path
+            let key = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+            let configuration = try SignInConfiguration(
+                environment: environment(
+                    provider, port: port, storeDirectory: storeDirectory, key: key,
+                    expirySkew: expirySkew, requireIssuer: requireIssuer
+                )
+            )
+            var logger = Logger(label: "SignInServerTests")
+            logger.logLevel = .warning
+            let app = try SignInApp(configuration: configuration, logger: logger)
+            let (running, continuation) = AsyncStream<Int>.makeStream()
+            let application = app.makeApplication { port in continuation.yield(port) }
+            // A service group, so that the test can stop the server gracefully, as SIGTERM would.
+            let services = ServiceGroup(configuration: .init(services: [application], logger: logger))
+            let task = Task {
+                defer { continuation.finish() }
+                try await services.run()
+            }
+            var iterator = running.makeAsyncIterator()
+            if let listening = await iterator.next(), listening == port {
+                return TestApp(
+                    app: app,
+                    provider: provider,
+                    baseURL: try requireValue(URL(string: "http://127.0.0.1:\(port)"), "bad base URL"),
+                    storeDirectory: storeDirectory,
+                    services: services,
+                    task: task
+                )
+            }
+            await services.triggerGracefulShutdown()
+            if case .failure(let error) = await task.result { lastError = error }
+            await app.shutdown()
+            try? FileManager.default.removeItem(atPath: storeDirectory)
+        }
+        throw lastError
+    }
+
+    /// Stops the server, closes the transport and removes the token store.
+    func stop() async {
+        await services.triggerGracefulShutdown()
+        _ = await task.result
+        await app.shutdown()
+        try? FileManager.default.removeItem(atPath: storeDirectory)
+    }
+
+    /// A browser with an empty cookie jar.
+    func browser() -> TestBrowser {
+        TestBrowser(app: self)
+    }
+
+    /// Signs `user` in with `browser` and returns the provider's redirect (the callback URL) it used.
+    @discardableResult
+    func signIn(_ browser: TestBrowser, as user: String) async throws -> String {
+        let callback = try await startSignIn(browser, as: user)
+        let response = try await browser.follow(callback)
+        guard response.status == 303, response.location == "/" else {
+            throw TestFailure("the callback answered \(response.status): \(response.bodyText)")
+        }
+        return callback
+    }
+
+    /// Starts a sign-in and lets the user consent at the provider, but does not deliver the callback.
+    func startSignIn(_ browser: TestBrowser, as user: String, deny: Bool = false) async throws -> String {
+        let login = try await browser.get("/login")
+        guard login.status == 303, let authorizeURL = login.location else {
+            throw TestFailure("/login answered \(login.status)")
+        }
+        return try await ProviderBrowser.authorize(authorizeURL, as: try provider.user(user), provider: provider, deny: deny)
+    }
+
+    /// The token the app stores for a provider user.
+    func storedToken(of user: String) async throws -> AccessToken? {
+        try await store.load(account: AccountKey.user(user))
+    }
+
+    /// Calls the provider's API directly with an access token: whether the provider still accepts it.
+    func providerAccepts(_ token: AccessToken) async throws -> Bool {
+        let request = OAuth2.HTTPRequest(url: provider.endpoints.apiMe, headers: ["Authorization": "Bearer \(token.accessToken.value)"])
+        let response = try await TestBrowser.transport.send(request)
+        return response.status == 200
+    }
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+func freePort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw TestFailure("socket() failed") }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard bound == 0 else { throw TestFailure("bind() failed") }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let named = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    guard named == 0 else { throw TestFailure("getsockname() failed") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}

@@ -1,0 +1,78 @@
+import Foundation
+import OAuth2
+
+/// One browser talking to the app: its own cookie jar, redirects not followed.
+///
+/// Requests go through the framework's ``CurlTransport``; cookies are
+/// handled here (name and value only: the app sets one, host-only, `Path=/`).
+final class TestBrowser: Sendable {
+    /// Every test's requests share one transport, like a browser's connection pool.
+    static let transport = CurlTransport()
+
+    let base: URL
+    private let jar = LockedValue([String: String]())
+
+    init(app: TestApp) {
+        base = app.baseURL
+    }
+
+    /// The cookies the browser holds.
+    var cookies: [String: String] {
+        jar.withLock { $0 }
+    }
+
+    /// The session cookie's value, if the browser holds one.
+    var sessionID: String? {
+        jar.withLock { $0.first(where: { $0.key.contains("signin-session") })?.value }
+    }
+
+    /// GETs a path (with its query) on the app.
+    func get(_ pathAndQuery: String) async throws -> OAuth2.HTTPResponse {
+        try await send("GET", pathAndQuery)
+    }
+
+    /// POSTs an empty form to a path on the app.
+    func post(_ path: String, headers: [(String, String)] = []) async throws -> OAuth2.HTTPResponse {
+        try await send("POST", path, headers: headers + [("Content-Type", "application/x-www-form-urlencoded")], body: Data())
+    }
+
+    /// GETs the path and query of a URL, whatever its host and port: the provider's redirect to the app.
+    func follow(_ redirect: String) async throws -> OAuth2.HTTPResponse {
+        let url = try requireValue(URL(string: redirect), "not a URL: \(redirect)")
+        return try await get(url.path + (url.query.map { "?\($0)" } ?? ""))
+    }
+
+    private func send(_ method: String, _ pathAndQuery: String, headers: [(String, String)] = [], body: Data? = nil) async throws -> OAuth2.HTTPResponse {
+        let url = try requireValue(URL(string: pathAndQuery, relativeTo: base)?.absoluteURL, "bad path \(pathAndQuery)")
+        var fields = HTTPHeaders(headers)
+        let cookieHeader = jar.withLock { $0.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
+        if !cookieHeader.isEmpty {
+            fields.add(name: "Cookie", value: cookieHeader)
+        }
+        let response = try await Self.transport.send(OAuth2.HTTPRequest(method: method, url: url, headers: fields, body: body))
+        for setCookie in response.headers.values(for: "Set-Cookie") {
+            store(setCookie)
+        }
+        return response
+    }
+
+    private func store(_ setCookie: String) {
+        let parts = setCookie.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let pair = parts.first, let equals = pair.firstIndex(of: "=") else { return }
+        let name = String(pair[..<equals])
+        let value = String(pair[pair.index(after: equals)...])
+        let expired = parts.dropFirst().contains { $0.lowercased() == "max-age=0" }
+        jar.withLock { jar in
+            if expired || value.isEmpty {
+                jar.removeValue(forKey: name)
+            } else {
+                jar[name] = value
+            }
+        }
+    }
+}
+
+extension OAuth2.HTTPResponse {
+    /// The `Location` header.
+    var location: String? { headers["Location"] }
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds and tests the Hummingbird example, Examples/SignInServer (a package of
+# its own, so the root package never pulls Hummingbird).
+#
+#   scripts/test-server-example.sh [extra `swift test` arguments]
+#
+# Its integration tests need two local providers (Tests/Provider/README.md),
+# given as env.json paths in OAUTH2_IT_PROVIDER (tokens valid an hour) and
+# OAUTH2_IT_SHORT_PROVIDER (tokens valid 2 seconds). When a variable is unset,
+# or names a provider that is not running, this script starts one of its own
+# (signin-example, signin-example-short) and stops it on exit.
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+swift="${SWIFT:-swift}"
+started=()
+
+cleanup() {
+    for name in "${started[@]}"; do
+        "$repo_root/scripts/provider-stop.sh" --name "$name" >/dev/null 2>&1 || true
+    done
+}
+trap cleanup EXIT
+
+# Whether an env.json describes a provider whose process is alive.
+running() {
+    [ -f "$1" ] || return 1
+    local pid
+    pid="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["pid"])' "$1" 2>/dev/null)" || return 1
+    kill -0 "$pid" 2>/dev/null
+}
+
+# use_provider VARIABLE NAME [provider-start.sh arguments]
+use_provider() {
+    local variable="$1" name="$2"
+    shift 2
+    local current="${!variable:-}"
+    if [ -n "$current" ] && running "$current"; then
+        return 0
+    fi
+    "$repo_root/scripts/provider-start.sh" --name "$name" "$@" >/dev/null
+    started+=("$name")
+    export "$variable=$repo_root/.build/provider/$name/env.json"
+}
+
+use_provider OAUTH2_IT_PROVIDER signin-example
+use_provider OAUTH2_IT_SHORT_PROVIDER signin-example-short --access-token-lifetime 2
+# The suites skip without providers; here they must run.
+export SIGNIN_REQUIRE_PROVIDER=1
+
+cd "$repo_root/Examples/SignInServer"
+"$swift" build --build-tests
+"$swift" test "$@"
