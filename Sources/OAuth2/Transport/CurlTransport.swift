@@ -16,7 +16,8 @@
 /// - The request is sent as built: libcurl's own `Accept`, `Expect` and form
 ///   `Content-Type` headers are suppressed; `Content-Length` comes from the
 ///   body (a caller's `Content-Length` field is ignored).
-/// - libcurl's usual proxy environment variables (`https_proxy`, `no_proxy`, …) apply.
+/// - libcurl's usual proxy environment variables (`https_proxy`, `no_proxy`, …)
+///   apply, except to loopback hosts, which are always reached directly.
 ///
 /// Call ``shutdown()`` when done. A transport released without it stops its
 /// thread in the background: nothing can be in flight then, since every
