@@ -14,8 +14,10 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root"
 swift="${SWIFT:-swift}"
 
-say() { printf '\n\033[1mdemo:\033[0m %s\n' "$*" >&2; }
-show() { printf '\033[2m$ %s\033[0m\n' "$*" >&2; }
+# Bold and dim only on a terminal, and never with NO_COLOR set.
+if [ -t 2 ] && [ -z "${NO_COLOR:-}" ]; then bold=$'\033[1m' dim=$'\033[2m' plain=$'\033[0m'; else bold="" dim="" plain=""; fi
+say() { printf '\n%sdemo:%s %s\n' "$bold" "$plain" "$*" >&2; }
+show() { printf '%s$ %s%s\n' "$dim" "$*" "$plain" >&2; }
 
 say "building the oauth2 CLI ($swift build --product oauth2)"
 "$swift" build --product oauth2 >&2
