@@ -56,6 +56,7 @@ let package = Package(
         .testTarget(
             name: "TransportTests",
             dependencies: ["OAuth2"],
+            exclude: ["Server"],
             swiftSettings: strictSettings
         ),
     ]

@@ -58,4 +58,14 @@ static inline CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption optio
     return curl_multi_setopt(handle, option, value);
 }
 
+// CURLMsg keeps its result in an anonymous union; these read it without
+// relying on how Swift imports the union.
+static inline int ccurl_msg_is_done(const CURLMsg *message) {
+    return message->msg == CURLMSG_DONE;
+}
+
+static inline CURLcode ccurl_msg_result(const CURLMsg *message) {
+    return message->data.result;
+}
+
 #endif

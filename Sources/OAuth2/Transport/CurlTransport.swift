@@ -1,6 +1,81 @@
-import CCurl
+/// The default ``HTTPTransport``: libcurl, one multi handle, one thread.
+///
+/// Create one transport and share it: every client, every account and every
+/// task can send through it at once. Connections are kept alive and reused
+/// (HTTP/1.1 keep-alive, HTTP/2 when an `https` server offers it).
+///
+/// - A request goes to a dedicated thread that drives libcurl; the caller's
+///   task waits without blocking a thread.
+/// - Only absolute `http` and `https` URLs are sent, TLS certificates are
+///   always verified, redirects are followed only when the request asks, and
+///   the response body is bounded (``HTTPRequest/maxResponseSize``, else
+///   ``Configuration/maxResponseSize``; response headers are bounded to 256 KiB).
+/// - Cancelling the sending Task abandons the request at once: `send` throws
+///   `CancellationError` (not ``HTTPTransportError/cancelled``) and the
+///   transfer is removed from libcurl.
+/// - The request is sent as built: libcurl's own `Accept`, `Expect` and form
+///   `Content-Type` headers are suppressed; `Content-Length` comes from the
+///   body (a caller's `Content-Length` field is ignored).
+/// - libcurl's usual proxy environment variables (`https_proxy`, `no_proxy`, …) apply.
+///
+/// Call ``shutdown()`` when done. A transport released without it stops its
+/// thread in the background: nothing can be in flight then, since every
+/// `send` keeps the transport alive until it returns.
+public final class CurlTransport: HTTPTransport, Sendable {
+    /// The settings this transport was created with.
+    public let configuration: Configuration
+    private let engine: Result<CurlEngine, HTTPTransportError>
 
-/// Placeholder: the libcurl transport is being built.
-enum CurlVersion {
-    static var text: String { String(cString: curl_version()) }
+    /// Creates a transport and starts its thread.
+    ///
+    /// Should libcurl or the thread fail to start (out of memory, a broken
+    /// libcurl), every `send` throws ``HTTPTransportError/other(_:)`` saying why.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        do {
+            engine = .success(try CurlEngine(configuration: configuration))
+        } catch {
+            engine = .failure(error)
+        }
+    }
+
+    deinit {
+        if case .success(let engine) = engine {
+            engine.stop()
+        }
+    }
+
+    /// Sends one request and returns the whole response.
+    ///
+    /// Any HTTP status is a response, not an error.
+    ///
+    /// - Throws: `CancellationError` when the Task is cancelled;
+    ///   ``HTTPTransportError/unsupportedURL`` or ``HTTPTransportError/invalidRequest``
+    ///   before anything is sent; ``HTTPTransportError/shutDown`` after
+    ///   ``shutdown()``; otherwise the ``HTTPTransportError`` saying why no
+    ///   complete response arrived (`.timeout`, `.connectFailed`, `.tlsFailed`,
+    ///   `.responseTooLarge`, `.connectionLost`, `.tooManyRedirects`, `.other`).
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let engine = try self.engine.get()
+        try Task.checkCancellation()
+        let transfer = try CurlTransfer(request: request, configuration: configuration)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                engine.submit(transfer, continuation: continuation)
+            }
+        } onCancel: {
+            engine.cancel(transfer)
+        }
+    }
+
+    /// Fails every queued and running request with ``HTTPTransportError/shutDown``,
+    /// stops the thread, frees every libcurl handle and closes every connection.
+    ///
+    /// Returns once all of that is done. Later sends throw
+    /// ``HTTPTransportError/shutDown``. Calling it again is harmless.
+    public func shutdown() async {
+        if case .success(let engine) = engine {
+            await engine.stopAndWait()
+        }
+    }
 }

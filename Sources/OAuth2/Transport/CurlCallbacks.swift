@@ -1,0 +1,137 @@
+import CCurl
+
+// libcurl's write and header callbacks. Both run on the engine thread, inside
+// curl_multi_perform, with the unretained address of the transfer as user data:
+// the engine keeps the transfer alive for as long as its easy handle is in the
+// multi handle, and resets the handle before letting go of it.
+
+/// Appends body bytes, refusing (and so aborting the transfer) past the size limit.
+let curlWriteCallback: ccurl_data_callback = { data, size, count, context in
+    guard let context else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    let length = size &* count
+    guard length > 0, let data else { return length }
+    guard length <= transfer.maxResponseSize &- transfer.responseBody.count else {
+        transfer.exceededLimit = true
+        return 0
+    }
+    if transfer.responseBody.isEmpty, let easy = transfer.easy {
+        var announced: curl_off_t = -1
+        if ccurl_easy_getinfo_off_t(easy.handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced) == CURLE_OK,
+            announced > length, announced <= transfer.maxResponseSize {
+            transfer.responseBody.reserveCapacity(Int(announced))
+        }
+    }
+    data.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in
+        transfer.responseBody.append(bytes, count: length)
+    }
+    return length
+}
+
+/// Collects the header fields of the last response; a status line starts a new response.
+let curlHeaderCallback: ccurl_data_callback = { data, size, count, context in
+    guard let context else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    let length = size &* count
+    guard length > 0, let data else { return length }
+    transfer.headerBytes &+= length
+    guard transfer.headerBytes <= CurlTransfer.maxHeaderBytes else {
+        transfer.exceededLimit = true
+        return 0
+    }
+    let line = UnsafeRawBufferPointer(start: data, count: length)
+    guard transfer.receiveHeaderLine(line) else {
+        transfer.exceededLimit = true
+        return 0
+    }
+    return length
+}
+
+extension CurlTransfer {
+    /// Parses one header line as libcurl delivers it (CRLF included).
+    ///
+    /// Redirects and interim (1xx) responses each begin with a status line,
+    /// which clears what came before, so only the final response's fields remain.
+    /// Returns `false` to refuse the response: its `Content-Length` is over the limit.
+    func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Bool {
+        var end = line.count
+        while end > 0, line[end - 1] == UInt8(ascii: "\r") || line[end - 1] == UInt8(ascii: "\n") {
+            end -= 1
+        }
+        guard end > 0 else {
+            flushPendingHeader()
+            return !announcesBodyOverLimit()
+        }
+        let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
+        if bytes.starts(with: "HTTP/".utf8) {
+            pendingHeader = nil
+            responseHeaders = HTTPHeaders()
+            responseBody = Data()
+            responseStatus = Self.statusCode(inStatusLine: bytes)
+            return true
+        }
+        if bytes[0] == UInt8(ascii: " ") || bytes[0] == UInt8(ascii: "\t") {
+            // Obsolete line folding (RFC 9112 §5.2): the line continues the previous value.
+            guard let pending = pendingHeader else { return true }
+            let more = Self.trimmed(bytes)
+            pendingHeader = (pending.name, pending.value.isEmpty ? more : pending.value + " " + more)
+            return true
+        }
+        flushPendingHeader()
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0 else { return true }
+        let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<colon]), as: UTF8.self)
+        pendingHeader = (name, Self.trimmed(UnsafeRawBufferPointer(rebasing: bytes[(colon + 1)...])))
+        return true
+    }
+
+    /// Whether the headers just completed announce a body larger than the limit.
+    ///
+    /// Checked at the end of the headers, so the body is refused before any of
+    /// it is read. Responses without a body of their own are exempt: HEAD,
+    /// 1xx, 204, 304, and a redirect libcurl is about to follow (its body is skipped).
+    private func announcesBodyOverLimit() -> Bool {
+        switch responseStatus {
+        case 100..<200, 204, 304: return false
+        case 300..<400 where followRedirects && responseHeaders.contains("Location"): return false
+        default: break
+        }
+        guard method != .head, let text = responseHeaders["Content-Length"], let announced = Int(text) else {
+            return false
+        }
+        return announced > maxResponseSize
+    }
+
+    /// The three-digit code of a status line (`HTTP/1.1 200 OK`, `HTTP/2 404`), or 0.
+    private static func statusCode(inStatusLine line: UnsafeRawBufferPointer) -> Int {
+        guard let space = line.firstIndex(of: UInt8(ascii: " ")) else { return 0 }
+        var code = 0
+        var digits = 0
+        for byte in line[(space + 1)...] {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 3 else { break }
+            code = code * 10 + Int(byte - UInt8(ascii: "0"))
+            digits += 1
+        }
+        return digits == 3 ? code : 0
+    }
+
+    /// Adds the field being read, now that no continuation line can follow.
+    func flushPendingHeader() {
+        if let pending = pendingHeader {
+            responseHeaders.add(name: pending.name, value: pending.value)
+            pendingHeader = nil
+        }
+    }
+
+    /// The bytes without leading and trailing spaces and tabs, as a string.
+    private static func trimmed(_ bytes: UnsafeRawBufferPointer) -> String {
+        var start = 0
+        var end = bytes.count
+        while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") {
+            start += 1
+        }
+        while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") {
+            end -= 1
+        }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+    }
+}

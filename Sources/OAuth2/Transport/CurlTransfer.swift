@@ -1,0 +1,198 @@
+import CCurl
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One request on its way through a ``CurlEngine``: what to send, the
+/// caller's continuation, and the response as it arrives.
+///
+/// Created on the caller's thread, which also does the work that needs no
+/// libcurl (validation, the header list, the body copy), so the engine thread
+/// only sets options and drives the transfer.
+final class CurlTransfer: @unchecked Sendable {
+    // @unchecked: `state` is guarded by the engine's lock; `easy`, `activeIndex`
+    // and the response fields are touched only by the engine thread (and handed
+    // over through that lock); everything else is immutable after init.
+
+    /// Who may still resume the caller. Guarded by the engine's lock.
+    enum State {
+        /// Built, continuation not registered yet.
+        /// → `waiting` (registered), → `cancelledEarly` (the Task was cancelled first).
+        case created
+        /// The Task was cancelled before the continuation existed; registering
+        /// resumes it with `CancellationError` at once. → `finished`.
+        case cancelledEarly
+        /// Queued or running; whoever moves it to `finished` resumes the caller.
+        /// → `finished` (completion, cancellation or shutdown).
+        case waiting(CheckedContinuation<HTTPResponse, any Error>)
+        /// The caller has been resumed (or is being resumed); nothing more to do. Terminal.
+        case finished
+    }
+
+    /// How the method is expressed to libcurl.
+    enum Method: Equatable {
+        case get
+        case head
+        case post
+        case custom(String)
+    }
+
+    var state: State = .created
+
+    let url: URL
+    let urlString: String
+    let method: Method
+    /// The header list handed to libcurl; freed in `deinit`, after the easy
+    /// handle that pointed at it has been reset.
+    let headerList: UnsafeMutablePointer<curl_slist>?
+    /// Our own copy of the body (non-nil for every POST), `nil` for none:
+    /// libcurl reads POSTFIELDS in place while it sends.
+    let bodyStorage: UnsafeMutableRawPointer?
+    let bodyCount: Int
+    let timeoutMilliseconds: Int
+    let maxResponseSize: Int
+    let followRedirects: Bool
+
+    // Engine thread only.
+    var easy: CurlEasyHandle?
+    var activeIndex = -1
+    /// The status code of the response being read, from its status line.
+    var responseStatus = 0
+    var responseHeaders = HTTPHeaders()
+    /// The field being read, kept back until the next line shows it is not folded onto.
+    var pendingHeader: (name: String, value: String)?
+    var responseBody = Data()
+    var headerBytes = 0
+    /// Set when a callback refused data for being over a limit.
+    var exceededLimit = false
+
+    /// The most header bytes accepted over all responses of one request (redirects included).
+    static let maxHeaderBytes = 256 * 1024
+
+    /// Validates and prepares a request.
+    ///
+    /// - Throws: ``HTTPTransportError/unsupportedURL`` for anything but an
+    ///   absolute `http`/`https` URL with a host; ``HTTPTransportError/invalidRequest``
+    ///   for a malformed method or header.
+    init(request: HTTPRequest, configuration: CurlTransport.Configuration) throws(HTTPTransportError) {
+        let scheme = request.url.scheme?.lowercased()
+        guard scheme == "http" || scheme == "https", let host = request.url.host, !host.isEmpty else {
+            throw .unsupportedURL
+        }
+        let urlString = request.url.absoluteString
+        guard !urlString.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+            throw HTTPTransportError.unsupportedURL.with(message: "the URL contains spaces or control characters")
+        }
+        guard Self.isToken(request.method) else {
+            throw HTTPTransportError.invalidRequest.with(message: "the method is not a valid HTTP token")
+        }
+        let method: Method
+        switch request.method {
+        case "GET": method = request.body == nil ? .get : .custom("GET")
+        case "HEAD":
+            guard request.body == nil else {
+                throw HTTPTransportError.invalidRequest.with(message: "a HEAD request cannot carry a body")
+            }
+            method = .head
+        case "POST": method = .post
+        default: method = .custom(request.method)
+        }
+        self.method = method
+        headerList = try Self.makeHeaderList(request.headers, hasBody: request.body != nil || method == .post)
+
+        if let data = request.body {
+            let storage = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(data.count, 1), alignment: 1)
+            data.copyBytes(to: storage.assumingMemoryBound(to: UInt8.self), count: data.count)
+            bodyStorage = storage
+            bodyCount = data.count
+        } else if method == .post {
+            // An empty POST still needs a non-NULL POSTFIELDS, or libcurl reads the body from stdin.
+            bodyStorage = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+            bodyCount = 0
+        } else {
+            bodyStorage = nil
+            bodyCount = 0
+        }
+
+        self.url = request.url
+        self.urlString = urlString
+        timeoutMilliseconds = (request.timeout ?? configuration.timeout).curlMilliseconds
+        maxResponseSize = Swift.max(request.maxResponseSize ?? configuration.maxResponseSize, 0)
+        followRedirects = request.followRedirects
+    }
+
+    deinit {
+        curl_slist_free_all(headerList)
+        bodyStorage?.deallocate()
+    }
+
+    /// The request's header lines for libcurl, with libcurl's own additions switched off.
+    private static func makeHeaderList(
+        _ headers: HTTPHeaders,
+        hasBody: Bool
+    ) throws(HTTPTransportError) -> UnsafeMutablePointer<curl_slist>? {
+        var list: UnsafeMutablePointer<curl_slist>?
+        var complete = false
+        defer { if !complete { curl_slist_free_all(list) } }
+
+        func append(_ line: String) throws(HTTPTransportError) {
+            // libcurl copies the line; on allocation failure it returns NULL and keeps the list.
+            guard let longer = curl_slist_append(list, line) else {
+                throw .other("out of memory building the request headers")
+            }
+            list = longer
+        }
+
+        var hasAccept = false
+        var hasExpect = false
+        var hasContentType = false
+        for field in headers {
+            guard isToken(field.name) else {
+                throw HTTPTransportError.invalidRequest.with(message: "a header name is not a valid HTTP token")
+            }
+            guard !field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
+                throw HTTPTransportError.invalidRequest.with(
+                    message: "the value of header \(field.name) contains a line break or NUL"
+                )
+            }
+            if HTTPHeaders.namesEqual(field.name, "Content-Length") {
+                // libcurl states the length of the body it sends; a second one would contradict it.
+                continue
+            }
+            if HTTPHeaders.namesEqual(field.name, "Transfer-Encoding") {
+                throw HTTPTransportError.invalidRequest.with(message: "Transfer-Encoding cannot be set: bodies are sent whole")
+            }
+            hasAccept = hasAccept || HTTPHeaders.namesEqual(field.name, "Accept")
+            hasExpect = hasExpect || HTTPHeaders.namesEqual(field.name, "Expect")
+            hasContentType = hasContentType || HTTPHeaders.namesEqual(field.name, "Content-Type")
+            // "Name;" is libcurl's spelling of a header with an empty value ("Name:" would remove it).
+            try append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
+        }
+        // libcurl adds headers of its own (Accept: */*, Expect: 100-continue, a form
+        // Content-Type); "Name:" removes one, so a request goes out as the caller built it.
+        if !hasAccept { try append("Accept:") }
+        if !hasExpect { try append("Expect:") }
+        if hasBody, !hasContentType { try append("Content-Type:") }
+        complete = true
+        return list
+    }
+
+    /// Whether `text` is an RFC 9110 token: the only characters a method or header name may have.
+    static func isToken(_ text: String) -> Bool {
+        guard !text.isEmpty else { return false }
+        return text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
+                return true
+            default:
+                return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+            }
+        }
+    }
+}

@@ -1,0 +1,61 @@
+extension CurlTransport {
+    /// The settings of a ``CurlTransport``, fixed when it is created.
+    ///
+    /// A request's own ``HTTPRequest/timeout`` and ``HTTPRequest/maxResponseSize``
+    /// take precedence over the defaults here.
+    public struct Configuration: Sendable {
+        /// The longest a whole exchange may take when the request sets no timeout (30 s).
+        ///
+        /// It counts from the moment the transport thread takes the request,
+        /// so it includes waiting for a free connection.
+        public var timeout: Duration
+        /// The longest connecting (TCP and TLS handshakes) may take (10 s).
+        public var connectTimeout: Duration
+        /// The largest response body accepted when the request sets no limit (1 MiB).
+        public var maxResponseSize: Int
+        /// How many idle connections are kept open for reuse (64).
+        ///
+        /// Keep it at least as high as the number of concurrent requests the
+        /// transport serves, or connections are closed and reopened.
+        public var maxConnections: Int
+        /// How many connections are opened to one host at most (64).
+        ///
+        /// Requests beyond it wait inside the transport for a connection to
+        /// become free (their timeout runs meanwhile), instead of opening
+        /// connections that would be closed again right after.
+        public var maxConnectionsPerHost: Int
+        /// A PEM file of certificate authorities to trust instead of the system's, or `nil`.
+        ///
+        /// TLS verification itself cannot be turned off.
+        public var caFile: String?
+
+        /// Creates a configuration; every parameter has a default.
+        public init(
+            timeout: Duration = .seconds(30),
+            connectTimeout: Duration = .seconds(10),
+            maxResponseSize: Int = 1 << 20,
+            maxConnections: Int = 64,
+            maxConnectionsPerHost: Int = 64,
+            caFile: String? = nil
+        ) {
+            self.timeout = timeout
+            self.connectTimeout = connectTimeout
+            self.maxResponseSize = maxResponseSize
+            self.maxConnections = maxConnections
+            self.maxConnectionsPerHost = maxConnectionsPerHost
+            self.caFile = caFile
+        }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, at least 1: libcurl reads a timeout of 0 as "no timeout".
+    var curlMilliseconds: Int {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0, attoseconds >= 0 || seconds > 0 else { return 1 }
+        let (millis, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        guard !overflow else { return Int(Int32.max) }
+        let total = millis + attoseconds / 1_000_000_000_000_000
+        return Swift.min(Swift.max(Int(truncatingIfNeeded: total), 1), Int(Int32.max))
+    }
+}

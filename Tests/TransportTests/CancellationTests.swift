@@ -1,0 +1,98 @@
+import Foundation
+import OAuth2
+import Testing
+
+extension CurlTransportTests {
+    @Suite(.timeLimit(.minutes(1))) struct Cancellation {
+        @Test func cancelledBeforeStartThrowsWithoutSending() async throws {
+            let server = try currentServer()
+            let tag = uniqueTag()
+            let request = taggedRequest(try server.url("/echo/never"), tag: tag)
+            let stats = try await withTransport { transport in
+                let task = Task {
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    return try await transport.send(request)
+                }
+                await #expect(throws: CancellationError.self) { try await task.value }
+                return try await server.stats(tag: tag, via: transport)
+            }
+            #expect(stats.requests == 0)
+        }
+
+        @Test func cancelledDuringTransferThrowsPromptly() async throws {
+            let server = try currentServer()
+            let tag = uniqueTag()
+            let request = taggedRequest(try server.url("/slow?delay=30"), tag: tag)
+            try await withTransport { transport in
+                let task = Task { try await transport.send(request) }
+                try await server.waitForRequests(tag: tag, count: 1, via: transport)
+                task.cancel()
+                await #expect(throws: CancellationError.self) { try await task.value }
+                // The transport goes on serving after a cancellation.
+                let response = try await transport.send(HTTPRequest(url: try server.url("/echo/after")))
+                #expect(response.bodyText == "after")
+            }
+        }
+
+        @Test func cancelledAfterCompletionKeepsTheResponse() async throws {
+            let server = try currentServer()
+            let request = HTTPRequest(url: try server.url("/echo/done"))
+            let response = try await withTransport { transport in
+                let task = Task { try await transport.send(request) }
+                let response = try await task.value
+                task.cancel()
+                return response
+            }
+            #expect(response.bodyText == "done")
+        }
+
+        @Test func randomCancellationsResumeEveryCallerExactlyOnce() async throws {
+            let server = try currentServer()
+            // Every third request is slow (up to 9 ms); cancellations land before,
+            // during and after transfers, in waves of 20 concurrent requests.
+            let urls = try (0..<300).map { index in
+                index.isMultiple(of: 3)
+                    ? try server.url("/slow?delay=0.00\(index % 10)")
+                    : try server.url("/echo/storm-\(index)")
+            }
+            let outcomes = try await withTransport { transport in
+                var outcomes: [Outcome] = []
+                for wave in stride(from: 0, to: urls.count, by: 20) {
+                    await withTaskGroup(of: Outcome.self) { group in
+                        for index in wave..<(wave + 20) {
+                            let url = urls[index]
+                            group.addTask {
+                                let task = Task { try await transport.send(HTTPRequest(url: url)) }
+                                let delay = Int.random(in: 0...20_000)
+                                if delay > 200 {
+                                    try? await Task.sleep(for: .microseconds(delay))
+                                }
+                                task.cancel()
+                                return Outcome(index: index, result: await task.result)
+                            }
+                        }
+                        for await outcome in group {
+                            outcomes.append(outcome)
+                        }
+                    }
+                }
+                return outcomes
+            }
+            #expect(outcomes.count == 300)
+            for outcome in outcomes {
+                switch outcome.result {
+                case .success(let response):
+                    let expected = outcome.index.isMultiple(of: 3) ? "slow" : "storm-\(outcome.index)"
+                    #expect(response.bodyText == expected)
+                case .failure(let error):
+                    #expect(error is CancellationError, "request \(outcome.index) failed with \(error)")
+                }
+            }
+        }
+
+        struct Outcome: Sendable {
+            var index: Int
+            var result: Result<HTTPResponse, any Error>
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import OAuth2
+import Testing
+
+extension CurlTransportTests {
+    @Suite struct Failures {
+        @Test func serverThatNeverAnswersTimesOut() async throws {
+            let server = try currentServer()
+            let request = HTTPRequest(url: try server.url("/hang"), timeout: .milliseconds(300))
+            await #expect(throws: HTTPTransportError.timeout) {
+                try await withTransport { transport in try await transport.send(request) }
+            }
+        }
+
+        @Test func transportDefaultTimeoutAppliesWhenTheRequestSetsNone() async throws {
+            let server = try currentServer()
+            let configuration = CurlTransport.Configuration(timeout: .milliseconds(300))
+            let request = HTTPRequest(url: try server.url("/hang"))
+            await #expect(throws: HTTPTransportError.timeout) {
+                try await withTransport(configuration) { transport in try await transport.send(request) }
+            }
+        }
+
+        @Test func closedPortFailsToConnect() async throws {
+            let server = try currentServer()
+            let error = try await withTransport { transport in
+                let port = try await transport.send(HTTPRequest(url: try server.url("/closed-port"))).bodyText
+                let url = try #require(URL(string: "http://127.0.0.1:\(port)/"))
+                return await #expect(throws: HTTPTransportError.connectFailed) {
+                    try await transport.send(HTTPRequest(url: url))
+                }
+            }
+            #expect(error?.message.contains("127.0.0.1") == true, "the message carries libcurl's detail")
+        }
+
+        @Test(arguments: [false, true])
+        func bodyOverTheLimitIsRefusedWithoutReadingItAll(chunked: Bool) async throws {
+            let server = try currentServer()
+            let tag = uniqueTag()
+            let size = 64 << 20
+            let url = try server.url("/big?size=\(size)&chunked=\(chunked ? 1 : 0)&tag=\(tag)")
+            let report = try await withTransport { transport in
+                await #expect(throws: HTTPTransportError.responseTooLarge) {
+                    try await transport.send(HTTPRequest(url: url, maxResponseSize: 1 << 20))
+                }
+                return try await server.bigReport(tag: tag, via: transport)
+            }
+            #expect(!report.complete, "the transport must hang up instead of reading 64 MiB")
+            #expect(report.sent < size)
+        }
+
+        @Test func transportDefaultSizeLimitAppliesWhenTheRequestSetsNone() async throws {
+            let server = try currentServer()
+            let configuration = CurlTransport.Configuration(maxResponseSize: 1000)
+            let url = try server.url("/big?size=1001&chunked=1&tag=\(uniqueTag())")
+            await #expect(throws: HTTPTransportError.responseTooLarge) {
+                try await withTransport(configuration) { transport in try await transport.send(HTTPRequest(url: url)) }
+            }
+        }
+
+        @Test func bodyExactlyAtTheLimitIsAccepted() async throws {
+            let server = try currentServer()
+            let url = try server.url("/big?size=1000&chunked=1&tag=\(uniqueTag())")
+            let response = try await withTransport { transport in
+                try await transport.send(HTTPRequest(url: url, maxResponseSize: 1000))
+            }
+            #expect(response.body.count == 1000)
+        }
+
+        @Test func connectionDroppedMidResponseIsConnectionLost() async throws {
+            let server = try currentServer()
+            let request = HTTPRequest(url: try server.url("/drop"))
+            await #expect(throws: HTTPTransportError.connectionLost) {
+                try await withTransport { transport in try await transport.send(request) }
+            }
+        }
+
+        @Test func errorStatusIsAResponseNotAnError() async throws {
+            let server = try currentServer()
+            let response = try await withTransport { transport in
+                try await transport.send(HTTPRequest(url: try server.url("/missing")))
+            }
+            #expect(response.status == 404)
+            #expect(response.bodyText == "not found")
+        }
+    }
+}

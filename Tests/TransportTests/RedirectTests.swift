@@ -1,0 +1,49 @@
+import Foundation
+import OAuth2
+import Testing
+
+extension CurlTransportTests {
+    @Suite struct Redirects {
+        @Test func redirectIsReturnedNotFollowedByDefault() async throws {
+            let server = try currentServer()
+            let url = try server.url("/redirect?to=/echo/target")
+            let response = try await withTransport { transport in
+                try await transport.send(HTTPRequest(url: url))
+            }
+            #expect(response.status == 302)
+            #expect(response.headers["Location"] == "/echo/target")
+            #expect(response.url == url)
+        }
+
+        @Test func redirectIsFollowedWhenAsked() async throws {
+            let server = try currentServer()
+            let request = HTTPRequest(url: try server.url("/redirect?to=/echo/target"), followRedirects: true)
+            let response = try await withTransport { transport in
+                try await transport.send(request)
+            }
+            #expect(response.status == 200)
+            #expect(response.bodyText == "target")
+            #expect(response.url == (try server.url("/echo/target")))
+        }
+
+        @Test func followedRedirectReportsOnlyTheFinalResponsesHeaders() async throws {
+            let server = try currentServer()
+            let request = HTTPRequest(url: try server.url("/redirect?to=/headers"), followRedirects: true)
+            let response = try await withTransport { transport in
+                try await transport.send(request)
+            }
+            #expect(response.headers["X-Single"] == "one")
+            #expect(!response.headers.contains("X-Hop"))
+            #expect(!response.headers.contains("Location"))
+            #expect(response.headers.values(for: "Content-Length").count == 1)
+        }
+
+        @Test func endlessRedirectsStopAtTheLimit() async throws {
+            let server = try currentServer()
+            let request = HTTPRequest(url: try server.url("/loop"), followRedirects: true)
+            await #expect(throws: HTTPTransportError.tooManyRedirects) {
+                try await withTransport { transport in try await transport.send(request) }
+            }
+        }
+    }
+}

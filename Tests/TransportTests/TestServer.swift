@@ -1,0 +1,100 @@
+import Foundation
+import OAuth2
+import Testing
+
+/// The Python test server (Server/test_server.py), run as a child process.
+///
+/// It serves plain HTTP and HTTPS (a throw-away CA) on 127.0.0.1 and exits
+/// when its stdin closes, so it cannot outlive the test process.
+final class TestServer: @unchecked Sendable {
+    // @unchecked: `process` and `input` are set in `start` and then only used by `stop`, once.
+    let httpPort: Int
+    let httpsPort: Int
+    /// The PEM file of the CA that signed the HTTPS server's certificate.
+    let caFile: String
+    private let process: Process
+    private let input: Pipe
+
+    /// The server of the running suite (see ``TestServerTrait``).
+    @TaskLocal static var current: TestServer?
+
+    private init(httpPort: Int, httpsPort: Int, caFile: String, process: Process, input: Pipe) {
+        self.httpPort = httpPort
+        self.httpsPort = httpsPort
+        self.caFile = caFile
+        self.process = process
+        self.input = input
+    }
+
+    /// Starts the server and waits for its READY line.
+    static func start() throws -> TestServer {
+        let script = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent()
+            .appendingPathComponent("Server/test_server.py")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let more = output.fileHandleForReading.availableData
+            if more.isEmpty { break }
+            line.append(more)
+        }
+        let words = String(decoding: line, as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+            .split(separator: " ")
+        guard words.count == 4, words[0] == "READY", let http = Int(words[1]), let https = Int(words[2]) else {
+            try? input.fileHandleForWriting.close()
+            process.terminate()
+            throw TestServerError.didNotStart(String(decoding: line, as: UTF8.self))
+        }
+        return TestServer(httpPort: http, httpsPort: https, caFile: String(words[3]), process: process, input: input)
+    }
+
+    /// Closes the server's stdin (it exits by itself) and waits for it.
+    func stop() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+
+    /// A plain-HTTP URL on the server.
+    func url(_ pathAndQuery: String) throws -> URL {
+        try #require(URL(string: "http://127.0.0.1:\(httpPort)\(pathAndQuery)"))
+    }
+
+    /// An HTTPS URL on the server, for host `127.0.0.1` or `localhost`.
+    func secureURL(_ pathAndQuery: String, host: String = "127.0.0.1") throws -> URL {
+        try #require(URL(string: "https://\(host):\(httpsPort)\(pathAndQuery)"))
+    }
+}
+
+enum TestServerError: Error {
+    case didNotStart(String)
+    case gaveUpWaiting(String)
+}
+
+/// Runs a suite with one test server, started before its first test and stopped after its last.
+struct TestServerTrait: SuiteTrait, TestScoping {
+    func provideScope(
+        for test: Test,
+        testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
+        let server = try TestServer.start()
+        defer { server.stop() }
+        try await TestServer.$current.withValue(server) {
+            try await function()
+        }
+    }
+}
+
+extension Trait where Self == TestServerTrait {
+    /// One test server for the whole suite, reachable as `TestServer.current`.
+    static var testServer: Self { Self() }
+}
