@@ -22,11 +22,12 @@ enum ProcessMetrics {
             + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
     }
 
-    /// The process's peak resident set size so far, in KiB.
+    /// The peak resident set size of this program's image so far (VmHWM), in KiB.
+    ///
+    /// Not getrusage's ru_maxrss: that keeps the peak of the process that
+    /// exec'ed this one (the Python driver) too.
     static func peakRSSKiB() -> Int {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        return Int(usage.ru_maxrss)
+        status("VmHWM") ?? 0
     }
 
     /// A field of /proc/self/status in KiB (`VmRSS`, `VmHWM`), or nil.
