@@ -67,6 +67,23 @@ extension CurlTransportTests {
             #expect(response.body.count == 1000)
         }
 
+        @Test func headersOverTheirLimitAreRefused() async throws {
+            let server = try currentServer()
+            // 4,000 fields of about 100 bytes: over the 256 KiB the transport accepts.
+            let request = HTTPRequest(url: try server.url("/many-headers?count=4000"))
+            await #expect(throws: HTTPTransportError.responseTooLarge) {
+                try await withTransport { transport in try await transport.send(request) }
+            }
+        }
+
+        @Test func manyHeadersUnderTheLimitAreAccepted() async throws {
+            let server = try currentServer()
+            let response = try await withTransport { transport in
+                try await transport.send(HTTPRequest(url: try server.url("/many-headers?count=1000")))
+            }
+            #expect(response.headers.contains("X-Field-999"))
+        }
+
         @Test func connectionDroppedMidResponseIsConnectionLost() async throws {
             let server = try currentServer()
             let request = HTTPRequest(url: try server.url("/drop"))

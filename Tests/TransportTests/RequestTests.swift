@@ -67,6 +67,7 @@ extension CurlTransportTests {
             #expect(response.headers.values(for: "X-Multi") == ["a", "b"])
             #expect(response.headers["X-Padded"] == "padded value")
             #expect(response.headers["Content-Type"] == "application/json")
+            #expect(response.headers["X-Folded"] == "first second")
             #expect(response.url == url)
         }
 

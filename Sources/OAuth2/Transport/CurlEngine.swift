@@ -229,7 +229,7 @@ final class CurlEngine: @unchecked Sendable {
             lock.unlock()
             if idle {
                 // libcurl shortens the wait to its own next timeout; a wakeup ends it early.
-                _ = curl_multi_poll(multi, nil, 0, 1000, nil)
+                _ = curl_multi_poll(multi, nil, 0, 5000, nil)
             }
         }
     }

@@ -1,13 +1,5 @@
 import CCurl
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// One request on its way through a ``CurlEngine``: what to send, the
 /// caller's continuation, and the response as it arrives.
 ///

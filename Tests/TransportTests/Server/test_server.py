@@ -99,10 +99,19 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("X-Multi", "a")
         self.send_header("X-Multi", "b")
         self.send_header("X-Padded", "   padded value   ")
+        self._headers_buffer.append(b"X-Folded: first\r\n   second\r\n")  # obsolete line folding
         payload = json.dumps(fields).encode()
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+
+    # /many-headers?count=N: N header fields of 100 bytes each.
+    def route_many_headers(self, path, query, body):
+        self.send_response(200)
+        for index in range(int(query.get("count", "1"))):
+            self.send_header("X-Field-%d" % index, "v" * 90)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     # /stats?tag=T: connections and requests seen with that tag.
     def route_stats(self, path, query, body):
@@ -206,6 +215,7 @@ ROUTES = {
     "echo": Handler.route_echo,
     "echo-body": Handler.route_echo_body,
     "headers": Handler.route_headers,
+    "many-headers": Handler.route_many_headers,
     "stats": Handler.route_stats,
     "hang": Handler.route_hang,
     "slow": Handler.route_slow,
