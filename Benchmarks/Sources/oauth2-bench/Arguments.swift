@@ -6,6 +6,7 @@ struct Arguments {
           concurrent  --url BASE --requests N --concurrency C
           storm       --url BASE --callers N [--token-log PATH]
           parse       --iterations N
+          overhead    --iterations N   (send through a transport that answers at once)
           memory      --url BASE --requests N --warmup N [--concurrency C]
         Prints one JSON line per result.
         """

@@ -42,6 +42,9 @@ enum OAuth2Bench {
         case "parse":
             let target = try BenchTarget(baseURL: arguments.optionalString("url") ?? "http://127.0.0.1:1")
             return try await ParsingBenchmark.run(target: target, iterations: arguments.int("iterations", default: 200_000))
+        case "overhead":
+            let target = try BenchTarget(baseURL: arguments.optionalString("url") ?? "http://127.0.0.1:1")
+            return [try await ClientOverheadBenchmark.run(target: target, iterations: arguments.int("iterations", default: 1_000_000))]
         case "memory":
             let target = try BenchTarget(baseURL: arguments.string("url"))
             return [try await MemoryBenchmark.run(
