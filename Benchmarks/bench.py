@@ -343,7 +343,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=int(os.environ.get("N") or 20000),
                         help="signed GETs per scenario and round (default 20000, or $N)")
-    parser.add_argument("--rounds", type=int, default=int(os.environ.get("ROUNDS") or 5))
+    parser.add_argument("--rounds", type=int, default=int(os.environ.get("ROUNDS") or 7))
     parser.add_argument("--memory-requests", type=int, default=100000)
     parser.add_argument("--parse-iterations", type=int, default=100000)
     parser.add_argument("--skip-build", action="store_true")

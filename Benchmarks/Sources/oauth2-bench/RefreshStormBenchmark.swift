@@ -19,11 +19,17 @@ enum RefreshStormBenchmark {
         let transport = CurlTransport()
         let clock = BenchClock()
         let client = try target.provider(transport: transport, clock: clock).client(account: "storm")
+        let beforeGrant = tokenLog.map(countLines)
         _ = try await client.authenticateWithClientCredentials()
         clock.advance(bySeconds: 2 * 3600)
 
         let request = target.resourceRequest
-        let before = tokenLog.map(countLines)
+        // nginx logs a request after sending its response, so the grant's line
+        // may land after the client already has the token: wait for it.
+        var before: Int?
+        if let tokenLog {
+            before = try await waitForLines(in: tokenLog, atLeast: (beforeGrant ?? 0) + 1)
+        }
         let start = ProcessMetrics.nanoseconds()
         var latencies = Latencies(capacity: callers)
         var errors = 0
@@ -57,6 +63,16 @@ enum RefreshStormBenchmark {
             cpuSeconds: ProcessMetrics.cpuSeconds() - cpuStart,
             extra: extra
         )
+    }
+
+    /// The line count of `path` once it reaches `count` (2 s at most).
+    static func waitForLines(in path: String, atLeast count: Int) async throws -> Int {
+        for _ in 0..<200 {
+            let lines = countLines(path)
+            if lines >= count { return lines }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw BenchError("the token log never showed the client-credentials request")
     }
 
     /// Lines in a file (nginx writes one per token request), 0 when it cannot be read.

@@ -27,22 +27,24 @@ enum RequestBenchmark {
         )
     }
 
-    /// Sends `requests` requests from `concurrency` callers; returns every latency and the count of non-200 answers.
+    /// Sends `requests` requests from `concurrency` callers; returns every
+    /// latency (unless `recording` is off) and the count of non-200 answers.
     static func sendAll(
         client: OAuth2Client,
         request: HTTPRequest,
         requests: Int,
-        concurrency: Int
+        concurrency: Int,
+        recording: Bool = true
     ) async throws -> (Latencies, Int) {
         if concurrency <= 1 {
-            return try await caller(client: client, request: request, count: requests)
+            return try await caller(client: client, request: request, count: requests, recording: recording)
         }
         return try await withThrowingTaskGroup(of: (Latencies, Int).self) { group in
             for index in 0..<concurrency {
                 let count = requests / concurrency + (index < requests % concurrency ? 1 : 0)
-                group.addTask { try await caller(client: client, request: request, count: count) }
+                group.addTask { try await caller(client: client, request: request, count: count, recording: recording) }
             }
-            var all = Latencies(capacity: requests)
+            var all = Latencies(capacity: recording ? requests : 0)
             var errors = 0
             for try await (latencies, failed) in group {
                 all.merge(latencies)
@@ -53,13 +55,15 @@ enum RequestBenchmark {
     }
 
     /// One caller: `count` sends, one after the other.
-    static func caller(client: OAuth2Client, request: HTTPRequest, count: Int) async throws -> (Latencies, Int) {
-        var latencies = Latencies(capacity: count)
+    static func caller(client: OAuth2Client, request: HTTPRequest, count: Int, recording: Bool) async throws -> (Latencies, Int) {
+        var latencies = Latencies(capacity: recording ? count : 0)
         var errors = 0
         for _ in 0..<count {
             let started = ProcessMetrics.nanoseconds()
             let response = try await client.send(request)
-            latencies.record(ProcessMetrics.nanoseconds() - started)
+            if recording {
+                latencies.record(ProcessMetrics.nanoseconds() - started)
+            }
             if response.status != 200 { errors += 1 }
         }
         return (latencies, errors)
