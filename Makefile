@@ -40,3 +40,13 @@ demo: deps
 
 clean:
 	rm -rf .build .build-tsan
+
+# Benchmarks (Benchmarks/, a package of its own): libcurl from C against
+# swift-oauth2 on a local nginx, interleaved, as ratios. `make bench N=5000`
+# for a quicker run; `make bench-leaks` for valgrind and LeakSanitizer.
+.PHONY: bench bench-leaks
+bench: deps
+	@N="$(N)" ROUNDS="$(ROUNDS)" python3 Benchmarks/bench.py
+
+bench-leaks: deps
+	@python3 Benchmarks/bench.py --leaks

@@ -91,7 +91,6 @@ extension OAuth2Client {
     /// Sends with the token, following redirects by hand when asked so the
     /// token never leaves its origin or its TLS.
     private func sendSigned(_ request: HTTPRequest, token: AccessToken) async throws(OAuth2Error) -> HTTPResponse {
-        let origin = Origin(request.url)
         let authorization = "Bearer \(token.accessToken.value)"
         var current = request
         current.followRedirects = false
@@ -112,7 +111,8 @@ extension OAuth2Client {
             if current.url.scheme?.lowercased() == "https" && scheme == "http" {
                 throw OAuth2Error(code: .insecureRedirect, message: "a signed request was redirected from https to http: \(next.redactingQuery)")
             }
-            if Origin(next) != origin {
+            // The origin is worked out here, not up front: it is string work every request would pay for.
+            if Origin(next) != Origin(request.url) {
                 current.headers.remove(name: "Authorization")
             }
             if response.status == 303 || ((response.status == 301 || response.status == 302) && current.method == "POST") {

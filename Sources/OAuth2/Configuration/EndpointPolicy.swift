@@ -2,25 +2,68 @@
 /// are `https`, except loopback hosts, which may use `http`.
 enum EndpointPolicy {
     /// Whether the host is a loopback host: `localhost`, 127.0.0.0/8 or `::1`.
+    ///
+    /// Reads the UTF-8 bytes without building strings: every signed request
+    /// asks, so this sits on the hot path.
     static func isLoopback(host: String?) -> Bool {
-        guard var host = host?.lowercased() else { return false }
-        if host.hasPrefix("[") && host.hasSuffix("]") {
-            host = String(host.dropFirst().dropLast())
+        guard let host else { return false }
+        var bytes = Substring(host).utf8[...]
+        if bytes.first == UInt8(ascii: "["), bytes.last == UInt8(ascii: "]") {
+            bytes = bytes.dropFirst().dropLast()
         }
-        if host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1" { return true }
-        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-        guard octets.count == 4, octets[0] == "127" else { return false }
-        return octets.allSatisfy { octet in
-            !octet.isEmpty && octet.count <= 3 && octet.allSatisfy(\.isASCIIDigit) && (Int(octet) ?? 256) <= 255
+        if bytes.elementsEqual("::1".utf8) || bytes.elementsEqual("0:0:0:0:0:0:0:1".utf8) {
+            return true
         }
+        if asciiCaseInsensitiveEquals(bytes, "localhost") {
+            return true
+        }
+        return isLoopbackIPv4(bytes)
+    }
+
+    /// Whether the bytes are a dotted quad `127.a.b.c`, each part 1 to 3 ASCII digits and at most 255.
+    private static func isLoopbackIPv4(_ bytes: Substring.UTF8View.SubSequence) -> Bool {
+        var octets = 0
+        var value = 0
+        var digits = 0
+        var first = 0
+        for byte in bytes {
+            if byte == UInt8(ascii: ".") {
+                guard digits > 0, octets < 3 else { return false }
+                if octets == 0 { first = value }
+                octets += 1
+                value = 0
+                digits = 0
+                continue
+            }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 3 else { return false }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            digits += 1
+            guard value <= 255 else { return false }
+        }
+        // At most three digits each, so a first part worth 127 is spelled "127".
+        return octets == 3 && digits > 0 && first == 127
     }
 
     /// Whether a URL may carry secrets: `https`, or `http` to a loopback host.
     static func isSecure(_ url: URL) -> Bool {
-        switch url.scheme?.lowercased() {
-        case "https": return url.host != nil && !(url.host ?? "").isEmpty
-        case "http": return isLoopback(host: url.host)
-        default: return false
+        guard let scheme = url.scheme else { return false }
+        if asciiCaseInsensitiveEquals(Substring(scheme).utf8[...], "https") {
+            guard let host = url.host else { return false }
+            return !host.isEmpty
+        }
+        if asciiCaseInsensitiveEquals(Substring(scheme).utf8[...], "http") {
+            return isLoopback(host: url.host)
+        }
+        return false
+    }
+
+    /// Compares bytes with a lowercase ASCII word, ignoring ASCII case.
+    private static func asciiCaseInsensitiveEquals(_ bytes: Substring.UTF8View.SubSequence, _ lowercaseWord: StaticString) -> Bool {
+        guard bytes.count == lowercaseWord.utf8CodeUnitCount else { return false }
+        return lowercaseWord.withUTF8Buffer { word in
+            zip(bytes, word).allSatisfy { byte, expected in
+                byte == expected || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") && byte | 0x20 == expected)
+            }
         }
     }
 
@@ -33,8 +76,4 @@ enum EndpointPolicy {
             )
         }
     }
-}
-
-extension Character {
-    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }

@@ -1,0 +1,46 @@
+/// The command line: `oauth2-bench MODE [--option value]...`.
+struct Arguments {
+    static let usage = """
+        usage: oauth2-bench MODE [options]
+          sequential  --url BASE --requests N
+          concurrent  --url BASE --requests N --concurrency C
+          storm       --url BASE --callers N [--token-log PATH]
+          parse       --iterations N
+          overhead    --iterations N   (send through a transport that answers at once)
+          memory      --url BASE --requests N --warmup N [--concurrency C]
+        Prints one JSON line per result.
+        """
+
+    let mode: String
+    private var options: [String: String] = [:]
+
+    init(_ arguments: [String]) throws(BenchError) {
+        guard let mode = arguments.first else { throw BenchError(Self.usage) }
+        self.mode = mode
+        var rest = arguments.dropFirst()
+        while let name = rest.popFirst() {
+            guard name.hasPrefix("--"), let value = rest.popFirst() else {
+                throw BenchError("expected --option value, got \(name)\n\(Self.usage)")
+            }
+            options[String(name.dropFirst(2))] = value
+        }
+    }
+
+    func string(_ name: String) throws(BenchError) -> String {
+        guard let value = options[name] else { throw BenchError("--\(name) is required\n\(Self.usage)") }
+        return value
+    }
+
+    func optionalString(_ name: String) -> String? {
+        options[name]
+    }
+
+    func int(_ name: String, default fallback: Int? = nil) throws(BenchError) -> Int {
+        guard let text = options[name] else {
+            guard let fallback else { throw BenchError("--\(name) is required\n\(Self.usage)") }
+            return fallback
+        }
+        guard let value = Int(text), value > 0 else { throw BenchError("--\(name) must be a positive integer") }
+        return value
+    }
+}

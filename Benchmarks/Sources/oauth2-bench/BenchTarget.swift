@@ -1,0 +1,48 @@
+import OAuth2
+
+/// The server under test: the base URL of Benchmarks/nginx's configuration
+/// and the client that talks to it.
+struct BenchTarget {
+    let baseURL: URL
+    let tokenURL: URL
+    let resourceURL: URL
+
+    init(baseURL text: String) throws(BenchError) {
+        let trimmed = text.hasSuffix("/") ? String(text.dropLast()) : text
+        guard let base = URL(string: trimmed),
+              let token = URL(string: trimmed + "/token"),
+              let resource = URL(string: trimmed + "/api/resource")
+        else {
+            throw BenchError("not a URL: \(text)")
+        }
+        baseURL = base
+        tokenURL = token
+        resourceURL = resource
+    }
+
+    /// The configuration of the benchmark's confidential client (client_secret_basic).
+    func configuration() throws -> OAuth2Configuration {
+        try OAuth2Configuration(
+            clientID: "bench-client",
+            clientSecret: Secret("bench-secret"),
+            authorizationEndpoint: baseURL.appendingPathComponent("authorize"),
+            tokenEndpoint: tokenURL
+        )
+    }
+
+    /// A provider over `transport` (the caller shuts the transport down).
+    func provider(transport: any HTTPTransport, clock: any OAuth2Clock = SystemClock()) throws -> OAuth2Provider {
+        try OAuth2Provider(configuration: configuration(), transport: transport, clock: clock)
+    }
+
+    /// The signed request every scenario sends.
+    var resourceRequest: HTTPRequest {
+        HTTPRequest(method: "GET", url: resourceURL)
+    }
+}
+
+/// A benchmark that could not run, with the reason.
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

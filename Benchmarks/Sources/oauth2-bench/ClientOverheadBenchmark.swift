@@ -1,0 +1,66 @@
+import OAuth2
+
+/// The framework's own cost per signed request, without a network: `send`
+/// through a client whose transport answers at once with a fixed 200.
+///
+/// What this measures is what `OAuth2Client.send` adds on top of any
+/// transport (policy check, token decision, signing, the 401 analysis), in
+/// one thread, with no wake-ups: the part of the gap to raw libcurl that
+/// the client code owns.
+enum ClientOverheadBenchmark {
+    static func run(target: BenchTarget, iterations: Int) async throws -> Report {
+        let transport = InstantTransport(tokenURL: target.tokenURL)
+        let client = try target.provider(transport: transport).client(account: "overhead")
+        _ = try await client.authenticateWithClientCredentials()
+        let request = target.resourceRequest
+        let batch = ParsingBenchmark.batch
+        let batches = Swift.max(iterations / batch, 1)
+        var latencies = Latencies(capacity: batches)
+        var errors = 0
+
+        let cpuStart = ProcessMetrics.cpuSeconds()
+        let start = ProcessMetrics.nanoseconds()
+        for _ in 0..<batches {
+            let batchStart = ProcessMetrics.nanoseconds()
+            for _ in 0..<batch {
+                let response = try await client.send(request)
+                if response.status != 200 { errors += 1 }
+            }
+            latencies.record((ProcessMetrics.nanoseconds() - batchStart) / UInt64(batch))
+        }
+        let seconds = Double(ProcessMetrics.nanoseconds() - start) / 1e9
+        return Report(
+            scenario: "send-in-process",
+            requests: batches * batch,
+            concurrency: 1,
+            errors: errors,
+            seconds: seconds,
+            latencies: latencies,
+            cpuSeconds: ProcessMetrics.cpuSeconds() - cpuStart
+        )
+    }
+}
+
+/// Answers the token endpoint with a token and everything else with the
+/// response nginx gives an authorized request, without suspending.
+private struct InstantTransport: HTTPTransport {
+    let tokenURL: URL
+
+    private static let token = HTTPResponse(
+        status: 200,
+        headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
+        body: Data(#"{"access_token":"bench-access-token","token_type":"Bearer","expires_in":3600}"#.utf8)
+    )
+    private static let resource = HTTPResponse(
+        status: 200,
+        headers: [
+            "Server": "nginx", "Date": "Sat, 21 Nov 2026 06:51:19 GMT", "Content-Type": "application/json",
+            "Content-Length": "27", "Connection": "keep-alive",
+        ],
+        body: Data(#"{"id":42,"name":"resource"}"#.utf8)
+    )
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        request.url == tokenURL ? Self.token : Self.resource
+    }
+}

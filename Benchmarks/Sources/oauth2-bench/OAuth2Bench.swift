@@ -1,0 +1,60 @@
+import OAuth2
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The benchmark executable: one scenario per run, so each reports its own peak RSS.
+@main
+enum OAuth2Bench {
+    static func main() async {
+        do {
+            let arguments = try Arguments(Array(CommandLine.arguments.dropFirst()))
+            for report in try await run(arguments) {
+                report.print()
+            }
+        } catch {
+            ProcessMetrics.printError("oauth2-bench: \(error)")
+            exit(1)
+        }
+    }
+
+    /// Runs the scenario off the main actor: a send awaited on the main actor
+    /// would hop back to the main thread after every request.
+    @concurrent
+    static func run(_ arguments: Arguments) async throws -> [Report] {
+        switch arguments.mode {
+        case "sequential":
+            let target = try BenchTarget(baseURL: arguments.string("url"))
+            return [try await RequestBenchmark.run(target: target, requests: arguments.int("requests"), concurrency: 1)]
+        case "concurrent":
+            let target = try BenchTarget(baseURL: arguments.string("url"))
+            return [try await RequestBenchmark.run(
+                target: target, requests: arguments.int("requests"), concurrency: arguments.int("concurrency")
+            )]
+        case "storm":
+            let target = try BenchTarget(baseURL: arguments.string("url"))
+            return [try await RefreshStormBenchmark.run(
+                target: target, callers: arguments.int("callers", default: 1000), tokenLog: arguments.optionalString("token-log")
+            )]
+        case "parse":
+            let target = try BenchTarget(baseURL: arguments.optionalString("url") ?? "http://127.0.0.1:1")
+            return try await ParsingBenchmark.run(target: target, iterations: arguments.int("iterations", default: 200_000))
+        case "overhead":
+            let target = try BenchTarget(baseURL: arguments.optionalString("url") ?? "http://127.0.0.1:1")
+            return [try await ClientOverheadBenchmark.run(target: target, iterations: arguments.int("iterations", default: 1_000_000))]
+        case "memory":
+            let target = try BenchTarget(baseURL: arguments.string("url"))
+            return [try await MemoryBenchmark.run(
+                target: target,
+                requests: arguments.int("requests", default: 100_000),
+                warmup: arguments.int("warmup", default: 5_000),
+                concurrency: arguments.int("concurrency", default: 1)
+            )]
+        default:
+            throw BenchError(Arguments.usage)
+        }
+    }
+}

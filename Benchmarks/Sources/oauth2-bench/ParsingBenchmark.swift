@@ -1,0 +1,79 @@
+import OAuth2
+
+/// Scenario 4: token responses and redirect URLs parsed per second, in
+/// process, no network, through ``_OAuth2Benchmarks`` (the very parsers a
+/// grant and `openRedirectURL` run).
+///
+/// Latency percentiles are per parse, from batches of `batch` parses (timing
+/// each parse alone would measure the clock).
+enum ParsingBenchmark {
+    static let batch = 100
+
+    /// A typical token response: a JWT-sized access token, a refresh token, a scope and one extra field.
+    ///
+    /// Made afresh rather than kept in a `static let`: LeakSanitizer cannot
+    /// follow Swift's tagged pointers out of globals and would report it.
+    static func makeTokenResponse() -> HTTPResponse {
+        let body = #"{"access_token":"eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJiZW5jaC1jbGllbnQiLCJzY29wZSI6InJlYWQgd3JpdGUiLCJpYXQiOjE3MDAwMDAwMDAsImV4cCI6MTcwMDAwMzYwMH0.c2lnbmF0dXJlLXNpZ25hdHVyZS1zaWduYXR1cmUtc2lnbmF0dXJl","token_type":"Bearer","expires_in":3600,"refresh_token":"def50200a1b2c3d4e5f60718293a4b5c6d7e8f9","scope":"read write","session_state":"4d7a1c2e-9f3b-4a5d-8e6f-0a1b2c3d4e5f"}"#
+        return HTTPResponse(
+            status: 200,
+            headers: ["Content-Type": "application/json;charset=UTF-8", "Cache-Control": "no-store", "Pragma": "no-cache"],
+            body: Data(body.utf8)
+        )
+    }
+
+    static func run(target: BenchTarget, iterations: Int) async throws -> [Report] {
+        [try runTokenResponses(iterations: iterations), try await runRedirects(target: target, iterations: iterations)]
+    }
+
+    static func runTokenResponses(iterations: Int) throws -> Report {
+        let response = makeTokenResponse()
+        let requestedAt = Date()
+        return try measure(scenario: "parse-token-response", iterations: iterations) { () throws(OAuth2Error) in
+            _ = try _OAuth2Benchmarks.parseTokenResponse(response, requestedAt: requestedAt, requestedScopes: ["read"])
+        }
+    }
+
+    static func runRedirects(target: BenchTarget, iterations: Int) async throws -> Report {
+        // A pending authorization made the public way; validating does not use up its state.
+        let client = try target.provider(transport: CannedNothing()).client(account: "parse")
+        guard let redirectURI = URL(string: "http://127.0.0.1:8765/callback") else {
+            throw BenchError("bad redirect URI")
+        }
+        let pending = try client.authorizationURL(redirectURI: redirectURI, scopes: ["read", "write"])
+        let redirect = "http://127.0.0.1:8765/callback?code=SplxlOBeZQQYbYS6WxSbIA-gHk3Ax8f9Lp2Rb6Ls&state=\(pending.state)&iss=https%3A%2F%2Fidp.example.com"
+        return try measure(scenario: "parse-redirect", iterations: iterations) { () throws(OAuth2Error) in
+            _ = try _OAuth2Benchmarks.validateRedirect(redirect, pending: pending)
+        }
+    }
+
+    static func measure(scenario: String, iterations: Int, _ body: () throws(OAuth2Error) -> Void) throws -> Report {
+        let cpuStart = ProcessMetrics.cpuSeconds()
+        let batches = Swift.max(iterations / batch, 1)
+        var latencies = Latencies(capacity: batches)
+        let start = ProcessMetrics.nanoseconds()
+        for _ in 0..<batches {
+            let batchStart = ProcessMetrics.nanoseconds()
+            for _ in 0..<batch {
+                try body()
+            }
+            latencies.record((ProcessMetrics.nanoseconds() - batchStart) / UInt64(batch))
+        }
+        let seconds = Double(ProcessMetrics.nanoseconds() - start) / 1e9
+        return Report(
+            scenario: scenario,
+            requests: batches * batch,
+            concurrency: 1,
+            seconds: seconds,
+            latencies: latencies,
+            cpuSeconds: ProcessMetrics.cpuSeconds() - cpuStart
+        )
+    }
+}
+
+/// A transport for a client that never sends: the parsing benchmark only asks it for an authorization URL.
+private struct CannedNothing: HTTPTransport {
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        throw BenchError("the parsing benchmark sends nothing")
+    }
+}

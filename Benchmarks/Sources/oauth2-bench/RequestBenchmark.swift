@@ -1,0 +1,71 @@
+import OAuth2
+
+/// Scenarios 1 and 2: one client-credentials token request, then `requests`
+/// signed GETs through `OAuth2Client.send`, from `concurrency` callers that
+/// share one client (each sends its share one after the other).
+enum RequestBenchmark {
+    static func run(target: BenchTarget, requests: Int, concurrency: Int) async throws -> Report {
+        let cpuStart = ProcessMetrics.cpuSeconds()
+        let transport = CurlTransport()
+        let client = try target.provider(transport: transport).client(account: "bench")
+        _ = try await client.authenticateWithClientCredentials()
+
+        let request = target.resourceRequest
+        let start = ProcessMetrics.nanoseconds()
+        let (latencies, errors) = try await sendAll(client: client, request: request, requests: requests, concurrency: concurrency)
+        let seconds = Double(ProcessMetrics.nanoseconds() - start) / 1e9
+        await transport.shutdown()
+
+        return Report(
+            scenario: concurrency == 1 ? "sequential" : "concurrent",
+            requests: requests,
+            concurrency: concurrency,
+            errors: errors,
+            seconds: seconds,
+            latencies: latencies,
+            cpuSeconds: ProcessMetrics.cpuSeconds() - cpuStart
+        )
+    }
+
+    /// Sends `requests` requests from `concurrency` callers; returns every
+    /// latency (unless `recording` is off) and the count of non-200 answers.
+    static func sendAll(
+        client: OAuth2Client,
+        request: HTTPRequest,
+        requests: Int,
+        concurrency: Int,
+        recording: Bool = true
+    ) async throws -> (Latencies, Int) {
+        if concurrency <= 1 {
+            return try await caller(client: client, request: request, count: requests, recording: recording)
+        }
+        return try await withThrowingTaskGroup(of: (Latencies, Int).self) { group in
+            for index in 0..<concurrency {
+                let count = requests / concurrency + (index < requests % concurrency ? 1 : 0)
+                group.addTask { try await caller(client: client, request: request, count: count, recording: recording) }
+            }
+            var all = Latencies(capacity: recording ? requests : 0)
+            var errors = 0
+            for try await (latencies, failed) in group {
+                all.merge(latencies)
+                errors += failed
+            }
+            return (all, errors)
+        }
+    }
+
+    /// One caller: `count` sends, one after the other.
+    static func caller(client: OAuth2Client, request: HTTPRequest, count: Int, recording: Bool) async throws -> (Latencies, Int) {
+        var latencies = Latencies(capacity: recording ? count : 0)
+        var errors = 0
+        for _ in 0..<count {
+            let started = ProcessMetrics.nanoseconds()
+            let response = try await client.send(request)
+            if recording {
+                latencies.record(ProcessMetrics.nanoseconds() - started)
+            }
+            if response.status != 200 { errors += 1 }
+        }
+        return (latencies, errors)
+    }
+}

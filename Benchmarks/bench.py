@@ -1,0 +1,390 @@
+#!/usr/bin/env python3
+"""Runs the benchmarks: `make bench` calls this.
+
+Installs what is missing (nginx-light, libcurl's headers), builds the
+benchmark in release mode and the C baseline, starts nginx on a free port of
+127.0.0.1, runs the libcurl baseline and swift-oauth2 interleaved (A B, A B,
+... for every scenario in every round), stops nginx, and prints a table of
+each of our results as a ratio to the baseline of the same round, with
+medians and ranges. Times are never judged: only the refresh storm's token
+count (it must be 1) and errors (non-200 answers) fail the run.
+
+    Benchmarks/bench.py [--requests N] [--rounds R] [--memory-requests N] [--leaks]
+
+`--leaks` instead runs the leak checks: valgrind memcheck on a short run of
+the release binary, and an AddressSanitizer (LeakSanitizer) build.
+"""
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+BUILD = os.path.join(HERE, ".build")
+BENCH = os.path.join(BUILD, "release", "oauth2-bench")
+BASELINE = os.path.join(BUILD, "curl-baseline")
+ASAN_SCRATCH = os.path.join(HERE, ".build-asan")
+ACCESS_TOKEN = "bench-access-token-6f2c1a9e4b7d"
+
+
+def log(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def run(command, **kwargs):
+    log("+ " + " ".join(command))
+    subprocess.run(command, check=True, **kwargs)
+
+
+# MARK: - Setup
+
+
+def ensure_dependencies():
+    """libcurl's headers, python3 and a C compiler through the project's script; nginx-light here."""
+    run([os.path.join(ROOT, "scripts", "ensure-deps.sh"), "gcc"])
+    if shutil.which("nginx") is None and not os.path.exists("/usr/sbin/nginx"):
+        sudo = [] if os.geteuid() == 0 else ["sudo"]
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        run(sudo + ["apt-get", "update", "-qq"], env=env)
+        run(sudo + ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "nginx-light"], env=env)
+
+
+def nginx_binary():
+    return shutil.which("nginx") or "/usr/sbin/nginx"
+
+
+def build(swift_flags=(), scratch=None):
+    command = ["swift", "build", "-c", "release", "--package-path", HERE]
+    if scratch:
+        command += ["--scratch-path", scratch]
+    run(command + list(swift_flags))
+    os.makedirs(BUILD, exist_ok=True)
+    cflags = subprocess.run(["pkg-config", "--cflags", "libcurl"], capture_output=True, text=True).stdout.split()
+    libs = subprocess.run(["pkg-config", "--libs", "libcurl"], capture_output=True, text=True).stdout.split() or ["-lcurl"]
+    run(["cc", "-O2", "-Wall", "-Wextra", "-o", BASELINE, os.path.join(HERE, "baseline", "curl_baseline.c")] + cflags + libs)
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Nginx:
+    """nginx from Benchmarks/nginx/nginx.conf.template, in a temporary prefix, in the foreground."""
+
+    def __init__(self):
+        self.prefix = tempfile.mkdtemp(prefix="oauth2-bench-nginx-")
+        self.port = free_port()
+        for sub in ("logs", "tmp"):
+            os.makedirs(os.path.join(self.prefix, sub))
+        # The workers run as nobody when started by root: let them into the prefix.
+        os.chmod(self.prefix, 0o755)
+        with open(os.path.join(HERE, "nginx", "nginx.conf.template")) as template:
+            config = template.read().replace("@PORT@", str(self.port)).replace("@ACCESS_TOKEN@", ACCESS_TOKEN)
+        with open(os.path.join(self.prefix, "nginx.conf"), "w") as out:
+            out.write(config)
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.token_log = os.path.join(self.prefix, "logs", "token.log")
+        self.process = None
+
+    def start(self):
+        command = [nginx_binary(), "-p", self.prefix, "-c", "nginx.conf", "-e", "logs/error.log"]
+        log("+ " + " ".join(command))
+        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"nginx exited with status {self.process.returncode}; see {self.prefix}/logs/error.log")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            raise RuntimeError("nginx did not start listening within 10 s")
+        self.check()
+
+    def check(self):
+        """The server behaves as the benchmark assumes: a token, a 401 with its challenge, a 200."""
+        token = urllib.request.urlopen(urllib.request.Request(self.base_url + "/token", data=b"grant_type=client_credentials"))
+        assert json.load(token)["access_token"] == ACCESS_TOKEN
+        try:
+            urllib.request.urlopen(self.base_url + "/api/resource")
+            raise RuntimeError("the resource answered without a token")
+        except urllib.error.HTTPError as error:
+            assert error.code == 401 and error.headers["WWW-Authenticate"] == 'Bearer error="invalid_token"'
+        request = urllib.request.Request(self.base_url + "/api/resource", headers={"Authorization": "Bearer " + ACCESS_TOKEN})
+        assert urllib.request.urlopen(request).status == 200
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGQUIT)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        shutil.rmtree(self.prefix, ignore_errors=True)
+
+
+# MARK: - Running
+
+
+def measure(command):
+    """Runs one benchmark process and returns its JSON lines."""
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed ({result.returncode}):\n{result.stdout}{result.stderr}")
+    return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+
+
+# Each scenario: its key, its label, the baseline's command and ours.
+def scenarios(url, requests, token_log):
+    return [
+        ("sequential", "sequential, 1 connection",
+         [BASELINE, "sequential", url, str(requests)],
+         [BENCH, "sequential", "--url", url, "--requests", str(requests)]),
+        ("concurrent-8", "8 concurrent callers",
+         [BASELINE, "concurrent", url, str(requests), "8"],
+         [BENCH, "concurrent", "--url", url, "--requests", str(requests), "--concurrency", "8"]),
+        ("concurrent-64", "64 concurrent callers",
+         [BASELINE, "concurrent", url, str(requests), "64"],
+         [BENCH, "concurrent", "--url", url, "--requests", str(requests), "--concurrency", "64"]),
+        ("storm", "refresh storm, 1000 callers",
+         [BASELINE, "concurrent", url, "1000", "1000"],
+         [BENCH, "storm", "--url", url, "--callers", "1000", "--token-log", token_log]),
+    ]
+
+
+def run_rounds(nginx, requests, rounds, parse_iterations):
+    results = []  # (round, key, implementation, record)
+    for number in range(1, rounds + 1):
+        log(f"round {number}/{rounds}")
+        for key, _, baseline, ours in scenarios(nginx.base_url, requests, nginx.token_log):
+            for implementation, command in (("libcurl", baseline), ("swift-oauth2", ours)):
+                for record in measure(command):
+                    results.append((number, key, implementation, record))
+        for record in measure([BENCH, "parse", "--iterations", str(parse_iterations)]):
+            results.append((number, record["scenario"], "swift-oauth2", record))
+        for record in measure([BENCH, "overhead", "--iterations", str(parse_iterations * 3)]):
+            results.append((number, record["scenario"], "swift-oauth2", record))
+    return results
+
+
+# MARK: - Reporting
+
+
+def median_range(values, fmt):
+    if not values:
+        return "–"
+    return f"{fmt(statistics.median(values))} ({fmt(min(values))}–{fmt(max(values))})"
+
+
+def table(results, rounds):
+    def records(key, implementation):
+        return {r: rec for (r, k, i, rec) in results if k == key and i == implementation}
+
+    rps = lambda v: f"{v:,.0f}"
+    ratio = lambda v: f"{v:.2f}×"
+    us = lambda v: f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
+    lines = [
+        "| scenario | libcurl req/s | swift-oauth2 req/s | time ratio ours/libcurl | p50 µs libcurl / ours | p99 µs libcurl / ours | CPU µs/req libcurl / ours | peak RSS MiB libcurl / ours |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for key, label, _, _ in scenarios("", 0, ""):
+        base, ours = records(key, "libcurl"), records(key, "swift-oauth2")
+        common = sorted(set(base) & set(ours))
+        ratios = [base[r]["requests_per_second"] / ours[r]["requests_per_second"] for r in common]
+        cpu = lambda recs: statistics.median([rec["cpu_seconds"] / rec["requests"] * 1e6 for rec in recs.values()])
+        med = lambda recs, field: statistics.median([rec[field] for rec in recs.values()])
+        lines.append(
+            f"| {label} | {median_range([b['requests_per_second'] for b in base.values()], rps)}"
+            f" | {median_range([o['requests_per_second'] for o in ours.values()], rps)}"
+            f" | **{median_range(ratios, ratio)}**"
+            f" | {us(med(base, 'p50_us'))} / {us(med(ours, 'p50_us'))}"
+            f" | {us(med(base, 'p99_us'))} / {us(med(ours, 'p99_us'))}"
+            f" | {cpu(base):.1f} / {cpu(ours):.1f}"
+            f" | {med(base, 'peak_rss_kib') / 1024:.1f} / {med(ours, 'peak_rss_kib') / 1024:.1f} |"
+        )
+    lines.append("")
+    lines.append("| in process, no network | per second | p50 µs | p99 µs |")
+    lines.append("|---|---|---|---|")
+    for key, label in (("parse-token-response", "parse a token response"), ("parse-redirect", "validate a redirect URL"),
+                       ("send-in-process", "`send` through a transport that answers at once")):
+        recs = records(key, "swift-oauth2")
+        lines.append(
+            f"| {label} | {median_range([rec['requests_per_second'] for rec in recs.values()], rps)}"
+            f" | {statistics.median([rec['p50_us'] for rec in recs.values()]):.2f}"
+            f" | {statistics.median([rec['p99_us'] for rec in recs.values()]):.2f} |"
+        )
+    storms = records("storm", "swift-oauth2")
+    counts = sorted({int(rec.get("token_requests", -1)) for rec in storms.values()})
+    lines.append("")
+    lines.append(
+        f"Refresh storm: token requests nginx saw per storm of 1000 callers: {', '.join(map(str, counts))}"
+        f"; time until all 1000 completed: {median_range([rec['seconds'] * 1000 for rec in storms.values()], lambda v: f'{v:.1f} ms')}."
+    )
+    lines.append(f"Medians over {rounds} rounds, range in parentheses; a time ratio of 1.00× is parity, higher is slower.")
+    return "\n".join(lines)
+
+
+def machine_description():
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    curl = subprocess.run(["curl-config", "--version"], capture_output=True, text=True).stdout.strip() or "libcurl ?"
+    nginx = subprocess.run([nginx_binary(), "-v"], capture_output=True, text=True).stderr.strip()
+    swift = subprocess.run(["swift", "--version"], capture_output=True, text=True).stdout.splitlines()
+    return (
+        f"{os.cpu_count()} cores ({model}), {platform.system()} {platform.release()}, "
+        f"{curl}, {nginx.replace('nginx version: ', '')}, {swift[0] if swift else 'swift ?'}; "
+        f"load average at start {os.getloadavg()[0]:.2f}"
+    )
+
+
+def memory_check(nginx, requests):
+    record = measure([BENCH, "memory", "--url", nginx.base_url, "--requests", str(requests), "--warmup", "5000"])[0]
+    growth = record["peak_growth_kib"]
+    verdict = "under" if growth < 1024 else "OVER"
+    return record, (
+        f"Memory: {requests:,} signed requests in one process after 5,000 of warm-up: peak RSS grew "
+        f"{growth:.0f} KiB ({verdict} the 1 MiB budget); RSS after warm-up {record['rss_after_warmup_kib'] / 1024:.1f} MiB, "
+        f"at the end {record['rss_at_end_kib'] / 1024:.1f} MiB."
+    )
+
+
+def check_results(results, memory_record):
+    problems = []
+    for number, key, implementation, record in results:
+        if record.get("errors", 0):
+            problems.append(f"round {number} {key} {implementation}: {record['errors']} answers were not 200")
+        if key == "storm" and implementation == "swift-oauth2" and record.get("token_requests") != 1:
+            problems.append(f"round {number}: the refresh storm made {record.get('token_requests')} token requests, not 1")
+    if memory_record and memory_record.get("errors", 0):
+        problems.append("memory check: some answers were not 200")
+    return problems
+
+
+# MARK: - Leak checks
+
+
+def leak_checks(nginx):
+    """valgrind memcheck and an AddressSanitizer (LeakSanitizer) build, each on a short run.
+
+    valgrind 3.19 (Debian 12) dies with an internal error on any Swift program
+    whose concurrency pool starts a thread; such a run is reported as not run,
+    not as a pass, and LeakSanitizer is then the check that counts.
+    """
+    ok = True
+    if shutil.which("valgrind") is None:
+        sudo = [] if os.geteuid() == 0 else ["sudo"]
+        run(sudo + ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "valgrind"])
+    # valgrind 3.19 cannot read the DWARF 5 the Swift toolchain writes: give it a copy without.
+    stripped = os.path.join(BUILD, "oauth2-bench-stripped")
+    shutil.copyfile(BENCH, stripped)
+    os.chmod(stripped, 0o755)
+    subprocess.run(["strip", "-g", stripped], check=False)
+    for mode in (["sequential", "--requests", "300"], ["storm", "--callers", "100"]):
+        command = ["valgrind", "--tool=memcheck", "--leak-check=full", "--errors-for-leak-kinds=definite",
+                   "--error-exitcode=99", stripped] + [mode[0], "--url", nginx.base_url] + mode[1:]
+        log("+ " + " ".join(command))
+        result = subprocess.run(command, capture_output=True, text=True)
+        if "ERROR SUMMARY" not in result.stderr:
+            reason = next((line.split("== ", 1)[-1] for line in result.stderr.splitlines()
+                           if "INTERNAL ERROR" in line or "debuginfo reader" in line or "can't recover" in line),
+                          "no summary")
+            version = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip()
+            print(f"valgrind memcheck, {mode[0]}: NOT RUN: {version} gave up on the program ({reason.strip()})")
+            continue
+        summary = [line.split("== ", 1)[-1] for line in result.stderr.splitlines()
+                   if "definitely lost" in line or "indirectly lost" in line or "ERROR SUMMARY" in line]
+        print(f"valgrind memcheck, {mode[0]}: exit {result.returncode}; " + "; ".join(summary))
+        ok = ok and result.returncode == 0
+
+    build(["-Xswiftc", "-sanitize=address"], scratch=ASAN_SCRATCH)
+    binary = os.path.join(ASAN_SCRATCH, "release", "oauth2-bench")
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:halt_on_error=1")
+    for mode in (["sequential", "--requests", "2000"], ["concurrent", "--requests", "2000", "--concurrency", "8"],
+                 ["storm", "--callers", "200", "--token-log", nginx.token_log], ["parse", "--iterations", "2000"]):
+        command = [binary, mode[0], "--url", nginx.base_url] + mode[1:]
+        log("+ " + " ".join(command))
+        result = subprocess.run(command, capture_output=True, text=True, env=env)
+        reported = "LeakSanitizer" in result.stderr or "AddressSanitizer" in result.stderr
+        print(f"AddressSanitizer + LeakSanitizer, {mode[0]}: exit {result.returncode}, "
+              + ("REPORTED:\n" + result.stderr[-4000:] if reported else "nothing reported"))
+        ok = ok and result.returncode == 0 and not reported
+    print("leak checks: " + ("passed" if ok else "FAILED"))
+    return ok
+
+
+# MARK: - Main
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=int(os.environ.get("N") or 20000),
+                        help="signed GETs per scenario and round (default 20000, or $N)")
+    parser.add_argument("--rounds", type=int, default=int(os.environ.get("ROUNDS") or 7))
+    parser.add_argument("--memory-requests", type=int, default=100000)
+    parser.add_argument("--parse-iterations", type=int, default=100000)
+    parser.add_argument("--skip-build", action="store_true")
+    parser.add_argument("--leaks", action="store_true", help="run the leak checks instead of the benchmarks")
+    parser.add_argument("--results", default=os.path.join(BUILD, "results.jsonl"), help="where to keep every raw result")
+    args = parser.parse_args()
+    if args.rounds < 3:
+        parser.error("at least 3 rounds")
+
+    ensure_dependencies()
+    if not args.skip_build:
+        build()
+    nginx = Nginx()
+    try:
+        nginx.start()
+        if args.leaks:
+            return 0 if leak_checks(nginx) else 1
+        machine = machine_description()
+        started = time.monotonic()
+        results = run_rounds(nginx, args.requests, args.rounds, args.parse_iterations)
+        memory_record, memory_line = memory_check(nginx, args.memory_requests)
+        elapsed = time.monotonic() - started
+    finally:
+        nginx.stop()
+
+    with open(args.results, "w") as out:
+        for number, key, implementation, record in results:
+            out.write(json.dumps(dict(record, round=number, key=key)) + "\n")
+        out.write(json.dumps(dict(memory_record, key="memory")) + "\n")
+    print()
+    print(f"Machine: {machine}; load average at end {os.getloadavg()[0]:.2f}.")
+    print(f"{args.requests:,} signed GETs per scenario and round, {args.rounds} rounds, A B interleaved; {elapsed:.0f} s.")
+    print()
+    print(table(results, args.rounds))
+    print(memory_line)
+    problems = check_results(results, memory_record)
+    for problem in problems:
+        print("FAILED: " + problem)
+    print(f"Raw results: {os.path.relpath(args.results, ROOT)}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

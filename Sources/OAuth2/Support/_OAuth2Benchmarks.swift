@@ -1,0 +1,29 @@
+/// The framework's parsers, reachable from the benchmarks in `Benchmarks/`.
+///
+/// Not API: the leading underscore says so, and it may change or go at any
+/// time. It exists because a release build cannot `@testable import`, and the
+/// public paths to these parsers (a grant, ``OAuth2Client/openRedirectURL(_:pending:)``)
+/// also build requests, touch the store and consume the state, which would
+/// hide the parsers' own cost.
+public enum _OAuth2Benchmarks {
+    /// Parses a token endpoint's answer exactly as a grant does.
+    ///
+    /// - Throws: the ``OAuth2Error`` a grant would throw for this answer.
+    public static func parseTokenResponse(
+        _ response: HTTPResponse,
+        requestedAt: Date,
+        requestedScopes: [String] = []
+    ) throws(OAuth2Error) -> AccessToken {
+        try TokenResponseParser.parse(response, requestedAt: requestedAt, requestedScopes: requestedScopes)
+    }
+
+    /// Validates a redirect against a pending authorization exactly as
+    /// ``OAuth2Client/openRedirectURL(_:pending:)`` does, without using up its
+    /// state or exchanging the code.
+    ///
+    /// - Returns: the authorization code.
+    /// - Throws: the ``OAuth2Error`` the redirect deserves.
+    public static func validateRedirect(_ redirect: String, pending: PendingAuthorization) throws(OAuth2Error) -> Secret {
+        try RedirectValidator.validate(redirect, pending: pending)
+    }
+}
