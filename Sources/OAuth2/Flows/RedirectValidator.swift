@@ -26,7 +26,7 @@ enum RedirectValidator {
         guard redirect.utf8.count <= maxLength else {
             throw OAuth2Error(code: .urlTooLong, message: "the redirect URL is longer than \(maxLength) bytes")
         }
-        let trimmed = trimWhitespace(redirect[...])
+        let trimmed = redirect.trimmingSurroundingWhitespace
         guard let parts = URLParts(trimmed), !parts.isHTTP || !(parts.host ?? "").isEmpty else {
             throw OAuth2Error(code: .invalidRedirectURL, message: "the redirect is not an absolute URL")
         }
@@ -124,13 +124,5 @@ enum RedirectValidator {
     /// Whether the text has a C0 or C1 control character or DEL, which no RFC 6749 parameter allows.
     static func containsControlCharacter(_ text: String) -> Bool {
         text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
-    }
-
-    private static func trimWhitespace(_ text: Substring) -> Substring {
-        let isSpace: (Character) -> Bool = { $0.isWhitespace }
-        guard let first = text.firstIndex(where: { !isSpace($0) }),
-              let last = text.lastIndex(where: { !isSpace($0) })
-        else { return "" }
-        return text[first...last]
     }
 }

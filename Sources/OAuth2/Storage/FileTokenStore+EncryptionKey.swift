@@ -51,7 +51,7 @@ extension FileTokenStore {
         public init(text: String) throws(OAuth2Error) {
             guard let bytes = Self.decode(text) else {
                 throw OAuth2Error.store(
-                    "the token store's encryption key is not 64 hex digits or the base64 of 32 bytes (it has \(Self.trimmed(text).count) characters)"
+                    "the token store's encryption key is not 64 hex digits or the base64 of 32 bytes (it has \(text.trimmingSurroundingWhitespace.count) characters)"
                 )
             }
             try self.init(bytes: bytes)
@@ -65,12 +65,12 @@ extension FileTokenStore {
                 throw OAuth2Error.store("the environment variable \(name) that should hold the token store's encryption key is not set")
             }
             let text = String(cString: raw)
-            guard !trimmed(text).isEmpty else {
+            guard !text.trimmingSurroundingWhitespace.isEmpty else {
                 throw OAuth2Error.store("the environment variable \(name) that should hold the token store's encryption key is empty")
             }
             guard let bytes = decode(text) else {
                 throw OAuth2Error.store(
-                    "the environment variable \(name) is not a 256-bit key: expected 64 hex digits or the base64 of 32 bytes (it has \(trimmed(text).count) characters)"
+                    "the environment variable \(name) is not a 256-bit key: expected 64 hex digits or the base64 of 32 bytes (it has \(text.trimmingSurroundingWhitespace.count) characters)"
                 )
             }
             return try EncryptionKey(bytes: bytes)
@@ -136,7 +136,7 @@ extension FileTokenStore {
 
         /// The 32 bytes of a hex or base64 key text, or `nil`.
         static func decode(_ text: String) -> [UInt8]? {
-            let text = trimmed(text)
+            let text = text.trimmingSurroundingWhitespace
             if text.count == 64, let bytes = decodeHex(String(text)) { return bytes }
             var base64 = String(text.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
             if base64.count % 4 != 0 { base64 += String(repeating: "=", count: 4 - base64.count % 4) }
@@ -157,13 +157,6 @@ extension FileTokenStore {
                 }
             }
             return high == nil ? bytes : nil
-        }
-
-        private static func trimmed(_ text: String) -> Substring {
-            let scalars = text.unicodeScalars
-            guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-                  let last = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
-            return Substring(scalars[first...last])
         }
     }
 }
