@@ -96,7 +96,7 @@ final class CurlEngine: @unchecked Sendable {
 
     /// Queues `transfer` for the engine thread, or resumes `continuation` at once
     /// when the Task was cancelled first or the engine is stopping.
-    func submit(_ transfer: CurlTransfer, continuation: CheckedContinuation<HTTPResponse, any Error>) {
+    func submit(_ transfer: CurlTransfer, continuation: CurlTransfer.Continuation) {
         enum Outcome { case queued, cancelled, shutDown }
         lock.lock()
         let outcome: Outcome
@@ -292,9 +292,10 @@ final class CurlEngine: @unchecked Sendable {
         recycle(easy)
     }
 
-    /// Resets a handle (dropping its pointers into the transfer) and keeps it for reuse.
+    /// Keeps a handle for reuse. It still points at the transfer's header list,
+    /// body and context, which libcurl reads only during a transfer; the next
+    /// `configure` replaces them.
     private func recycle(_ easy: CurlEasyHandle) {
-        easy.reset()
         if idleHandles.count < Swift.max(configuration.maxConnections, 1) {
             idleHandles.append(easy)
         }

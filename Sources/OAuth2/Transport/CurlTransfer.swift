@@ -11,6 +11,24 @@ final class CurlTransfer: @unchecked Sendable {
     // and the response fields are touched only by the engine thread (and handed
     // over through that lock); everything else is immutable after init.
 
+    #if DEBUG
+    /// The caller's continuation: checked in debug builds, so the tests catch
+    /// a caller resumed twice or never.
+    typealias Continuation = CheckedContinuation<HTTPResponse, any Error>
+
+    static func withContinuation(_ body: (Continuation) -> Void) async throws -> HTTPResponse {
+        try await withCheckedThrowingContinuation(body)
+    }
+    #else
+    /// The caller's continuation: unchecked in release builds (the checked one
+    /// allocates and counts on every request); `State` resumes it exactly once.
+    typealias Continuation = UnsafeContinuation<HTTPResponse, any Error>
+
+    static func withContinuation(_ body: (Continuation) -> Void) async throws -> HTTPResponse {
+        try await withUnsafeThrowingContinuation(body)
+    }
+    #endif
+
     /// Who may still resume the caller. Guarded by the engine's lock.
     enum State {
         /// Built, continuation not registered yet.
@@ -21,7 +39,7 @@ final class CurlTransfer: @unchecked Sendable {
         case cancelledEarly
         /// Queued or running; whoever moves it to `finished` resumes the caller.
         /// → `finished` (completion, cancellation or shutdown).
-        case waiting(CheckedContinuation<HTTPResponse, any Error>)
+        case waiting(Continuation)
         /// The caller has been resumed (or is being resumed); nothing more to do. Terminal.
         case finished
     }
@@ -40,7 +58,8 @@ final class CurlTransfer: @unchecked Sendable {
     let urlString: String
     let method: Method
     /// The header list handed to libcurl; freed in `deinit`, after the easy
-    /// handle that pointed at it has been reset.
+    /// handle that pointed at it has left the multi handle (libcurl reads it
+    /// only during the transfer).
     let headerList: UnsafeMutablePointer<curl_slist>?
     /// Our own copy of the body (non-nil for every POST), `nil` for none:
     /// libcurl reads POSTFIELDS in place while it sends.

@@ -61,7 +61,7 @@ public final class CurlTransport: HTTPTransport, Sendable {
         try Task.checkCancellation()
         let transfer = try CurlTransfer(request: request, configuration: configuration)
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            try await CurlTransfer.withContinuation { continuation in
                 engine.submit(transfer, continuation: continuation)
             }
         } onCancel: {
