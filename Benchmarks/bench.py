@@ -151,18 +151,31 @@ def measure(command):
     return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
 
 
-# Each scenario: its key, its label, the baseline's command and ours.
+# Each scenario: its key, its label, the baseline's command (or the key of the
+# scenario whose baseline it is compared with, in the same round) and ours.
+# The "on the transport's executor" rows run the same callers as tasks that
+# prefer CurlTransport.executor.
 def scenarios(url, requests, token_log):
+    on_transport = ["--executor", "transport"]
     return [
         ("sequential", "sequential, 1 connection",
          [BASELINE, "sequential", url, str(requests)],
          [BENCH, "sequential", "--url", url, "--requests", str(requests)]),
+        ("sequential-on-transport", "sequential, on the transport's executor",
+         "sequential",
+         [BENCH, "sequential", "--url", url, "--requests", str(requests)] + on_transport),
         ("concurrent-8", "8 concurrent callers",
          [BASELINE, "concurrent", url, str(requests), "8"],
          [BENCH, "concurrent", "--url", url, "--requests", str(requests), "--concurrency", "8"]),
+        ("concurrent-8-on-transport", "8 concurrent callers, on the transport's executor",
+         "concurrent-8",
+         [BENCH, "concurrent", "--url", url, "--requests", str(requests), "--concurrency", "8"] + on_transport),
         ("concurrent-64", "64 concurrent callers",
          [BASELINE, "concurrent", url, str(requests), "64"],
          [BENCH, "concurrent", "--url", url, "--requests", str(requests), "--concurrency", "64"]),
+        ("concurrent-64-on-transport", "64 concurrent callers, on the transport's executor",
+         "concurrent-64",
+         [BENCH, "concurrent", "--url", url, "--requests", str(requests), "--concurrency", "64"] + on_transport),
         ("storm", "refresh storm, 1000 callers",
          [BASELINE, "concurrent", url, "1000", "1000"],
          [BENCH, "storm", "--url", url, "--callers", "1000", "--token-log", token_log]),
@@ -175,6 +188,8 @@ def run_rounds(nginx, requests, rounds, parse_iterations):
         log(f"round {number}/{rounds}")
         for key, _, baseline, ours in scenarios(nginx.base_url, requests, nginx.token_log):
             for implementation, command in (("libcurl", baseline), ("swift-oauth2", ours)):
+                if isinstance(command, str):
+                    continue  # compared with another scenario's baseline of this round
                 for record in measure(command):
                     results.append((number, key, implementation, record))
         for record in measure([BENCH, "parse", "--iterations", str(parse_iterations)]):
@@ -204,8 +219,9 @@ def table(results, rounds):
         "| scenario | libcurl req/s | swift-oauth2 req/s | time ratio ours/libcurl | p50 µs libcurl / ours | p99 µs libcurl / ours | CPU µs/req libcurl / ours | peak RSS MiB libcurl / ours |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for key, label, _, _ in scenarios("", 0, ""):
-        base, ours = records(key, "libcurl"), records(key, "swift-oauth2")
+    for key, label, baseline, _ in scenarios("", 0, ""):
+        base = records(baseline if isinstance(baseline, str) else key, "libcurl")
+        ours = records(key, "swift-oauth2")
         common = sorted(set(base) & set(ours))
         ratios = [base[r]["requests_per_second"] / ours[r]["requests_per_second"] for r in common]
         cpu = lambda recs: statistics.median([rec["cpu_seconds"] / rec["requests"] * 1e6 for rec in recs.values()])

@@ -2,12 +2,13 @@
 struct Arguments {
     static let usage = """
         usage: oauth2-bench MODE [options]
-          sequential  --url BASE --requests N
-          concurrent  --url BASE --requests N --concurrency C
+          sequential  --url BASE --requests N [--executor global|transport]
+          concurrent  --url BASE --requests N --concurrency C [--executor global|transport]
           storm       --url BASE --callers N [--token-log PATH]
           parse       --iterations N
           overhead    --iterations N   (send through a transport that answers at once)
           memory      --url BASE --requests N --warmup N [--concurrency C]
+        --executor transport: the callers' tasks prefer CurlTransport.executor (default: global).
         Prints one JSON line per result.
         """
 
@@ -33,6 +34,15 @@ struct Arguments {
 
     func optionalString(_ name: String) -> String? {
         options[name]
+    }
+
+    /// `--executor`: where the callers' tasks run.
+    func executor() throws(BenchError) -> CallerExecutor {
+        let text = options["executor"] ?? CallerExecutor.global.rawValue
+        guard let executor = CallerExecutor(rawValue: text) else {
+            throw BenchError("--executor must be global or transport")
+        }
+        return executor
     }
 
     func int(_ name: String, default fallback: Int? = nil) throws(BenchError) -> Int {

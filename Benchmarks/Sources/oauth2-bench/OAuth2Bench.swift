@@ -28,11 +28,14 @@ enum OAuth2Bench {
         switch arguments.mode {
         case "sequential":
             let target = try BenchTarget(baseURL: arguments.string("url"))
-            return [try await RequestBenchmark.run(target: target, requests: arguments.int("requests"), concurrency: 1)]
+            return [try await RequestBenchmark.run(
+                target: target, requests: arguments.int("requests"), concurrency: 1, executor: arguments.executor()
+            )]
         case "concurrent":
             let target = try BenchTarget(baseURL: arguments.string("url"))
             return [try await RequestBenchmark.run(
-                target: target, requests: arguments.int("requests"), concurrency: arguments.int("concurrency")
+                target: target, requests: arguments.int("requests"), concurrency: arguments.int("concurrency"),
+                executor: arguments.executor()
             )]
         case "storm":
             let target = try BenchTarget(baseURL: arguments.string("url"))

@@ -1,10 +1,18 @@
 import OAuth2
 
+/// Where the callers' tasks run.
+enum CallerExecutor: String {
+    /// Swift's global concurrent executor, as for any task.
+    case global
+    /// The transport's thread (`CurlTransport.executor`).
+    case transport
+}
+
 /// Scenarios 1 and 2: one client-credentials token request, then `requests`
 /// signed GETs through `OAuth2Client.send`, from `concurrency` callers that
 /// share one client (each sends its share one after the other).
 enum RequestBenchmark {
-    static func run(target: BenchTarget, requests: Int, concurrency: Int) async throws -> Report {
+    static func run(target: BenchTarget, requests: Int, concurrency: Int, executor: CallerExecutor) async throws -> Report {
         let cpuStart = ProcessMetrics.cpuSeconds()
         let transport = CurlTransport()
         let client = try target.provider(transport: transport).client(account: "bench")
@@ -12,12 +20,16 @@ enum RequestBenchmark {
 
         let request = target.resourceRequest
         let start = ProcessMetrics.nanoseconds()
-        let (latencies, errors) = try await sendAll(client: client, request: request, requests: requests, concurrency: concurrency)
+        let preferred = executor == .transport ? transport.executor : nil
+        let (latencies, errors) = try await withTaskExecutorPreference(preferred) {
+            try await sendAll(client: client, request: request, requests: requests, concurrency: concurrency)
+        }
         let seconds = Double(ProcessMetrics.nanoseconds() - start) / 1e9
         await transport.shutdown()
 
+        let name = concurrency == 1 ? "sequential" : "concurrent"
         return Report(
-            scenario: concurrency == 1 ? "sequential" : "concurrent",
+            scenario: executor == .transport ? name + "-on-transport" : name,
             requests: requests,
             concurrency: concurrency,
             errors: errors,

@@ -8,16 +8,19 @@ import Musl
 import Darwin
 #endif
 
-/// One libcurl multi handle and the thread that drives it.
+/// One libcurl multi handle and the thread that drives it, which is also a
+/// `TaskExecutor` (``CurlTransport/executor``).
 ///
 /// Only the engine thread calls libcurl (apart from `curl_multi_wakeup`, which
-/// is made for other threads). Other threads put work in `incoming` or
-/// `cancelled` under `lock` and wake the thread when it sleeps in
+/// is made for other threads). Other threads put work in `incoming`,
+/// `cancelled` or `jobs` under `lock` and wake the thread when it sleeps in
 /// `curl_multi_poll`. The thread owns the easy handles, the active transfers and
 /// the pool of idle handles; it completes a transfer by moving its state to
 /// `finished` under the lock and resuming the caller outside it, so every
-/// caller is resumed exactly once by whoever wins that move.
-final class CurlEngine: @unchecked Sendable {
+/// caller is resumed exactly once by whoever wins that move. Each turn it runs
+/// the jobs of tasks that prefer it as their executor, then starts what is
+/// queued, then drives libcurl.
+final class CurlEngine: TaskExecutor, @unchecked Sendable {
     // @unchecked: the fields marked "guarded" are only touched under `lock`;
     // `multi`, `active` and `idleHandles` belong to the engine thread alone.
 
@@ -44,6 +47,8 @@ final class CurlEngine: @unchecked Sendable {
     /// Whether the thread is in (or about to enter) `curl_multi_poll` and needs a wakeup.
     private var sleeping = false
     private var stopWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Jobs of tasks that prefer this engine as their executor (``CurlTransport/executor``).
+    private var jobs: [UnownedJob] = []
 
     // Engine thread only.
     private var active: [CurlTransfer] = []
@@ -124,6 +129,25 @@ final class CurlEngine: @unchecked Sendable {
         }
     }
 
+    /// Runs `job` on the engine thread, between two turns of libcurl.
+    ///
+    /// A task whose executor preference is this engine then submits its next
+    /// request, and is resumed with its response, on the engine thread itself:
+    /// no thread is woken on either side. Once the thread has exited, jobs go
+    /// to the global executor.
+    func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        lock.lock()
+        if case .stopped = phase {
+            lock.unlock()
+            globalConcurrentExecutor.enqueue(unowned)
+            return
+        }
+        jobs.append(unowned)
+        wakeIfSleepingLocked()
+        lock.unlock()
+    }
+
     /// Cancels `transfer` for its Task: resumes the caller with `CancellationError`
     /// now, and has the engine thread remove the transfer from libcurl.
     func cancel(_ transfer: CurlTransfer) {
@@ -187,16 +211,39 @@ final class CurlEngine: @unchecked Sendable {
 
     // MARK: - Engine thread
 
+    /// The engine thread's name, as `top -H`, `perf` and debuggers show it.
+    static let threadName = "oauth2-curl"
+
+    /// Names the calling thread (`pthread_setname_np` needs _GNU_SOURCE, which Swift's Glibc lacks).
+    private static func nameThisThread() {
+        let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        _ = threadName.withCString { write(descriptor, $0, strlen($0)) }
+        close(descriptor)
+    }
+
     private func run() {
+        Self.nameThisThread()
         var batch: [CurlTransfer] = []
         var cancelBatch: [CurlTransfer] = []
         batch.reserveCapacity(16)
         cancelBatch.reserveCapacity(16)
         var stillRunning: Int32 = 0
+        var jobBatch: [UnownedJob] = []
+        jobBatch.reserveCapacity(16)
 
         while true {
             lock.lock()
             sleeping = false
+            swap(&jobs, &jobBatch)
+            lock.unlock()
+            // First the tasks that run here: what they submit starts in this same turn.
+            for job in jobBatch {
+                job.runSynchronously(on: asUnownedTaskExecutor())
+            }
+            jobBatch.removeAll(keepingCapacity: true)
+
+            lock.lock()
             swap(&incoming, &batch)
             swap(&cancelled, &cancelBatch)
             let stopping: Bool
@@ -224,7 +271,7 @@ final class CurlEngine: @unchecked Sendable {
             collectCompleted()
 
             lock.lock()
-            let idle = incoming.isEmpty && cancelled.isEmpty && { if case .running = phase { true } else { false } }()
+            let idle = incoming.isEmpty && cancelled.isEmpty && jobs.isEmpty && { if case .running = phase { true } else { false } }()
             sleeping = idle
             lock.unlock()
             if idle {
@@ -333,7 +380,13 @@ final class CurlEngine: @unchecked Sendable {
         cancelled.removeAll()
         let waiters = stopWaiters
         stopWaiters.removeAll()
+        let leftover = jobs
+        jobs.removeAll()
         lock.unlock()
+        // Jobs enqueued from now on go to the global executor (see `enqueue`).
+        for job in leftover {
+            globalConcurrentExecutor.enqueue(job)
+        }
         for waiter in waiters {
             waiter.resume()
         }
