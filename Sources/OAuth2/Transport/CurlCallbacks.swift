@@ -48,39 +48,44 @@ let curlHeaderCallback: ccurl_data_callback = { data, size, count, context in
 }
 
 extension CurlTransfer {
+    /// Room for the fields of a typical response (nginx sends five), so they are appended without regrowing.
+    static let typicalHeaderCount = 12
+
     /// Parses one header line as libcurl delivers it (CRLF included).
     ///
     /// Redirects and interim (1xx) responses each begin with a status line,
     /// which clears what came before, so only the final response's fields remain.
     /// Returns `false` to refuse the response: its `Content-Length` is over the limit.
     func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Bool {
+        guard let base = line.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return true }
         var end = line.count
-        while end > 0, line[end - 1] == UInt8(ascii: "\r") || line[end - 1] == UInt8(ascii: "\n") {
+        while end > 0, base[end - 1] == UInt8(ascii: "\r") || base[end - 1] == UInt8(ascii: "\n") {
             end -= 1
         }
         guard end > 0 else {
             flushPendingHeader()
             return !announcesBodyOverLimit()
         }
-        let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
-        if bytes.starts(with: "HTTP/".utf8) {
+        let bytes = UnsafeBufferPointer(start: base, count: end)
+        if end >= 5, base[0] == UInt8(ascii: "H"), base[1] == UInt8(ascii: "T"), base[2] == UInt8(ascii: "T"),
+            base[3] == UInt8(ascii: "P"), base[4] == UInt8(ascii: "/") {
             pendingHeader = nil
-            responseHeaders = HTTPHeaders()
+            responseHeaders = HTTPHeaders(reservingCapacity: Self.typicalHeaderCount)
             responseBody = Data()
             responseStatus = Self.statusCode(inStatusLine: bytes)
             return true
         }
-        if bytes[0] == UInt8(ascii: " ") || bytes[0] == UInt8(ascii: "\t") {
+        if base[0] == UInt8(ascii: " ") || base[0] == UInt8(ascii: "\t") {
             // Obsolete line folding (RFC 9112 §5.2): the line continues the previous value.
             guard let pending = pendingHeader else { return true }
-            let more = Self.trimmed(bytes)
+            let more = Self.trimmedString(bytes)
             pendingHeader = (pending.name, pending.value.isEmpty ? more : pending.value + " " + more)
             return true
         }
         flushPendingHeader()
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0 else { return true }
-        let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<colon]), as: UTF8.self)
-        pendingHeader = (name, Self.trimmed(UnsafeRawBufferPointer(rebasing: bytes[(colon + 1)...])))
+        let name = String(decoding: UnsafeBufferPointer(rebasing: bytes[0..<colon]), as: UTF8.self)
+        pendingHeader = (name, Self.trimmedString(UnsafeBufferPointer(rebasing: bytes[(colon + 1)...])))
         return true
     }
 
@@ -102,7 +107,7 @@ extension CurlTransfer {
     }
 
     /// The three-digit code of a status line (`HTTP/1.1 200 OK`, `HTTP/2 404`), or 0.
-    private static func statusCode(inStatusLine line: UnsafeRawBufferPointer) -> Int {
+    private static func statusCode(inStatusLine line: UnsafeBufferPointer<UInt8>) -> Int {
         guard let space = line.firstIndex(of: UInt8(ascii: " ")) else { return 0 }
         var code = 0
         var digits = 0
@@ -123,7 +128,7 @@ extension CurlTransfer {
     }
 
     /// The bytes without leading and trailing spaces and tabs, as a string.
-    private static func trimmed(_ bytes: UnsafeRawBufferPointer) -> String {
+    private static func trimmedString(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         var start = 0
         var end = bytes.count
         while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") {
@@ -132,6 +137,6 @@ extension CurlTransfer {
         while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") {
             end -= 1
         }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
     }
 }

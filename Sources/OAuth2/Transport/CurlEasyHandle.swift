@@ -60,10 +60,9 @@ final class CurlEasyHandle {
         configuration: CurlTransport.Configuration
     ) -> CURLcode {
         errorBuffer.pointee = 0
-        let https = transfer.url.scheme?.lowercased() == "https"
         let kind = Kind(
-            loopback: EndpointPolicy.isLoopback(host: transfer.url.host),
-            https: https,
+            loopback: transfer.isLoopbackHost,
+            https: transfer.isHTTPS,
             method: transfer.method,
             hasBody: transfer.bodyStorage != nil,
             timeoutMilliseconds: transfer.timeoutMilliseconds,

@@ -56,6 +56,9 @@ final class CurlTransfer: @unchecked Sendable {
 
     let url: URL
     let urlString: String
+    let isHTTPS: Bool
+    /// Whether the host is a loopback host, which is always reached without a proxy.
+    let isLoopbackHost: Bool
     let method: Method
     /// The header list handed to libcurl; freed in `deinit`, after the easy
     /// handle that pointed at it has left the multi handle (libcurl reads it
@@ -74,7 +77,7 @@ final class CurlTransfer: @unchecked Sendable {
     var activeIndex = -1
     /// The status code of the response being read, from its status line.
     var responseStatus = 0
-    var responseHeaders = HTTPHeaders()
+    var responseHeaders = HTTPHeaders(reservingCapacity: CurlTransfer.typicalHeaderCount)
     /// The field being read, kept back until the next line shows it is not folded onto.
     var pendingHeader: (name: String, value: String)?
     var responseBody = Data()
@@ -95,6 +98,8 @@ final class CurlTransfer: @unchecked Sendable {
         guard scheme == "http" || scheme == "https", let host = request.url.host, !host.isEmpty else {
             throw .unsupportedURL
         }
+        isHTTPS = scheme == "https"
+        isLoopbackHost = EndpointPolicy.isLoopback(host: host)
         let urlString = request.url.absoluteString
         guard !urlString.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
             throw HTTPTransportError.unsupportedURL.with(message: "the URL contains spaces or control characters")
@@ -184,10 +189,11 @@ final class CurlTransfer: @unchecked Sendable {
             // "Name;" is libcurl's spelling of a header with an empty value ("Name:" would remove it).
             try append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
         }
-        // libcurl adds headers of its own (Accept: */*, Expect: 100-continue, a form
-        // Content-Type); "Name:" removes one, so a request goes out as the caller built it.
+        // libcurl adds headers of its own (Accept: */*, Expect: 100-continue for a
+        // large body, a form Content-Type); "Name:" removes one, so a request goes
+        // out as the caller built it.
         if !hasAccept { try append("Accept:") }
-        if !hasExpect { try append("Expect:") }
+        if hasBody, !hasExpect { try append("Expect:") }
         if hasBody, !hasContentType { try append("Content-Type:") }
         complete = true
         return list
@@ -196,13 +202,20 @@ final class CurlTransfer: @unchecked Sendable {
     /// Whether `text` is an RFC 9110 token: the only characters a method or header name may have.
     static func isToken(_ text: String) -> Bool {
         guard !text.isEmpty else { return false }
-        return text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"):
-                return true
-            default:
-                return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        var text = text
+        return text.withUTF8 { bytes in
+            bytes.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    return true
+                case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+                    UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                    UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+                    return true
+                default:
+                    return false
+                }
             }
         }
     }

@@ -11,6 +11,12 @@ public struct HTTPHeaders: Sendable, Hashable {
         self.fields = fields.map { (name: $0.0, value: $0.1) }
     }
 
+    /// Empty, with room for `capacity` fields (a response's are appended one by one).
+    init(reservingCapacity capacity: Int) {
+        fields = []
+        fields.reserveCapacity(capacity)
+    }
+
     /// Appends a field, keeping any field of the same name.
     public mutating func add(name: String, value: String) {
         fields.append((name: name, value: value))
