@@ -48,13 +48,24 @@ enum EndpointPolicy {
     static func isSecure(_ url: URL) -> Bool {
         guard let scheme = url.scheme else { return false }
         if asciiCaseInsensitiveEquals(Substring(scheme).utf8[...], "https") {
-            guard let host = url.host else { return false }
+            guard let host = host(of: url) else { return false }
             return !host.isEmpty
         }
         if asciiCaseInsensitiveEquals(Substring(scheme).utf8[...], "http") {
-            return isLoopback(host: url.host)
+            return isLoopback(host: host(of: url))
         }
         return false
+    }
+
+    /// The URL's host, percent-decoded, as `url.host` gives it.
+    ///
+    /// Reads the host as written when it has no `%`, which is then the same
+    /// text: `url.host` decodes it on every call, and every request asks.
+    static func host(of url: URL) -> String? {
+        if let written = url.host(percentEncoded: true), !written.utf8.contains(UInt8(ascii: "%")) {
+            return written
+        }
+        return url.host
     }
 
     /// Compares bytes with a lowercase ASCII word, ignoring ASCII case.

@@ -95,7 +95,7 @@ final class CurlTransfer: @unchecked Sendable {
     ///   for a malformed method or header.
     init(request: HTTPRequest, configuration: CurlTransport.Configuration) throws(HTTPTransportError) {
         let scheme = request.url.scheme?.lowercased()
-        guard scheme == "http" || scheme == "https", let host = request.url.host, !host.isEmpty else {
+        guard scheme == "http" || scheme == "https", let host = EndpointPolicy.host(of: request.url), !host.isEmpty else {
             throw .unsupportedURL
         }
         isHTTPS = scheme == "https"

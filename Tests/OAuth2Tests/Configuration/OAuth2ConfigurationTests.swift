@@ -18,6 +18,8 @@ import Testing
         "http://localhost.evil.example/token",
         "http://128.0.0.1/token",
         "http://127.0.0.256/token",
+        // Percent-encoded hosts are judged decoded: this one is 127.0.0.1.evil.example.
+        "http://127.0.0.1%2Eevil.example/token",
         "ftp://idp.example/token",
         "file:///etc/token",
     ])
@@ -38,10 +40,20 @@ import Testing
         "http://localhost:8000/token",
         "http://LOCALHOST/token",
         "http://[::1]:8000/token",
+        "http://loc%61lhost:8000/token",
     ])
     func httpsAndLoopbackAreAccepted(_ url: String) throws {
         let configuration = try configuration(token: url)
         #expect(configuration.tokenEndpoint.absoluteString == url)
+    }
+
+    @Test(arguments: [
+        "https://Idp.Example/token", "http://[::1]:8000/x", "http://127.0.0.1/x", "http://loc%61lhost/x",
+        "http://user:pw@host.example:80/", "https://xn--bcher-kva.example/", "https://b%C3%BCcher.example/",
+    ])
+    func theEndpointCheckReadsTheHostAsURLHostGivesIt(_ text: String) throws {
+        let url = try #require(URL(string: text))
+        #expect(EndpointPolicy.host(of: url) == url.host)
     }
 
     @Test func everyEndpointIsHeldToTheRule() {
