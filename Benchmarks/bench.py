@@ -340,12 +340,15 @@ def leak_checks(nginx):
     binary = os.path.join(ASAN_SCRATCH, "release", "oauth2-bench")
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:halt_on_error=1")
     for mode in (["sequential", "--requests", "2000"], ["concurrent", "--requests", "2000", "--concurrency", "8"],
+                 ["sequential", "--requests", "2000", "--executor", "transport"],
+                 ["concurrent", "--requests", "2000", "--concurrency", "8", "--executor", "transport"],
                  ["storm", "--callers", "200", "--token-log", nginx.token_log], ["parse", "--iterations", "2000"]):
         command = [binary, mode[0], "--url", nginx.base_url] + mode[1:]
         log("+ " + " ".join(command))
         result = subprocess.run(command, capture_output=True, text=True, env=env)
         reported = "LeakSanitizer" in result.stderr or "AddressSanitizer" in result.stderr
-        print(f"AddressSanitizer + LeakSanitizer, {mode[0]}: exit {result.returncode}, "
+        label = mode[0] + (" on the transport's executor" if "--executor" in mode else "")
+        print(f"AddressSanitizer + LeakSanitizer, {label}: exit {result.returncode}, "
               + ("REPORTED:\n" + result.stderr[-4000:] if reported else "nothing reported"))
         ok = ok and result.returncode == 0 and not reported
     print("leak checks: " + ("passed" if ok else "FAILED"))
