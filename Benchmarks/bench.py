@@ -153,33 +153,30 @@ def measure(command):
 
 # Each scenario: its key, its label, the baseline's command (or the key of the
 # scenario whose baseline it is compared with, in the same round) and ours.
-# The "on the transport's executor" rows run the same callers as tasks that
-# prefer CurlTransport.executor.
+# Every request scenario also runs "on the transport's executor": the same
+# callers as tasks that prefer CurlTransport.executor, against the same
+# baseline.
 def scenarios(url, requests, token_log):
-    on_transport = ["--executor", "transport"]
-    return [
-        ("sequential", "sequential, 1 connection",
+    request_scenarios = [
+        ("sequential", "sequential", "1 connection",
          [BASELINE, "sequential", url, str(requests)],
          [BENCH, "sequential", "--url", url, "--requests", str(requests)]),
-        ("sequential-on-transport", "sequential, on the transport's executor",
-         "sequential",
-         [BENCH, "sequential", "--url", url, "--requests", str(requests)] + on_transport),
-        ("concurrent-8", "8 concurrent callers",
+        ("concurrent-8", "8 concurrent callers", None,
          [BASELINE, "concurrent", url, str(requests), "8"],
          [BENCH, "concurrent", "--url", url, "--requests", str(requests), "--concurrency", "8"]),
-        ("concurrent-8-on-transport", "8 concurrent callers, on the transport's executor",
-         "concurrent-8",
-         [BENCH, "concurrent", "--url", url, "--requests", str(requests), "--concurrency", "8"] + on_transport),
-        ("concurrent-64", "64 concurrent callers",
+        ("concurrent-64", "64 concurrent callers", None,
          [BASELINE, "concurrent", url, str(requests), "64"],
          [BENCH, "concurrent", "--url", url, "--requests", str(requests), "--concurrency", "64"]),
-        ("concurrent-64-on-transport", "64 concurrent callers, on the transport's executor",
-         "concurrent-64",
-         [BENCH, "concurrent", "--url", url, "--requests", str(requests), "--concurrency", "64"] + on_transport),
-        ("storm", "refresh storm, 1000 callers",
-         [BASELINE, "concurrent", url, "1000", "1000"],
-         [BENCH, "storm", "--url", url, "--callers", "1000", "--token-log", token_log]),
     ]
+    rows = []
+    for key, label, detail, baseline, ours in request_scenarios:
+        rows.append((key, f"{label}, {detail}" if detail else label, baseline, ours))
+        rows.append((f"{key}-on-transport", f"{label}, on the transport's executor", key,
+                     ours + ["--executor", "transport"]))
+    rows.append(("storm", "refresh storm, 1000 callers",
+                 [BASELINE, "concurrent", url, "1000", "1000"],
+                 [BENCH, "storm", "--url", url, "--callers", "1000", "--token-log", token_log]))
+    return rows
 
 
 def run_rounds(nginx, requests, rounds, parse_iterations):
