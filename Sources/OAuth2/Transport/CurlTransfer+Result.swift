@@ -26,7 +26,7 @@ extension CurlTransfer {
             }
         }
         let response = HTTPResponse(status: status, headers: responseHeaders, body: responseBody, url: responseURL)
-        responseHeaders = HTTPHeaders(reservingCapacity: 0)
+        responseHeaders = HTTPHeaders()
         responseBody = Data()
         return .success(response)
     }
