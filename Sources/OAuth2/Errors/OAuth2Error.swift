@@ -95,6 +95,10 @@ public struct OAuth2Error: Error, Sendable, Hashable {
         public static let notAuthenticated: Code = "not_authenticated"
         /// The token store could not be read or written.
         public static let storeError: Code = "store_error"
+        /// Another process (or task) held the account's store lock for longer than the timeout.
+        public static let lockTimeout: Code = "lock_timeout"
+        /// The stored token was issued to another provider or client than the configuration's; it was not used.
+        public static let providerMismatch: Code = "provider_mismatch"
         /// The configuration or a call's arguments cannot work (missing endpoint, password grant not enabled, …).
         public static let invalidConfiguration: Code = "invalid_configuration"
         /// The task was cancelled.

@@ -56,7 +56,7 @@ public final class FileTokenStore: TokenStore {
     /// Whether and how files are encrypted.
     public let encryption: Encryption
 
-    private let directoryDescriptor: Int32
+    let directoryDescriptor: Int32
     private let hooks: Hooks
 
     /// What tests can interpose on a save.

@@ -14,6 +14,8 @@ public final class InMemoryTokenStore: TokenStore {
         var loads = 0
         var saves = 0
         var deletes = 0
+        /// The accounts whose lock is held, by UTF-8 bytes.
+        var locked: Set<[UInt8]> = []
     }
 
     private let state: LockedValue<State>
@@ -58,6 +60,25 @@ public final class InMemoryTokenStore: TokenStore {
             state.deletes += 1
             state.tokens[Array(account.utf8)] = nil
         }
+    }
+
+    /// Runs `body` holding `account`'s lock, which excludes every other task
+    /// using this store value (the store is in-process, so that is everyone).
+    ///
+    /// - Throws: `lock_timeout` after `timeout`, `cancelled`, `store_error`
+    ///   for an empty account name, or what `body` throws.
+    public func withLock<Result: Sendable>(
+        account: String,
+        timeout: Duration,
+        _ body: () async throws -> Result
+    ) async throws -> Result {
+        try Self.check(account)
+        let key = Array(account.utf8)
+        try await StoreLockWait.acquire(timeout: timeout, what: FileTokenStore.describe(account)) { () throws(OAuth2Error) -> Bool in
+            state.withLock { $0.locked.insert(key).inserted }
+        }
+        defer { _ = state.withLock { $0.locked.remove(key) } }
+        return try await body()
     }
 
     /// How many times ``load(account:)`` was called.

@@ -122,6 +122,18 @@ enum StoreFileSystem {
         }
     }
 
+    /// Takes an exclusive `flock` without waiting: `true` when taken, `false` when another holds it.
+    static func tryLockExclusive(_ fd: Int32) throws(Failure) -> Bool {
+        while true {
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
+            switch errno {
+            case EINTR: continue
+            case EWOULDBLOCK: return false
+            default: throw Failure(call: "flock", errno: errno)
+            }
+        }
+    }
+
     static func changeMode(_ fd: Int32, _ mode: mode_t) throws(Failure) {
         guard fchmod(fd, mode) == 0 else { throw Failure(call: "fchmod", errno: errno) }
     }

@@ -38,6 +38,15 @@ enum TokenFileName {
         return encoded + suffix
     }
 
+    static let lockSuffix = ".lock"
+
+    /// The name of `account`'s lock file: its token file's name with `.lock`
+    /// for `.token` (see ``FileTokenStore/withLock(account:timeout:_:)``).
+    static func lockName(for account: String) throws(OAuth2Error) -> String {
+        let name = try fileName(for: account)
+        return String(name.dropLast(suffix.count)) + lockSuffix
+    }
+
     /// A fresh, unguessable temporary name next to `fileName`.
     static func temporaryName(for fileName: String) -> String {
         var generator = SystemRandomNumberGenerator()

@@ -1,4 +1,5 @@
-/// Where tokens are kept, one per account key.
+/// Where tokens are kept, one per account key, and the lock that makes a
+/// refresh happen once across every process that shares them.
 ///
 /// ``InMemoryTokenStore`` and ``FileTokenStore`` ship with the framework; a
 /// server that runs on several machines plugs in its own. Implementations must
@@ -13,6 +14,33 @@
 /// Only "nothing stored" is `nil`: a token that is there but cannot be read
 /// is an error, because treating it as missing would silently log the user
 /// out.
+///
+/// ## The account lock
+///
+/// Many providers rotate refresh tokens, and some revoke the whole grant when
+/// a spent one is presented again (refresh-token reuse protection). Two
+/// processes that refresh one account at the same time therefore lose it. The
+/// client holds ``withLock(account:timeout:_:)`` around "read the stored token
+/// → decide → refresh (or renew) → save", and around deleting a token the
+/// provider refused; whoever waited re-reads the store once it has the lock
+/// and uses the token the other holder stored. What an implementation must
+/// guarantee:
+///
+/// - **Exclusion** among everyone who shares the stored tokens: other tasks,
+///   other store values on the same data, other processes, other machines.
+///   Two `FileTokenStore` values on one directory exclude each other as two
+///   processes would.
+/// - **Release on death**: a holder that crashes or is killed must not keep
+///   the lock (the kernel drops a file lock with its process; PostgreSQL drops
+///   a transaction's lock with its connection; a Redis lock needs a lease
+///   that expires, and then a fencing check before the save).
+/// - **Bounded waiting**: give up after `timeout` with ``OAuth2Error`` code
+///   ``OAuth2Error/Code/lockTimeout``; never hang. Cancelling the waiting task
+///   ends the wait with `cancelled`.
+/// - **Reads after the lock see writes made under it**: a `load` inside the
+///   lock returns what the previous holder saved.
+///
+/// The lock is not re-entrant: the client never takes it twice for one account.
 public protocol TokenStore: Sendable {
     /// The token stored under `account`, or `nil` when there is none.
     ///
@@ -21,8 +49,20 @@ public protocol TokenStore: Sendable {
     /// Stores `token` under `account`, replacing what was there.
     ///
     /// Atomic: a reader sees the previous token or the new one, never a mix.
-    /// Throwing means the new token may not have been stored; keep it in memory.
+    /// Throwing means the new token may not have been stored; the client then
+    /// keeps it in memory and saves it again later.
     func save(_ token: AccessToken, account: String) async throws
     /// Deletes the token stored under `account`; deleting nothing is not an error.
     func delete(account: String) async throws
+    /// Runs `body` holding `account`'s exclusive lock, shared with every
+    /// process that uses the same stored tokens (see "The account lock" above).
+    ///
+    /// - Parameter timeout: how long to wait for the lock; then `lock_timeout`.
+    /// - Throws: `lock_timeout`, `store_error` when the lock cannot be taken
+    ///   (say, its file cannot be created), `cancelled`, or what `body` throws.
+    func withLock<Result: Sendable>(
+        account: String,
+        timeout: Duration,
+        _ body: () async throws -> Result
+    ) async throws -> Result
 }

@@ -16,6 +16,12 @@ public struct AccessToken: Sendable, Hashable, Codable {
     public var scopes: [String]
     /// The response's other fields, verbatim.
     public var extraFields: [String: JSONValue]
+    /// The provider and client the token was issued to; `nil` for a token
+    /// stored before bindings existed (the client stamps it when it next saves).
+    public var binding: TokenBinding?
+    /// The grant that obtained the token, when the client ran it; lets a
+    /// token without a refresh token be renewed by running the grant again.
+    public var grant: TokenGrant?
 
     /// Creates a token.
     public init(
@@ -24,7 +30,9 @@ public struct AccessToken: Sendable, Hashable, Codable {
         expiresAt: Date? = nil,
         refreshToken: Secret? = nil,
         scopes: [String] = [],
-        extraFields: [String: JSONValue] = [:]
+        extraFields: [String: JSONValue] = [:],
+        binding: TokenBinding? = nil,
+        grant: TokenGrant? = nil
     ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
@@ -32,6 +40,8 @@ public struct AccessToken: Sendable, Hashable, Codable {
         self.refreshToken = refreshToken
         self.scopes = scopes
         self.extraFields = extraFields
+        self.binding = binding
+        self.grant = grant
     }
 
     /// Whether the token has expired, or will within `skew` of `now`.
