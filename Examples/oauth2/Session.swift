@@ -13,6 +13,9 @@ struct Session: Sendable {
     let settings: Settings
     let transport: CurlTransport
     let logger: Logger
+    /// The clients this run made, so that a token the store refused is saved
+    /// (or reported) before the process exits with it.
+    private let clients = LockedValue<[OAuth2Client]>([])
 
     /// Resolves the options, creates the transport, runs `body` and shuts the
     /// transport down before returning or throwing.
@@ -26,6 +29,7 @@ struct Session: Sendable {
         let session = Session(settings: settings, transport: transport, logger: logger)
         do {
             let result = try await body(session)
+            try await session.saveWhatTheStoreRefused()
             await transport.shutdown()
             return result
         } catch {
@@ -85,12 +89,31 @@ struct Session: Sendable {
             requiresIssuerInRedirect: requiresIssuer,
             requestTimeout: settings.timeout
         )
-        return try OAuth2Client(
+        let client = try OAuth2Client(
             configuration: configuration,
             account: settings.account,
             store: try store(),
             transport: transport,
             logger: logger
         )
+        clients.withLock { $0.append(client) }
+        return client
+    }
+
+    /// A command is done: a token the provider issued that the store could
+    /// not save (a full disk) is tried once more, and if it still cannot be
+    /// saved the command fails with `store_error`, since the process is about
+    /// to take the only copy of it away.
+    private func saveWhatTheStoreRefused() async throws {
+        for client in clients.withLock({ $0 }) {
+            do {
+                try await client.saveUnsavedToken()
+            } catch {
+                throw OAuth2Error(
+                    code: error.code,
+                    message: "the command succeeded, but the new token could not be saved: \(error.message). The provider may already have replaced the stored refresh token; if the next command fails, sign in again"
+                )
+            }
+        }
     }
 }

@@ -42,6 +42,25 @@ extension OAuth2Client {
         )
     }
 
+    /// The configuration's assertion grant (``OAuth2Configuration/assertionGrant``):
+    /// a token for a service account, renewed by the client itself with a
+    /// fresh assertion whenever it expires or is rejected.
+    ///
+    /// - Throws: ``OAuth2Error`` `invalid_configuration` when the configuration
+    ///   has no assertion grant or it fails to make an assertion, or the provider's error.
+    @discardableResult
+    public func authenticateWithAssertion(scopes: [String]? = nil) async throws(OAuth2Error) -> AccessToken {
+        guard let assertionGrant = configuration.assertionGrant else {
+            throw OAuth2Error(code: .invalidConfiguration, message: "the configuration has no assertion grant (assertionGrant)")
+        }
+        let scopes = scopes ?? configuration.defaultScopes
+        let assertion = try await makeAssertion(assertionGrant)
+        return try await authenticate(
+            with: .assertion(type: assertionGrant.type, assertion: assertion, scopes: scopes),
+            requestedScopes: scopes
+        )
+    }
+
     /// Starts the device authorization grant (RFC 8628): the code to show the user and where.
     ///
     /// - Throws: ``OAuth2Error`` `invalid_configuration` without a device
@@ -75,8 +94,9 @@ extension OAuth2Client {
                 } catch {
                     throw OAuth2Error(code: .cancelled, message: "device authorization polling was cancelled")
                 }
-                let token = try await requestToken(.deviceCode(authorization.deviceCode), requestedScopes: scopes)
-                return try await adoptGrantedToken(token)
+                let grant = Grant.deviceCode(authorization.deviceCode)
+                let token = try await requestToken(grant, requestedScopes: scopes)
+                return try await adoptGrantedToken(token, grant: TokenGrant(type: grant.name, scopes: scopes))
             } catch where error.code == .authorizationPending {
                 logger.trace("device authorization pending")
             } catch where error.code == .slowDown {

@@ -9,13 +9,18 @@ extension OAuth2Client {
     /// Refreshes the access token now, whatever its expiry.
     ///
     /// Normally unnecessary: ``send(_:)`` refreshes on its own. Single-flight
-    /// per account: concurrent calls share one token request. A new refresh
-    /// token replaces the old one; when the provider sends none, the old one is kept.
+    /// per account: concurrent calls share one token request, and other
+    /// processes sharing the store wait for it (the store's account lock). A
+    /// new refresh token replaces the old one; when the provider sends none,
+    /// the old one is kept. A token without a refresh token that a renewable
+    /// grant obtained (client credentials, or the configuration's
+    /// ``AssertionGrant``) is renewed by running that grant again.
     ///
     /// - Throws: ``OAuth2Error``: the provider's `invalid_grant` when the
     ///   grant is gone (the stored token is then deleted and the delegate hears
-    ///   "did lose"); `not_authenticated` without a token or refresh token; a
-    ///   5xx or transport error, with the token kept.
+    ///   "did lose"); `not_authenticated` without a token or a way to renew
+    ///   it; `lock_timeout` when another process held the account's lock
+    ///   too long; a 5xx or transport error, with the token kept.
     @discardableResult
     public func refreshAccessToken() async throws(OAuth2Error) -> AccessToken {
         try await loadIfNeeded()
@@ -37,6 +42,9 @@ extension OAuth2Client {
         switch result {
         case .success(let outcome):
             notify(machine.withLock { $0.refreshSucceeded(outcome.token, leader: leader, refreshed: outcome.refreshed) })
+            if leader, let storeError = outcome.storeError {
+                notify(.storeFailed(storeError))
+            }
             return outcome.token
         case .failure(let failure):
             let failure = failure as? RefreshFailure
@@ -55,12 +63,31 @@ extension OAuth2Client {
         }
     }
 
-    /// The refresh itself, run once per account however many callers wait.
-    ///
-    /// Reads the store first: another client of the account (or an earlier
-    /// refresh) may have stored a newer token, which is then used instead of
-    /// spending the refresh token again (a rotating one would fail).
+    /// The refresh itself, run once per account in this process however many
+    /// callers wait, and under the store's account lock so that it runs once
+    /// across processes too.
     private func runRefresh(failedToken: Secret?, force: Bool) async throws(RefreshFailure) -> RefreshCoordinator.Outcome {
+        do {
+            return try await provider.withAccountLock(account) {
+                try await self.refreshHoldingLock(failedToken: failedToken, force: force)
+            }
+        } catch let failure as RefreshFailure {
+            throw failure
+        } catch let error as OAuth2Error {
+            logger.debug("refresh could not take the account lock", metadata: ["oauth2.error": "\(error.code)"])
+            throw RefreshFailure(error: error, lost: false)
+        } catch {
+            throw RefreshFailure(error: OAuth2Error(code: .storeError, message: "the account lock failed: \(type(of: error))"), lost: false)
+        }
+    }
+
+    /// Reads the store, decides, refreshes or renews, saves; the account lock is held.
+    ///
+    /// Reads the store first: another client or process of the account may
+    /// have stored a newer token while this one waited for the lock, which is
+    /// then used instead of spending the refresh token again (a rotating one
+    /// would fail, and with reuse protection revoke the grant).
+    private func refreshHoldingLock(failedToken: Secret?, force: Bool) async throws(RefreshFailure) -> RefreshCoordinator.Outcome {
         let now = provider.clock.now()
         let stored: AccessToken?
         do throws(OAuth2Error) {
@@ -81,50 +108,135 @@ extension OAuth2Client {
         } else if !force && !stored.isExpired(at: now, skew: configuration.expirySkew) {
             return .init(token: stored, refreshed: false)
         }
-        guard let refreshToken = stored.refreshToken else {
-            guard failedToken != nil else {
-                // Nothing was rejected: the token stays usable until it expires.
-                throw RefreshFailure(
-                    error: OAuth2Error(code: .notAuthenticated, message: "the token cannot be refreshed: the provider issued no refresh token"),
-                    lost: false
-                )
+
+        var token: AccessToken
+        if let refreshToken = stored.refreshToken {
+            do throws(OAuth2Error) {
+                token = try await requestToken(.refreshToken(refreshToken, scopes: []), requestedScopes: stored.scopes)
+            } catch where error.code == .invalidGrant {
+                if let current = try await tokenStoredMeanwhile(replacing: stored) {
+                    logger.debug("refresh refused, but another holder stored a new token meanwhile; using it")
+                    return .init(token: current, refreshed: false)
+                }
+                guard let renewal = renewalGrant(for: stored) else {
+                    logger.debug("refresh refused: invalid_grant; deleting the stored token")
+                    try await deleteHoldingLock(unless: stored)
+                    throw RefreshFailure(error: error, lost: true)
+                }
+                logger.debug("refresh refused: invalid_grant; running the token's grant again")
+                token = try await renew(stored, with: renewal)
+            } catch {
+                throw RefreshFailure(error: error, lost: false)
             }
-            try? await deleteIfUnchanged(stored)
+            if token.refreshToken == nil {
+                token.refreshToken = refreshToken
+            }
+        } else if let renewal = renewalGrant(for: stored) {
+            token = try await renew(stored, with: renewal)
+        } else if failedToken != nil {
+            try await deleteHoldingLock(unless: stored)
             throw RefreshFailure(
                 error: OAuth2Error(code: .invalidToken, message: "the resource server rejected the token and there is no refresh token"),
                 lost: true
             )
+        } else {
+            // Nothing was rejected: the token stays usable until it expires.
+            throw RefreshFailure(
+                error: OAuth2Error(code: .notAuthenticated, message: "the token cannot be refreshed: the provider issued no refresh token"),
+                lost: false
+            )
         }
-        var token: AccessToken
+        token.grant = token.grant ?? stored.grant
+        let (saved, storeError) = await provider.persist(token, account: account)
+        logger.debug("token refreshed")
+        return .init(token: saved, refreshed: true, storeError: storeError)
+    }
+
+    /// A grant that obtains a new token for `token` without the user, if its
+    /// grant can run again (client credentials, the configuration's assertion grant).
+    private func renewalGrant(for token: AccessToken) -> TokenGrant? {
+        guard let grant = token.grant, provider.renewableGrantTypes.contains(grant.type) else { return nil }
+        return grant
+    }
+
+    /// Runs `grant` again for a new token; the account lock is held.
+    ///
+    /// `invalid_grant` or `invalid_client` here mean the client itself is no
+    /// longer allowed: the token is deleted (lost).
+    private func renew(_ stored: AccessToken, with grant: TokenGrant) async throws(RefreshFailure) -> AccessToken {
+        logger.debug("renewing the token by its grant", metadata: ["oauth2.grant": "\(grant.type)"])
         do throws(OAuth2Error) {
-            token = try await requestToken(.refreshToken(refreshToken, scopes: []), requestedScopes: stored.scopes)
-        } catch where error.code == .invalidGrant {
-            logger.debug("refresh refused: invalid_grant; deleting the stored token")
-            do throws(OAuth2Error) {
-                try await deleteIfUnchanged(stored)
-            } catch {
-                throw RefreshFailure(error: error, lost: false)
-            }
+            var token = try await requestToken(try await renewalRequest(for: grant), requestedScopes: grant.scopes)
+            token.grant = grant
+            return token
+        } catch where error.code == .invalidGrant || error.code == .invalidClient || error.code == .unauthorizedClient {
+            try await deleteHoldingLock(unless: stored)
             throw RefreshFailure(error: error, lost: true)
         } catch {
             throw RefreshFailure(error: error, lost: false)
         }
-        if token.refreshToken == nil {
-            token.refreshToken = refreshToken
+    }
+
+    /// The token request that renews a token obtained by `grant`.
+    private func renewalRequest(for grant: TokenGrant) async throws(OAuth2Error) -> Grant {
+        if grant.type == TokenGrant.clientCredentialsType {
+            return .clientCredentials(scopes: grant.scopes)
         }
+        guard let assertionGrant = configuration.assertionGrant, assertionGrant.type == grant.type else {
+            throw OAuth2Error(code: .invalidConfiguration, message: "the configuration cannot run the \(grant.type) grant again")
+        }
+        return .assertion(type: grant.type, assertion: try await makeAssertion(assertionGrant), scopes: grant.scopes)
+    }
+
+    /// A fresh assertion from the configuration's grant; its failure is the app's, named without detail.
+    func makeAssertion(_ grant: AssertionGrant) async throws(OAuth2Error) -> Secret {
+        do {
+            return try await grant.makeAssertion()
+        } catch {
+            throw OAuth2Error(code: .invalidConfiguration, message: "the assertion grant could not make an assertion: \(type(of: error))")
+        }
+    }
+
+    /// After `invalid_grant`: a token someone else stored while this refresh
+    /// ran (a process that does not take the lock, a sign-in), if the store
+    /// now holds one other than `spent`.
+    private func tokenStoredMeanwhile(replacing spent: AccessToken) async throws(RefreshFailure) -> AccessToken? {
+        let current: AccessToken?
         do throws(OAuth2Error) {
-            try await provider.save(token, account: account)
+            current = try await provider.load(account: account)
         } catch {
             throw RefreshFailure(error: error, lost: false)
         }
-        logger.debug("token refreshed")
-        return .init(token: token, refreshed: true)
+        guard let current, current.accessToken != spent.accessToken || current.refreshToken != spent.refreshToken else {
+            return nil
+        }
+        return current
     }
 
-    /// Deletes the stored token unless another client replaced it meanwhile.
+    /// Deletes the stored token unless another holder replaced it; the account lock is held.
+    private func deleteHoldingLock(unless token: AccessToken) async throws(RefreshFailure) {
+        do throws(OAuth2Error) {
+            let current = try await provider.load(account: account)
+            guard current == nil || current?.accessToken == token.accessToken else { return }
+            try await provider.delete(account: account)
+        } catch {
+            throw RefreshFailure(error: error, lost: false)
+        }
+    }
+
+    /// Deletes the stored token under the account lock, unless another client
+    /// or process replaced it meanwhile.
     func deleteIfUnchanged(_ token: AccessToken) async throws(OAuth2Error) {
-        let current = try await provider.load(account: account)
-        guard current == nil || current?.accessToken == token.accessToken else { return }
-        try await provider.delete(account: account)
+        do {
+            try await provider.withAccountLock(account) { () async throws in
+                let current = try await self.provider.load(account: self.account)
+                guard current == nil || current?.accessToken == token.accessToken else { return }
+                try await self.provider.delete(account: self.account)
+            }
+        } catch let error as OAuth2Error {
+            throw error
+        } catch {
+            throw OAuth2Error(code: .storeError, message: "could not delete the token: \(type(of: error))")
+        }
     }
 }

@@ -3,13 +3,29 @@ extension OAuth2Client {
     /// endpoint, then deletes it locally whatever the provider answered.
     ///
     /// The refresh token is revoked first (that ends the grant, RFC 7009
-    /// §2.1), then the access token. The delegate hears "did lose" with no error.
+    /// §2.1), then the access token. The delegate hears "did lose" with no
+    /// error. Runs under the store's account lock, so a refresh in another
+    /// process cannot store a new token of the revoked grant afterwards.
     ///
     /// - Throws: ``OAuth2Error``: `not_authenticated` when no token is held;
     ///   the provider's or the transport's error (the token is deleted
-    ///   locally all the same); `store_error` when it could not be deleted.
+    ///   locally all the same); `store_error` when it could not be deleted;
+    ///   `provider_mismatch` when the stored token belongs to another
+    ///   provider or client (nothing is sent or deleted); `lock_timeout`.
     public func revoke() async throws(OAuth2Error) {
         try await loadIfNeeded()
+        do {
+            try await provider.withAccountLock(account) { () async throws in
+                try await self.revokeHoldingLock()
+            }
+        } catch let error as OAuth2Error {
+            throw error
+        } catch {
+            throw OAuth2Error(code: .storeError, message: "the account lock failed: \(type(of: error))")
+        }
+    }
+
+    private func revokeHoldingLock() async throws(OAuth2Error) {
         let held = machine.withLock { $0.currentToken }
         let stored = try await provider.load(account: account)
         guard let token = stored ?? held else {
@@ -36,13 +52,13 @@ extension OAuth2Client {
     ///
     /// Unlike ``revoke()``, a provider that cannot be reached or refuses is
     /// not an error here (it is logged at debug); only failing to delete the
-    /// local token is.
+    /// local token is, or finding another provider's token under the account.
     ///
-    /// - Throws: ``OAuth2Error`` `store_error`.
+    /// - Throws: ``OAuth2Error`` `store_error`, `lock_timeout`, `provider_mismatch`.
     public func logout() async throws(OAuth2Error) {
         do throws(OAuth2Error) {
             try await revoke()
-        } catch where error.code == .storeError {
+        } catch where [.storeError, .lockTimeout, .providerMismatch].contains(error.code) {
             throw error
         } catch where error.code == .notAuthenticated {
             notify(machine.withLock { $0.tokenLost(nil) })

@@ -4,7 +4,9 @@ extension OAuth2Client {
     /// Refreshes first when the token expires within the configuration's
     /// skew. On a 401 with `invalid_token` (or a 401 with no challenge at
     /// all) it refreshes once and retries once; a second 401 means the token
-    /// is lost (deleted, "did lose"). A 403 naming `insufficient_scope` is an
+    /// is lost (deleted, "did lose"). Only an answer to a request that carried
+    /// the token counts: a 401 from a redirect target on another origin,
+    /// which never saw the token, is returned as it is. A 403 naming `insufficient_scope` is an
     /// error and is not refreshed. Any other response, error statuses
     /// included, is returned. The token goes in the header only, never in the
     /// URL; redirects are followed only when the request asks, never from
@@ -17,7 +19,8 @@ extension OAuth2Client {
     public func send(_ request: HTTPRequest) async throws(OAuth2Error) -> HTTPResponse {
         try EndpointPolicy.requireSecure(request.url, role: "URL a bearer token is sent to")
         let token = try await validAccessToken()
-        let response = try await sendSigned(request, token: token)
+        let (response, carriedToken) = try await sendSigned(request, token: token)
+        guard carriedToken else { return response }
         switch Rejection(response) {
         case .none:
             return response
@@ -30,7 +33,8 @@ extension OAuth2Client {
         }
         logger.debug("resource server rejected the token; refreshing once")
         let fresh = try await refresh(failedToken: token.accessToken, force: true, automatic: true)
-        let retried = try await sendSigned(request, token: fresh)
+        let (retried, retryCarriedToken) = try await sendSigned(request, token: fresh)
+        guard retryCarriedToken else { return retried }
         switch Rejection(retried) {
         case .none:
             return retried
@@ -90,18 +94,22 @@ extension OAuth2Client {
 
     /// Sends with the token, following redirects by hand when asked so the
     /// token never leaves its origin or its TLS.
-    private func sendSigned(_ request: HTTPRequest, token: AccessToken) async throws(OAuth2Error) -> HTTPResponse {
+    ///
+    /// - Returns: the final response, and whether the request it answers
+    ///   carried the token (a redirect to another origin drops it).
+    private func sendSigned(_ request: HTTPRequest, token: AccessToken) async throws(OAuth2Error) -> (response: HTTPResponse, carriedToken: Bool) {
         let authorization = "Bearer \(token.accessToken.value)"
         var current = request
         current.followRedirects = false
         current.headers.replaceOrAdd(name: "Authorization", value: authorization)
+        var carriesToken = true
         for _ in 0...Self.maxRedirects {
             let response = try await provider.perform(current)
             guard request.followRedirects,
                   [301, 302, 303, 307, 308].contains(response.status),
                   let location = response.headers["Location"]
             else {
-                return response
+                return (response, carriesToken)
             }
             guard let next = URL(string: location, relativeTo: current.url)?.absoluteURL,
                   let scheme = next.scheme?.lowercased(), scheme == "https" || scheme == "http"
@@ -114,6 +122,11 @@ extension OAuth2Client {
             // The origin is worked out here, not up front: it is string work every request would pay for.
             if Origin(next) != Origin(request.url) {
                 current.headers.remove(name: "Authorization")
+                carriesToken = false
+            } else if !carriesToken {
+                // Back on the token's origin after a detour: sign again.
+                current.headers.replaceOrAdd(name: "Authorization", value: authorization)
+                carriesToken = true
             }
             if response.status == 303 || ((response.status == 301 || response.status == 302) && current.method == "POST") {
                 current.method = "GET"

@@ -31,23 +31,42 @@ extension OAuth2Client {
         machine.withLock { $0.grantStarted() }
         do throws(OAuth2Error) {
             let token = try await requestToken(grant, requestedScopes: requestedScopes)
-            return try await adoptGrantedToken(token)
+            return try await adoptGrantedToken(token, grant: TokenGrant(type: grant.name, scopes: requestedScopes))
         } catch {
             notify(machine.withLock { $0.grantFailed(error) })
             throw error
         }
     }
 
-    /// Stores a token a grant produced, then reports it.
-    func adoptGrantedToken(_ token: AccessToken) async throws(OAuth2Error) -> AccessToken {
-        try await provider.save(token, account: account)
-        notify(machine.withLock { $0.grantSucceeded(token) })
-        return token
+    /// Stores a token a grant produced, under the account lock, then reports it.
+    ///
+    /// The lock keeps a refresh of the account's previous grant, running in
+    /// another process, from overwriting the new token after it is saved.
+    /// A token the store cannot save is kept in memory and used (the
+    /// delegate hears "did fail to store"); only failing to take the lock
+    /// (`lock_timeout`) fails the grant, and then the token is kept in memory too.
+    func adoptGrantedToken(_ token: AccessToken, grant: TokenGrant) async throws(OAuth2Error) -> AccessToken {
+        var token = token
+        token.grant = grant
+        let outcome: (token: AccessToken, storeError: OAuth2Error?)
+        do {
+            outcome = try await provider.withAccountLock(account) { [token] in
+                await self.provider.persist(token, account: self.account)
+            }
+        } catch {
+            // The lock could not be had: keep the token rather than drop what the provider issued.
+            outcome = await provider.persist(token, account: account)
+        }
+        notify(machine.withLock { $0.grantSucceeded(outcome.token) })
+        if let storeError = outcome.storeError {
+            notify(.storeFailed(storeError))
+        }
+        return outcome.token
     }
 }
 
 extension Grant {
-    /// The grant's name for log lines: never a value.
+    /// The grant's `grant_type`, for log lines and ``TokenGrant``: never a value.
     var name: String {
         switch self {
         case .authorizationCode: return "authorization_code"
@@ -55,7 +74,7 @@ extension Grant {
         case .clientCredentials: return "client_credentials"
         case .refreshToken: return "refresh_token"
         case .assertion(let type, _, _): return type
-        case .deviceCode: return "device_code"
+        case .deviceCode: return "urn:ietf:params:oauth:grant-type:device_code"
         }
     }
 }

@@ -110,6 +110,7 @@ public final class OAuth2Client: Sendable {
         case .refreshed(let token): delegate.oauth2Client(self, didRefreshAccessToken: token)
         case .lost(let error): delegate.oauth2Client(self, didLoseAccessTokenWithError: error)
         case .failed(let error): delegate.oauth2Client(self, didFailToGetAccessTokenWithError: error)
+        case .storeFailed(let error): delegate.oauth2Client(self, didFailToStoreAccessTokenWithError: error)
         }
     }
 
@@ -125,7 +126,9 @@ public final class OAuth2Client: Sendable {
     @discardableResult
     public func requestAccess() async throws(OAuth2Error) -> AccessToken? {
         try await loadIfNeeded()
-        let decision = machine.withLock { $0.accessRequested(now: provider.clock.now()) }
+        let decision = machine.withLock {
+            $0.accessRequested(now: provider.clock.now(), renewableGrantTypes: provider.renewableGrantTypes)
+        }
         switch decision {
         case .use(let token):
             notify(.gotAccessToken(token))
@@ -138,18 +141,23 @@ public final class OAuth2Client: Sendable {
         }
     }
 
-    /// A token valid beyond the expiry skew, refreshing first when needed.
+    /// A token valid beyond the expiry skew, refreshing (or renewing by its
+    /// grant) first when needed.
     ///
     /// - Throws: ``OAuth2Error`` `not_authenticated` when there is no token
     ///   (the delegate hears "needs authentication"), `reauthorization_required`
-    ///   when the refresh found the grant gone, or the refresh's error.
+    ///   when the refresh found the grant gone, `provider_mismatch` when the
+    ///   stored token belongs to another provider or client, or the refresh's error.
     public func validAccessToken() async throws(OAuth2Error) -> AccessToken {
         while true {
             let decision = machine.withLock {
-                $0.tokenNeeded(now: provider.clock.now(), skew: configuration.expirySkew)
+                $0.tokenNeeded(now: provider.clock.now(), skew: configuration.expirySkew, renewableGrantTypes: provider.renewableGrantTypes)
             }
             switch decision {
             case .use(let token):
+                if provider.unsavedNeedsRetry(account: account), let error = await provider.retryUnsaved(account: account) {
+                    logger.debug("the token store still cannot save the account's token", metadata: ["oauth2.error": "\(error.code)"])
+                }
                 return token
             case .load:
                 try await loadIfNeeded()
@@ -163,17 +171,75 @@ public final class OAuth2Client: Sendable {
     }
 
     /// Reads the store once, unless a token is already known.
+    ///
+    /// A token stored before tokens recorded their provider (no
+    /// ``AccessToken/binding``) is taken to belong to this configuration and
+    /// saved again with its binding, once, under the account lock.
     func loadIfNeeded() async throws(OAuth2Error) {
         guard !machine.withLock({ $0.isLoaded }) else { return }
-        let token = try await provider.load(account: account)
+        var token = try await provider.load(account: account)
+        if let legacy = token, legacy.binding == nil {
+            token = await migrateBinding(of: legacy)
+        }
         machine.withLock { $0.loaded(token) }
     }
 
-    /// Stores a token obtained some other way (imported from elsewhere) as this account's.
+    /// Stamps a token stored without a binding with this configuration's and
+    /// saves it, unless another process replaced it meanwhile; best effort.
+    private func migrateBinding(of legacy: AccessToken) async -> AccessToken {
+        do {
+            return try await provider.withAccountLock(account) { () async throws -> AccessToken in
+                guard let current = try await self.provider.load(account: self.account) else { return legacy }
+                guard current.binding == nil, current.accessToken == legacy.accessToken else { return current }
+                let (saved, error) = await self.provider.persist(current, account: self.account)
+                if let error {
+                    self.logger.debug("could not record the provider of a stored token", metadata: ["oauth2.error": "\(error.code)"])
+                }
+                return saved
+            }
+        } catch {
+            var stamped = legacy
+            stamped.binding = configuration.binding
+            return stamped
+        }
+    }
+
+    /// Saves the token the store could not save earlier, if there is one.
     ///
-    /// - Throws: ``OAuth2Error`` `store_error`.
+    /// After a failed save (the delegate heard "did fail to store") the client
+    /// keeps the token in memory and tries again on the next use; a process
+    /// about to exit calls this so that it does not take the only copy of a
+    /// rotated refresh token with it.
+    ///
+    /// - Throws: ``OAuth2Error`` `store_error` (or `lock_timeout`) when the
+    ///   token still cannot be saved; it stays in memory.
+    public func saveUnsavedToken() async throws(OAuth2Error) {
+        if let error = await provider.retryUnsaved(account: account) {
+            throw error
+        }
+    }
+
+    /// Stores a token obtained some other way (imported from elsewhere) as
+    /// this account's, bound to this configuration's provider and client.
+    ///
+    /// Like a grant's token, one the store cannot save is kept in memory and
+    /// used (the delegate hears "did fail to store").
+    ///
+    /// - Throws: ``OAuth2Error`` `lock_timeout` when the account's lock could not be had.
     public func setToken(_ token: AccessToken) async throws(OAuth2Error) {
-        try await provider.save(token, account: account)
-        notify(machine.withLock { $0.grantSucceeded(token) })
+        let outcome: (token: AccessToken, storeError: OAuth2Error?)
+        do {
+            outcome = try await provider.withAccountLock(account) {
+                await self.provider.persist(token, account: self.account)
+            }
+        } catch let error as OAuth2Error {
+            throw error
+        } catch {
+            throw OAuth2Error(code: .storeError, message: "the account lock failed: \(type(of: error))")
+        }
+        notify(machine.withLock { $0.grantSucceeded(outcome.token) })
+        if let storeError = outcome.storeError {
+            notify(.storeFailed(storeError))
+        }
     }
 }

@@ -19,6 +19,11 @@ public protocol OAuth2ClientDelegate: AnyObject, Sendable {
     func oauth2Client(_ client: OAuth2Client, didLoseAccessTokenWithError error: OAuth2Error?)
     /// An attempt to get or refresh a token failed; a token that was held is kept.
     func oauth2Client(_ client: OAuth2Client, didFailToGetAccessTokenWithError error: OAuth2Error)
+    /// The provider issued a token that the store could not save (a full
+    /// disk, a database timeout). The client keeps it in memory, uses it and
+    /// saves it again on the next occasion; a process that exits before then
+    /// loses it, and with a rotating refresh token perhaps the grant.
+    func oauth2Client(_ client: OAuth2Client, didFailToStoreAccessTokenWithError error: OAuth2Error)
 }
 
 extension OAuth2ClientDelegate {
@@ -26,4 +31,5 @@ extension OAuth2ClientDelegate {
     public func oauth2Client(_ client: OAuth2Client, didRefreshAccessToken token: AccessToken) {}
     public func oauth2Client(_ client: OAuth2Client, didLoseAccessTokenWithError error: OAuth2Error?) {}
     public func oauth2Client(_ client: OAuth2Client, didFailToGetAccessTokenWithError error: OAuth2Error) {}
+    public func oauth2Client(_ client: OAuth2Client, didFailToStoreAccessTokenWithError error: OAuth2Error) {}
 }

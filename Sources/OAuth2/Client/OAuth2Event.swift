@@ -11,6 +11,10 @@ public enum OAuth2Event: Sendable, Hashable {
     case lostAccessToken(OAuth2Error?)
     /// An attempt to get or refresh a token failed; a held token is kept.
     case failedToGetAccessToken(OAuth2Error)
+    /// The provider issued a token that the store could not save. The client
+    /// keeps it in memory, uses it, and saves it again on the next occasion;
+    /// a process that exits before then loses it (and perhaps the grant).
+    case failedToStoreAccessToken(OAuth2Error)
 }
 
 extension OAuth2StateMachine.Notification {
@@ -21,6 +25,7 @@ extension OAuth2StateMachine.Notification {
         case .refreshed(let token): return .refreshedAccessToken(token)
         case .lost(let error): return .lostAccessToken(error)
         case .failed(let error): return .failedToGetAccessToken(error)
+        case .storeFailed(let error): return .failedToStoreAccessToken(error)
         }
     }
 }

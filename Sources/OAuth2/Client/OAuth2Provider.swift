@@ -22,6 +22,10 @@ public final class OAuth2Provider: Sendable {
 
     let refreshCoordinator = RefreshCoordinator()
     let usedStates = UsedStates()
+    /// Tokens the provider issued that the store could not save, by account.
+    let unsaved = LockedValue<[AccountKey: UnsavedToken]>([:])
+    /// Grant types whose tokens can be renewed by running the grant again.
+    let renewableGrantTypes: Set<String>
 
     /// Creates a provider.
     ///
@@ -43,6 +47,7 @@ public final class OAuth2Provider: Sendable {
         self.transport = transport
         self.clock = clock
         self.logger = logger
+        self.renewableGrantTypes = configuration.renewableGrantTypes
     }
 
     /// A client for one account, such as a user id.
@@ -59,21 +64,83 @@ public final class OAuth2Provider: Sendable {
         try await OAuth2Error.performing(request, on: transport)
     }
 
+    /// The account's token: one the store could not save (kept here until it
+    /// can), else the stored one.
+    ///
+    /// - Throws: `store_error`; `provider_mismatch` when the stored token was
+    ///   issued to another provider or client (it is then never used).
     func load(account: String) async throws(OAuth2Error) -> AccessToken? {
+        if let unsaved = unsaved.withLock({ $0[AccountKey(account)]?.token }) {
+            return unsaved
+        }
+        let token: AccessToken?
         do {
-            return try await store.load(account: account)
+            token = try await store.load(account: account)
         } catch {
             throw OAuth2Error(storeError: error, doing: "read")
         }
+        if let binding = token?.binding, binding != configuration.binding {
+            throw OAuth2Error(
+                code: .providerMismatch,
+                message: "the token stored for \(FileTokenStore.describe(account)) was issued to \(binding), not to this configuration's \(configuration.binding); it is not used or sent anywhere (sign in under another account name, or sign out with the first provider's settings)"
+            )
+        }
+        return token
     }
 
-    func save(_ token: AccessToken, account: String) async throws(OAuth2Error) {
+    /// Saves a token the provider issued, stamped with this configuration's binding.
+    ///
+    /// A token the provider issued is never dropped: when the store fails, the
+    /// token is kept in memory (``load(account:)`` returns it), used, and
+    /// saved again on the next occasion (``retryUnsaved(account:)``).
+    ///
+    /// - Returns: the token as saved, and the store's error when it was not.
+    func persist(_ token: AccessToken, account: String) async -> (token: AccessToken, storeError: OAuth2Error?) {
+        var token = token
+        token.binding = configuration.binding
         do {
             try await store.save(token, account: account)
+            unsaved.withLock { _ = $0.removeValue(forKey: AccountKey(account)) }
+            return (token, nil)
         } catch {
-            throw OAuth2Error(storeError: error, doing: "write")
+            let failure = OAuth2Error(storeError: error, doing: "write")
+            unsaved.withLock { $0[AccountKey(account)] = UnsavedToken(token: token, lastAttempt: clock.now()) }
+            logger.warning(
+                "the token store could not save a token the provider issued; it is kept in memory and saved again later",
+                metadata: ["oauth2.account": "\(account)", "oauth2.error": "\(failure.code)"]
+            )
+            return (token, failure)
         }
     }
+
+    /// Whether the account has a token the store could not save, last tried
+    /// longer than ``unsavedRetryInterval`` ago.
+    func unsavedNeedsRetry(account: String) -> Bool {
+        let now = clock.now()
+        return unsaved.withLock { unsaved in
+            guard let entry = unsaved[AccountKey(account)] else { return false }
+            return now.timeIntervalSince(entry.lastAttempt) >= Self.unsavedRetryInterval.timeInterval
+        }
+    }
+
+    /// Tries again to save the account's unsaved token, under the account lock.
+    ///
+    /// - Returns: `nil` when saved (or nothing was unsaved), else the store's error.
+    func retryUnsaved(account: String) async -> OAuth2Error? {
+        do {
+            return try await withAccountLock(account) { () async -> OAuth2Error? in
+                guard let token = self.unsaved.withLock({ $0[AccountKey(account)]?.token }) else { return nil }
+                let (_, error) = await self.persist(token, account: account)
+                return error
+            }
+        } catch {
+            unsaved.withLock { $0[AccountKey(account)]?.lastAttempt = clock.now() }
+            return OAuth2Error(storeError: error, doing: "lock")
+        }
+    }
+
+    /// How long after a failed save the client tries again, at the earliest.
+    static let unsavedRetryInterval: Duration = .seconds(1)
 
     func delete(account: String) async throws(OAuth2Error) {
         do {
@@ -81,7 +148,41 @@ public final class OAuth2Provider: Sendable {
         } catch {
             throw OAuth2Error(storeError: error, doing: "delete")
         }
+        unsaved.withLock { _ = $0.removeValue(forKey: AccountKey(account)) }
     }
+
+    /// Runs `body` holding the store's lock of `account` (every process
+    /// sharing the store waits for it), waiting at most the request timeout.
+    ///
+    /// - Throws: what `body` throws, unchanged; the lock's failures as
+    ///   ``OAuth2Error`` (`lock_timeout`, `store_error`, `cancelled`).
+    func withAccountLock<Result: Sendable>(_ account: String, _ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await store.withLock(account: account, timeout: configuration.requestTimeout) {
+                do {
+                    return try await body()
+                } catch {
+                    throw LockBodyError(error: error)
+                }
+            }
+        } catch let error as LockBodyError {
+            throw error.error
+        } catch {
+            throw OAuth2Error(storeError: error, doing: "lock")
+        }
+    }
+}
+
+/// What the body of ``OAuth2Provider/withAccountLock(_:_:)`` threw, told
+/// apart from the lock's own failures.
+private struct LockBodyError: Error {
+    let error: any Error
+}
+
+/// A token the store could not save, kept by the provider until it can.
+struct UnsavedToken: Sendable {
+    var token: AccessToken
+    var lastAttempt: Date
 }
 
 extension OAuth2Error {

@@ -40,7 +40,8 @@ struct OAuth2StateMachine: Sendable {
         case use(AccessToken)
         /// Read the store first, then ask again.
         case load
-        /// The token expires within the skew and can be refreshed.
+        /// The token expires within the skew and can be refreshed (or renewed
+        /// by running its grant again).
         case refresh(AccessToken)
         /// No token: tell the delegate authentication is needed, and fail the request.
         case notAuthenticated
@@ -53,6 +54,8 @@ struct OAuth2StateMachine: Sendable {
         case refreshed(AccessToken)
         case lost(OAuth2Error?)
         case failed(OAuth2Error)
+        /// A token the provider issued could not be saved; it is kept in memory.
+        case storeFailed(OAuth2Error)
     }
 
     private(set) var state: State = .unloaded
@@ -80,17 +83,26 @@ struct OAuth2StateMachine: Sendable {
     /// A request needs a token.
     ///
     /// `unloaded` → `.load` (no change). A held token valid beyond the skew → `.use`.
-    /// One expiring within the skew with a refresh token → `.refresh` (the
-    /// coordinator makes it single-flight). One expiring without a refresh
-    /// token is used anyway: the resource server's 401 decides. No token →
-    /// `.notAuthenticated`.
-    func tokenNeeded(now: Date, skew: Duration) -> TokenDecision {
+    /// One expiring within the skew that can be renewed (a refresh token, or
+    /// a grant of `renewableGrantTypes`, such as client credentials) →
+    /// `.refresh` (the coordinator makes it single-flight). One expiring that
+    /// cannot be renewed is used anyway: the resource server's 401 decides.
+    /// No token → `.notAuthenticated`.
+    func tokenNeeded(now: Date, skew: Duration, renewableGrantTypes: Set<String> = []) -> TokenDecision {
         guard isLoaded else { return .load }
         guard let token = currentToken else { return .notAuthenticated }
-        if token.isExpired(at: now, skew: skew), token.refreshToken != nil {
+        if token.isExpired(at: now, skew: skew), Self.canRenew(token, renewableGrantTypes) {
             return .refresh(token)
         }
         return .use(token)
+    }
+
+    /// Whether `token` can be replaced without the user: by its refresh
+    /// token, or by running the grant that obtained it again.
+    static func canRenew(_ token: AccessToken, _ renewableGrantTypes: Set<String>) -> Bool {
+        if token.refreshToken != nil { return true }
+        guard let grant = token.grant else { return false }
+        return renewableGrantTypes.contains(grant.type)
     }
 
     /// The store was read.
@@ -117,13 +129,13 @@ struct OAuth2StateMachine: Sendable {
 
     /// `requestAccess()` read the store: NXOAuth2Client's decision.
     ///
-    /// Valid token → `.gotAccessToken`; expired with a refresh token → refresh
-    /// (`nil`: the refresh reports); nothing, or expired without a refresh
-    /// token → `.needsAuthentication`.
-    func accessRequested(now: Date) -> TokenDecision {
+    /// Valid token → `.gotAccessToken`; expired and renewable (a refresh
+    /// token, or a renewable grant) → refresh (`nil`: the refresh reports);
+    /// nothing, or expired and not renewable → `.needsAuthentication`.
+    func accessRequested(now: Date, renewableGrantTypes: Set<String> = []) -> TokenDecision {
         guard let token = currentToken else { return .notAuthenticated }
         if token.isExpired(at: now) {
-            return token.refreshToken == nil ? .notAuthenticated : .refresh(token)
+            return Self.canRenew(token, renewableGrantTypes) ? .refresh(token) : .notAuthenticated
         }
         return .use(token)
     }

@@ -34,7 +34,12 @@ public struct OAuth2Configuration: Sendable {
     /// The largest response body accepted from the provider. 1 MiB by default.
     public var maxResponseSize: Int
     /// The longest a request to the provider may take. 30 seconds by default.
+    /// Also bounds the wait for another process's refresh of the same account
+    /// (the store's account lock).
     public var requestTimeout: Duration
+    /// The assertion grant the client can run again when its token expires
+    /// (a JWT-bearer service account); `nil` by default.
+    public var assertionGrant: AssertionGrant?
 
     /// Creates a configuration and checks its endpoints.
     ///
@@ -55,7 +60,8 @@ public struct OAuth2Configuration: Sendable {
         issuer: String? = nil,
         requiresIssuerInRedirect: Bool = false,
         maxResponseSize: Int = 1 << 20,
-        requestTimeout: Duration = .seconds(30)
+        requestTimeout: Duration = .seconds(30),
+        assertionGrant: AssertionGrant? = nil
     ) throws(OAuth2Error) {
         self.clientID = clientID
         self.clientSecret = clientSecret
@@ -71,6 +77,7 @@ public struct OAuth2Configuration: Sendable {
         self.requiresIssuerInRedirect = requiresIssuerInRedirect
         self.maxResponseSize = maxResponseSize
         self.requestTimeout = requestTimeout
+        self.assertionGrant = assertionGrant
         try validate()
     }
 
@@ -99,8 +106,23 @@ public struct OAuth2Configuration: Sendable {
                 message: "client authentication \(clientAuthentication) needs a client secret"
             )
         }
+        if let assertionGrant, !assertionGrant.type.contains(":") {
+            throw OAuth2Error(code: .invalidConfiguration, message: "an assertion grant's type must be an absolute URI")
+        }
         guard maxResponseSize > 0, expirySkew >= .zero, requestTimeout > .zero else {
             throw OAuth2Error(code: .invalidConfiguration, message: "limits must be positive")
         }
+    }
+}
+
+extension OAuth2Configuration {
+    /// The grant types whose tokens the client can renew by running the grant
+    /// again: client credentials for a confidential client, and the assertion
+    /// grant when the configuration can make assertions.
+    var renewableGrantTypes: Set<String> {
+        var types: Set<String> = []
+        if clientAuthentication != .none { types.insert(TokenGrant.clientCredentialsType) }
+        if let assertionGrant { types.insert(assertionGrant.type) }
+        return types
     }
 }
