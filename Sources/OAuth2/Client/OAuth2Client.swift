@@ -185,21 +185,20 @@ public final class OAuth2Client: Sendable {
     }
 
     /// Stamps a token stored without a binding with this configuration's and
-    /// saves it, unless another process replaced it meanwhile; best effort.
+    /// saves it, unless another process replaced it meanwhile; best effort:
+    /// the token is stored already, so a failure here loses nothing.
     private func migrateBinding(of legacy: AccessToken) async -> AccessToken {
+        var stamped = legacy
+        stamped.binding = configuration.binding
         do {
             return try await provider.withAccountLock(account) { () async throws -> AccessToken in
-                guard let current = try await self.provider.load(account: self.account) else { return legacy }
+                guard let current = try await self.provider.load(account: self.account) else { return stamped }
                 guard current.binding == nil, current.accessToken == legacy.accessToken else { return current }
-                let (saved, error) = await self.provider.persist(current, account: self.account)
-                if let error {
-                    self.logger.debug("could not record the provider of a stored token", metadata: ["oauth2.error": "\(error.code)"])
-                }
-                return saved
+                try await self.provider.store.save(stamped, account: self.account)
+                return stamped
             }
         } catch {
-            var stamped = legacy
-            stamped.binding = configuration.binding
+            logger.debug("could not record the provider of a stored token", metadata: ["oauth2.error": "\((error as? OAuth2Error)?.code.rawValue ?? "store_error")"])
             return stamped
         }
     }

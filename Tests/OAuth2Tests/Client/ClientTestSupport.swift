@@ -80,13 +80,14 @@ struct ClientHarness {
     let logs = CapturedLogs()
     let provider: OAuth2Provider
 
-    init(configuration: OAuth2Configuration? = nil) throws {
+    /// - Parameter wrapStore: puts a store of the test's in front of ``store`` (one that fails, say).
+    init(configuration: OAuth2Configuration? = nil, wrapStore: ((InMemoryTokenStore) -> any TokenStore)? = nil) throws {
         let logs = self.logs
         var logger = Logger(label: "test", factory: { _ in CapturingLogHandler(logs: logs) })
         logger.logLevel = .trace
         provider = try OAuth2Provider(
             configuration: configuration ?? Fixture.configuration(),
-            store: store,
+            store: wrapStore?(store) ?? store,
             transport: transport,
             clock: clock,
             logger: logger
@@ -97,9 +98,11 @@ struct ClientHarness {
         provider.client(account: account, delegate: delegate)
     }
 
-    /// Stores a token for `account` expiring `expiresIn` from the clock's now.
+    /// Stores a token for `account` expiring `expiresIn` from the clock's now,
+    /// bound to the provider's configuration as the client would have stored it.
     func seed(_ account: String = "alice", access: String = Fixture.accessToken, refresh: String? = Fixture.refreshToken, expiresIn: TimeInterval?) async throws {
-        let token = Fixture.token(access: access, refresh: refresh, expiresAt: expiresIn.map { clock.now().addingTimeInterval($0) })
+        var token = Fixture.token(access: access, refresh: refresh, expiresAt: expiresIn.map { clock.now().addingTimeInterval($0) })
+        token.binding = provider.configuration.binding
         try await store.save(token, account: account)
     }
 
@@ -177,6 +180,84 @@ final class RecordingDelegate: OAuth2ClientDelegate, Sendable {
 
     func oauth2Client(_ client: OAuth2Client, didFailToGetAccessTokenWithError error: OAuth2Error) {
         recorded.withLock { $0.append(.failedToGetAccessToken(error)) }
+    }
+
+    func oauth2Client(_ client: OAuth2Client, didFailToStoreAccessTokenWithError error: OAuth2Error) {
+        recorded.withLock { $0.append(.failedToStoreAccessToken(error)) }
+    }
+}
+
+/// A store in front of an ``InMemoryTokenStore`` whose saves fail while
+/// ``failsSaves`` is set: a full disk, a database timeout.
+final class FlakyTokenStore: TokenStore {
+    let inner: InMemoryTokenStore
+    private let failing = LockedValue(false)
+    private let failedSaves = LockedValue(0)
+
+    init(_ inner: InMemoryTokenStore) {
+        self.inner = inner
+    }
+
+    var failsSaves: Bool {
+        get { failing.withLock { $0 } }
+        set { failing.withLock { $0 = newValue } }
+    }
+
+    var failedSaveCount: Int { failedSaves.withLock { $0 } }
+
+    func load(account: String) async throws -> AccessToken? {
+        try await inner.load(account: account)
+    }
+
+    func save(_ token: AccessToken, account: String) async throws {
+        if failsSaves {
+            failedSaves.withLock { $0 += 1 }
+            throw OAuth2Error(code: .storeError, message: "no space left on device (injected)")
+        }
+        try await inner.save(token, account: account)
+    }
+
+    func delete(account: String) async throws {
+        try await inner.delete(account: account)
+    }
+
+    func withLock<Result: Sendable>(account: String, timeout: Duration, _ body: () async throws -> Result) async throws -> Result {
+        try await inner.withLock(account: account, timeout: timeout, body)
+    }
+}
+
+/// Holds an account's store lock from another task until released, as
+/// another process would, and can store a token before letting go.
+final class LockHolder: Sendable {
+    private let acquired: AsyncStream<Void>
+    private let acquiredContinuation: AsyncStream<Void>.Continuation
+    private let release: AsyncStream<AccessToken?>
+    private let releaseContinuation: AsyncStream<AccessToken?>.Continuation
+    private let task: Task<Void, any Error>
+
+    /// Takes `account`'s lock in `store` and keeps it until ``release(storing:)``.
+    init(store: any TokenStore, account: String) async {
+        (acquired, acquiredContinuation) = AsyncStream.makeStream()
+        (release, releaseContinuation) = AsyncStream.makeStream()
+        let acquiredContinuation = self.acquiredContinuation
+        let release = self.release
+        task = Task {
+            try await store.withLock(account: account, timeout: .seconds(30)) {
+                acquiredContinuation.yield()
+                var iterator = release.makeAsyncIterator()
+                if let token = await iterator.next(), let token {
+                    try await store.save(token, account: account)
+                }
+            }
+        }
+        var iterator = acquired.makeAsyncIterator()
+        await iterator.next()
+    }
+
+    /// Saves `token` (when given) under the lock, releases it, and waits until it is released.
+    func release(storing token: AccessToken? = nil) async throws {
+        releaseContinuation.yield(token)
+        try await task.value
     }
 }
 

@@ -164,6 +164,23 @@ import Testing
         #expect(requests[2].authorization == nil)
     }
 
+    @Test func a401FromARedirectTargetThatNeverSawTheTokenIsReturnedAsIs() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        let elsewhere = URL(string: "https://elsewhere.example/x")!
+        harness.transport.enqueue(HTTPResponse(status: 302, headers: ["Location": elsewhere.absoluteString]), for: Fixture.apiURL)
+        harness.transport.enqueue(HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer error=\"invalid_token\""]), for: elsewhere)
+        let delegate = RecordingDelegate()
+
+        let response = try await harness.client(delegate: delegate).send(HTTPRequest(url: Fixture.apiURL, followRedirects: true))
+
+        #expect(response.status == 401)
+        #expect(harness.tokenRequests.isEmpty)
+        #expect(harness.transport.requests(for: elsewhere).first?.authorization == nil)
+        #expect(try await harness.store.load(account: "alice")?.accessToken.value == Fixture.accessToken)
+        #expect(delegate.events.isEmpty)
+    }
+
     @Test func redirectFromHTTPSToHTTPIsRefused() async throws {
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: 3600)

@@ -1,0 +1,78 @@
+import Foundation
+import OAuth2
+import OAuth2Testing
+import Testing
+
+/// A stored token belongs to the provider and client that issued it, and is
+/// never sent anywhere else.
+@Suite struct OAuth2ClientBindingTests {
+    private static let otherProvider = TokenBinding(tokenEndpoint: "https://other-idp.example/token", clientID: "client-1")
+    private static let otherClient = TokenBinding(tokenEndpoint: Fixture.tokenURL.absoluteString, clientID: "another-client")
+
+    private func seed(_ harness: ClientHarness, binding: TokenBinding?, expiresIn: TimeInterval) async throws {
+        var token = Fixture.token(expiresAt: harness.clock.now().addingTimeInterval(expiresIn))
+        token.binding = binding
+        try await harness.store.save(token, account: "alice")
+    }
+
+    @Test(arguments: [otherProvider, otherClient])
+    func anotherProvidersOrClientsTokenIsNeverSent(binding: TokenBinding) async throws {
+        let harness = try ClientHarness()
+        try await seed(harness, binding: binding, expiresIn: 3600)
+
+        let error = await oauth2Error { _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL)) }
+
+        #expect(error?.code == .providerMismatch)
+        #expect(error?.message.contains(binding.clientID) == true)
+        #expect(error?.message.contains("client-1") == true)
+        #expect(harness.transport.requests.isEmpty)
+    }
+
+    @Test func anotherProvidersExpiredTokenIsNeverRefreshed() async throws {
+        let harness = try ClientHarness()
+        try await seed(harness, binding: Self.otherProvider, expiresIn: -10)
+
+        let error = await oauth2Error { try await harness.client().refreshAccessToken() }
+
+        #expect(error?.code == .providerMismatch)
+        #expect(harness.transport.requests.isEmpty)
+        #expect(try await harness.store.load(account: "alice")?.binding == Self.otherProvider)
+    }
+
+    @Test func logoutNeitherRevokesNorDeletesAnotherProvidersToken() async throws {
+        let harness = try ClientHarness()
+        try await seed(harness, binding: Self.otherProvider, expiresIn: 3600)
+
+        let error = await oauth2Error { try await harness.client().logout() }
+
+        #expect(error?.code == .providerMismatch)
+        #expect(harness.transport.requests.isEmpty)
+        #expect(try await harness.store.load(account: "alice") != nil)
+    }
+
+    @Test func aTokenStoredWithoutABindingIsStampedOnce() async throws {
+        let harness = try ClientHarness()
+        try await seed(harness, binding: nil, expiresIn: 3600)
+        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.apiURL)
+        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.apiURL)
+        let savesBefore = harness.store.saveCount
+
+        _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL))
+        _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL))
+
+        #expect(try await harness.store.load(account: "alice")?.binding == harness.provider.configuration.binding)
+        #expect(harness.store.saveCount == savesBefore + 1)
+    }
+
+    @Test func everyTokenTheClientObtainsCarriesItsBinding() async throws {
+        let harness = try ClientHarness()
+        harness.transport.enqueue(json: Fixture.tokenJSON(), for: Fixture.tokenURL)
+
+        let token = try await harness.client("service").authenticateWithClientCredentials()
+
+        let expected = TokenBinding(tokenEndpoint: Fixture.tokenURL.absoluteString, clientID: "client-1")
+        #expect(token.binding == expected)
+        #expect(try await harness.store.load(account: "service")?.binding == expected)
+    }
+
+}
