@@ -185,6 +185,7 @@ def describe(arguments, port, users, clients):
             # This test provider's own: see provider/testing.py.
             "test_token_requests": f"{base}/test/token-requests",
             "test_grants": f"{base}/test/grants",
+            "test_delay_next_token_response": f"{base}/test/delay-next-token-response",
         },
         "clients": clients,
         "users": users,

@@ -34,7 +34,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First: it records the status the client gets. See provider/testing.py.
+    # First: it records the status the client gets, and holds a token response
+    # (when a test asks) only once everything else is done. See provider/testing.py.
     "provider.testing.TokenEndpointLogMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

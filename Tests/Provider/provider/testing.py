@@ -5,13 +5,19 @@ answer only on the loopback interface the server is bound to. They let a test
 prove from the provider's own records what happened at the token endpoint:
 
 GET  /test/token-requests[?client_id=ID]
-     {"requests": [{"client_id": ..., "grant_type": ..., "status": 200, "error": null}, ...]}
+     {"requests": [{"client_id": ..., "grant_type": ..., "status": 200, "error": null}, ...],
+      "delaying": 0}
      Every POST to the token endpoint since the provider started that has been
-     answered, in the order the requests arrived; optionally only those of one
-     client.
+     answered (or is being held, below), in the order the requests arrived;
+     optionally only those of one client. "delaying" is the number of
+     responses being held back by the delay below.
 GET  /test/grants?client_id=ID&username=NAME
      {"live_refresh_tokens": N, "live_access_tokens": M}
      For that client and user: refresh tokens not revoked, access tokens not expired.
+POST /test/delay-next-token-response   (form: seconds=FLOAT)
+     Holds the next 200 response of the token endpoint for that many seconds,
+     once: after the view ran and committed (the token is issued and stored),
+     before the response is sent. seconds=0 disarms. Answers {"armed": seconds}.
 
 The server is a threaded WSGI server in one process: the records live in memory
 behind a lock. No token, secret or password is ever recorded.
@@ -24,15 +30,20 @@ import functools
 import ipaddress
 import itertools
 import json
+import math
 import threading
+import time
 from urllib.parse import unquote_plus
 
+from django.db import connections
 from django.http import JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 TOKEN_VIEW_NAME = "oauth2_provider:token"
+# A test that holds a response longer than this has lost track of time.
+MAX_DELAY_SECONDS = 600.0
 
 
 class _TokenEndpointLog:
@@ -40,25 +51,45 @@ class _TokenEndpointLog:
         self._lock = threading.Lock()
         self._arrivals = itertools.count()
         self._requests = []  # (arrival, entry), sorted by arrival
+        self._delay_armed = None  # seconds, or None
+        self._delaying = 0
 
     def arrival(self):
         """A number for a request that has just arrived, before its view runs."""
         with self._lock:
             return next(self._arrivals)
 
-    def record(self, arrival, entry):
-        """Adds entry, answered."""
+    def record(self, arrival, entry, status):
+        """Adds entry, answered; returns the seconds to hold this response (0: none).
+
+        One critical section: a poller that sees the entry with status 200 and
+        "delaying" 1 sees both or neither, and two concurrent 200 responses
+        cannot both consume one arming.
+        """
         with self._lock:
             # Answers may come in another order than the requests (the threads
             # race): keep the requests' order.
             bisect.insort(self._requests, (arrival, entry), key=lambda item: item[0])
+            if status != 200 or self._delay_armed is None:
+                return 0.0
+            seconds, self._delay_armed = self._delay_armed, None
+            self._delaying += 1
+            return seconds
+
+    def release(self):
+        with self._lock:
+            self._delaying -= 1
+
+    def arm(self, seconds):
+        with self._lock:
+            self._delay_armed = seconds if seconds > 0 else None
 
     def snapshot(self, client_id=None):
         with self._lock:
             requests = [
                 dict(entry) for _, entry in self._requests if client_id is None or entry["client_id"] == client_id
             ]
-            return {"requests": requests}
+            return {"requests": requests, "delaying": self._delaying}
 
 
 token_endpoint_log = _TokenEndpointLog()
@@ -93,10 +124,24 @@ def _oauth_error(response):
     return error if isinstance(error, str) else None
 
 
-class TokenEndpointLogMiddleware:
-    """Records each POST to the token endpoint.
+def _release_database():
+    """Closes this thread's database connections, so that nothing (an open
+    transaction, an unfinished read) can hold a sqlite lock while a response
+    is held. Django opens a new connection when one is needed again."""
+    for connection in connections.all(initialized_only=True):
+        if connection.in_atomic_block:
+            # Only under ATOMIC_REQUESTS-like wrapping, which this provider does
+            # not use: the held response must follow a commit, not precede it.
+            raise RuntimeError("a token response is held inside a transaction")
+        connection.close()
 
-    First in MIDDLEWARE: it sees the status the client gets.
+
+class TokenEndpointLogMiddleware:
+    """Records each POST to the token endpoint; holds a response when armed.
+
+    First in MIDDLEWARE: it sees the status the client gets, and when it holds a
+    response every other middleware and the view are done (DOT commits the
+    issued tokens in its own transaction, inside the view).
     """
 
     def __init__(self, get_response):
@@ -119,7 +164,13 @@ class TokenEndpointLogMiddleware:
             "status": response.status_code,
             "error": _oauth_error(response),
         }
-        token_endpoint_log.record(arrival, entry)
+        seconds = token_endpoint_log.record(arrival, entry, response.status_code)
+        if seconds > 0:
+            try:
+                _release_database()
+                time.sleep(seconds)
+            finally:
+                token_endpoint_log.release()
         return response
 
 
@@ -174,3 +225,18 @@ def grants(request):
         get_access_token_model().objects.filter(application=application, user=user, expires__gt=timezone.now()).count()
     )
     return JsonResponse({"live_refresh_tokens": live_refresh_tokens, "live_access_tokens": live_access_tokens})
+
+
+@csrf_exempt
+@_loopback_only
+@require_POST
+def delay_next_token_response(request):
+    """Arms (seconds > 0) or disarms (seconds = 0) the one-shot hold of the next 200."""
+    try:
+        seconds = float(request.POST.get("seconds", ""))
+    except ValueError:
+        return _bad_request("seconds must be a number")
+    if not math.isfinite(seconds) or seconds < 0 or seconds > MAX_DELAY_SECONDS:
+        return _bad_request(f"seconds must be between 0 and {MAX_DELAY_SECONDS:g}")
+    token_endpoint_log.arm(seconds)
+    return JsonResponse({"armed": seconds})

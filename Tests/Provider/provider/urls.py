@@ -16,7 +16,8 @@ urlpatterns = [
     path("api/me", views.me, name="api-me"),
     path("api/admin", views.admin, name="api-admin"),
     # For the test harness only: what the token endpoint saw, whether a grant is
-    # alive. See provider/testing.py.
+    # alive, a held token response. See provider/testing.py.
     path("test/token-requests", testing.token_requests, name="test-token-requests"),
     path("test/grants", testing.grants, name="test-grants"),
+    path("test/delay-next-token-response", testing.delay_next_token_response, name="test-delay-next-token-response"),
 ]
