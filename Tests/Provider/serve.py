@@ -38,6 +38,13 @@ WIRE_GRANT_TYPES = {
 }
 
 
+def non_negative_int(text):
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"not a non-negative integer: {text}")
+    return value
+
+
 def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run-dir", required=True, type=Path)
@@ -45,6 +52,18 @@ def parse_arguments():
     parser.add_argument("--access-token-lifetime", type=int, default=3600)
     parser.add_argument("--no-iss", action="store_true", help="leave RFC 9207 iss out of redirects")
     parser.add_argument("--device-interval", type=int, default=1)
+    parser.add_argument(
+        "--reuse-protection",
+        action="store_true",
+        help="replaying a spent refresh token revokes the whole token family (DOT's REFRESH_TOKEN_REUSE_PROTECTION)",
+    )
+    parser.add_argument(
+        "--grace-period",
+        type=non_negative_int,
+        default=0,
+        metavar="SECONDS",
+        help="a rotated-out refresh token is honoured this long (DOT's REFRESH_TOKEN_GRACE_PERIOD_SECONDS)",
+    )
     return parser.parse_args()
 
 
@@ -148,6 +167,8 @@ def describe(arguments, port, users, clients):
         "iss_parameter": not arguments.no_iss,
         "access_token_lifetime": arguments.access_token_lifetime,
         "device_interval": arguments.device_interval,
+        "reuse_protection": arguments.reuse_protection,
+        "grace_period": arguments.grace_period,
         "run_dir": str(arguments.run_dir),
         "browser": str(REPO_ROOT / "scripts" / "provider-browser.sh"),
         "endpoints": {
@@ -161,6 +182,10 @@ def describe(arguments, port, users, clients):
             "login": f"{base}/accounts/login/",
             "api_me": f"{base}/api/me",
             "api_admin": f"{base}/api/admin",
+            # This test provider's own: see provider/testing.py.
+            "test_token_requests": f"{base}/test/token-requests",
+            "test_grants": f"{base}/test/grants",
+            "test_delay_next_token_response": f"{base}/test/delay-next-token-response",
         },
         "clients": clients,
         "users": users,
@@ -177,6 +202,8 @@ def shell_lines(info):
         "PROVIDER_ISS_PARAMETER": "1" if info["iss_parameter"] else "0",
         "PROVIDER_ACCESS_TOKEN_LIFETIME": info["access_token_lifetime"],
         "PROVIDER_DEVICE_INTERVAL": info["device_interval"],
+        "PROVIDER_REUSE_PROTECTION": "1" if info["reuse_protection"] else "0",
+        "PROVIDER_GRACE_PERIOD": info["grace_period"],
         "PROVIDER_RUN_DIR": info["run_dir"],
         "PROVIDER_BROWSER": info["browser"],
     }
@@ -253,6 +280,8 @@ def main():
     os.environ["PROVIDER_ACCESS_TOKEN_LIFETIME"] = str(arguments.access_token_lifetime)
     os.environ["PROVIDER_ISS"] = "0" if arguments.no_iss else "1"
     os.environ["PROVIDER_DEVICE_INTERVAL"] = str(arguments.device_interval)
+    os.environ["PROVIDER_REUSE_PROTECTION"] = "1" if arguments.reuse_protection else "0"
+    os.environ["PROVIDER_GRACE_PERIOD"] = str(arguments.grace_period)
 
     import django
     from django.core.wsgi import get_wsgi_application

@@ -9,6 +9,10 @@ PROVIDER_SECRET_KEY            Django's signing key, random per run
 PROVIDER_ACCESS_TOKEN_LIFETIME access token lifetime in seconds (default 3600)
 PROVIDER_ISS                   "1": RFC 9207 `iss` in authorization responses (default)
 PROVIDER_DEVICE_INTERVAL       device flow polling interval in seconds (default 1)
+PROVIDER_REUSE_PROTECTION      "1": replaying a spent refresh token revokes its whole
+                               token family (default "0")
+PROVIDER_GRACE_PERIOD          seconds a rotated-out refresh token is still honoured
+                               (default 0)
 """
 
 import os
@@ -30,6 +34,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: it records the status the client gets, and holds a token response
+    # (when a test asks) only once everything else is done. See provider/testing.py.
+    "provider.testing.TokenEndpointLogMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -104,9 +111,14 @@ def _verification_uri_complete(user_code):
 OAUTH2_PROVIDER = {
     "ACCESS_TOKEN_EXPIRE_SECONDS": int(os.environ.get("PROVIDER_ACCESS_TOKEN_LIFETIME", "3600")),
     "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
-    # Rotation on, no grace period: a refresh token used once is dead.
+    # Rotation on. By default no grace period (a refresh token used once is dead)
+    # and no reuse protection (replaying it is refused, nothing else happens).
+    # Within a grace period DOT answers a replay of the token just rotated out
+    # with the tokens that rotation issued; with reuse protection a replay
+    # outside it revokes every refresh token of the grant (the token family).
     "ROTATE_REFRESH_TOKEN": True,
-    "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 0,
+    "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": int(os.environ.get("PROVIDER_GRACE_PERIOD", "0")),
+    "REFRESH_TOKEN_REUSE_PROTECTION": os.environ.get("PROVIDER_REUSE_PROTECTION", "0") == "1",
     "PKCE_REQUIRED": _pkce_required,
     "SCOPES": {
         "read": "Read your data",
