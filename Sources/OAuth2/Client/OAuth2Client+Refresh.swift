@@ -35,9 +35,12 @@ extension OAuth2Client {
     ///   - automatic: the refresh serves a signed request, so a lost grant is
     ///     reported as `reauthorization_required`.
     func refresh(failedToken: Secret?, force: Bool, automatic: Bool) async throws(OAuth2Error) -> AccessToken {
-        machine.withLock { $0.refreshStarted() }
+        let seen = machine.withLock { machine in
+            machine.refreshStarted()
+            return machine.currentToken
+        }
         let (result, leader) = await provider.refreshCoordinator.refresh(account: account) {
-            try await self.runRefresh(failedToken: failedToken, force: force)
+            try await self.runRefresh(seen: seen, failedToken: failedToken, force: force)
         }
         switch result {
         case .success(let outcome):
@@ -66,10 +69,10 @@ extension OAuth2Client {
     /// The refresh itself, run once per account in this process however many
     /// callers wait, and under the store's account lock so that it runs once
     /// across processes too.
-    private func runRefresh(failedToken: Secret?, force: Bool) async throws(RefreshFailure) -> RefreshCoordinator.Outcome {
+    private func runRefresh(seen: AccessToken?, failedToken: Secret?, force: Bool) async throws(RefreshFailure) -> RefreshCoordinator.Outcome {
         do {
             return try await provider.withAccountLock(account) {
-                try await self.refreshHoldingLock(failedToken: failedToken, force: force)
+                try await self.refreshHoldingLock(seen: seen, failedToken: failedToken, force: force)
             }
         } catch let failure as RefreshFailure {
             throw failure
@@ -86,8 +89,11 @@ extension OAuth2Client {
     /// Reads the store first: another client or process of the account may
     /// have stored a newer token while this one waited for the lock, which is
     /// then used instead of spending the refresh token again (a rotating one
-    /// would fail, and with reuse protection revoke the grant).
-    private func refreshHoldingLock(failedToken: Secret?, force: Bool) async throws(RefreshFailure) -> RefreshCoordinator.Outcome {
+    /// would fail, and with reuse protection revoke the grant). A token other
+    /// than the one this caller saw (`seen`) is used as long as it has not
+    /// expired, even inside the expiry skew: with tokens that live less than
+    /// the skew, every waiter would otherwise refresh again in turn.
+    private func refreshHoldingLock(seen: AccessToken?, failedToken: Secret?, force: Bool) async throws(RefreshFailure) -> RefreshCoordinator.Outcome {
         let now = provider.clock.now()
         let stored: AccessToken?
         do throws(OAuth2Error) {
@@ -96,15 +102,29 @@ extension OAuth2Client {
             throw RefreshFailure(error: error, lost: false)
         }
         guard let stored else {
+            if seen != nil {
+                // The token this caller held was deleted while it waited:
+                // another process found the grant gone.
+                throw RefreshFailure(
+                    error: OAuth2Error(
+                        code: .reauthorizationRequired,
+                        message: "the account's token was deleted while this request waited for the refresh lock (another process found the grant revoked); sign in again"
+                    ),
+                    lost: true
+                )
+            }
             throw RefreshFailure(
                 error: OAuth2Error(code: .notAuthenticated, message: "no token is stored for account \(account)"),
                 lost: true
             )
         }
+        let replacedMeanwhile = seen.map { stored.accessToken != $0.accessToken } ?? false
         if let failedToken {
             if stored.accessToken != failedToken && !stored.isExpired(at: now) {
                 return .init(token: stored, refreshed: false)
             }
+        } else if !force && replacedMeanwhile && !stored.isExpired(at: now) {
+            return .init(token: stored, refreshed: false)
         } else if !force && !stored.isExpired(at: now, skew: configuration.expirySkew) {
             return .init(token: stored, refreshed: false)
         }

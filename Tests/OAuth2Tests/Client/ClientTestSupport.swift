@@ -227,26 +227,24 @@ final class FlakyTokenStore: TokenStore {
 }
 
 /// Holds an account's store lock from another task until released, as
-/// another process would, and can store a token before letting go.
+/// another process would, and can change the store before letting go.
 final class LockHolder: Sendable {
-    private let acquired: AsyncStream<Void>
-    private let acquiredContinuation: AsyncStream<Void>.Continuation
-    private let release: AsyncStream<AccessToken?>
-    private let releaseContinuation: AsyncStream<AccessToken?>.Continuation
+    typealias Change = @Sendable (any TokenStore, String) async throws -> Void
+
+    private let releaseContinuation: AsyncStream<Change?>.Continuation
     private let task: Task<Void, any Error>
 
     /// Takes `account`'s lock in `store` and keeps it until ``release(storing:)``.
     init(store: any TokenStore, account: String) async {
-        (acquired, acquiredContinuation) = AsyncStream.makeStream()
-        (release, releaseContinuation) = AsyncStream.makeStream()
-        let acquiredContinuation = self.acquiredContinuation
-        let release = self.release
+        let (acquired, acquiredContinuation) = AsyncStream<Void>.makeStream()
+        let (release, releaseContinuation) = AsyncStream<Change?>.makeStream()
+        self.releaseContinuation = releaseContinuation
         task = Task {
             try await store.withLock(account: account, timeout: .seconds(30)) {
                 acquiredContinuation.yield()
                 var iterator = release.makeAsyncIterator()
-                if let token = await iterator.next(), let token {
-                    try await store.save(token, account: account)
+                if let change = await iterator.next(), let change {
+                    try await change(store, account)
                 }
             }
         }
@@ -256,7 +254,18 @@ final class LockHolder: Sendable {
 
     /// Saves `token` (when given) under the lock, releases it, and waits until it is released.
     func release(storing token: AccessToken? = nil) async throws {
-        releaseContinuation.yield(token)
+        try await release { store, account in
+            if let token { try await store.save(token, account: account) }
+        }
+    }
+
+    /// Deletes the account's token under the lock, releases it, and waits until it is released.
+    func releaseDeleting() async throws {
+        try await release { store, account in try await store.delete(account: account) }
+    }
+
+    private func release(_ change: @escaping Change) async throws {
+        releaseContinuation.yield(change)
         try await task.value
     }
 }

@@ -26,6 +26,38 @@ import Testing
         #expect(harness.transport.requests(for: Fixture.apiURL).first?.authorization == "Bearer at-other")
     }
 
+    @Test func aWaiterUsesATokenStoredMeanwhileEvenInsideTheExpirySkew() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: -10)
+        let holder = await LockHolder(store: harness.store, account: "alice")
+        let client = harness.client()
+        let waiting = Task { try await client.validAccessToken() }
+
+        try await Task.sleep(for: .milliseconds(100))
+        // Shorter-lived than the 60-second skew, as a 2-second test token is.
+        var fresh = Fixture.token(access: "at-short", refresh: "rt-short", expiresAt: harness.clock.now().addingTimeInterval(30))
+        fresh.binding = harness.provider.configuration.binding
+        try await holder.release(storing: fresh)
+
+        #expect(try await waiting.value.accessToken.value == "at-short")
+        #expect(harness.tokenRequests.isEmpty)
+    }
+
+    @Test func aTokenDeletedWhileWaitingForTheLockIsReauthorizationRequired() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: -10)
+        let client = harness.client()
+        let holder = await LockHolder(store: harness.store, account: "alice")
+        let sending = Task { try await client.send(HTTPRequest(url: Fixture.apiURL)) }
+
+        try await Task.sleep(for: .milliseconds(100))
+        try await holder.releaseDeleting()
+
+        let error = await oauth2Error { _ = try await sending.value }
+        #expect(error?.code == .reauthorizationRequired)
+        #expect(harness.tokenRequests.isEmpty)
+    }
+
     @Test func aLockHeldPastTheRequestTimeoutIsLockTimeoutAndTheTokenIsKept() async throws {
         var configuration = try Fixture.configuration()
         configuration.requestTimeout = .milliseconds(200)
