@@ -22,7 +22,8 @@ public struct OAuth2Configuration: Sendable {
     /// How the client authenticates to the token endpoint; `client_secret_basic` by default,
     /// `none` whenever there is no secret.
     public var clientAuthentication: ClientAuthentication
-    /// How long before its expiry a token is refreshed before use. 60 seconds by default.
+    /// How long before its expiry a token is refreshed before use. 60 seconds
+    /// by default, and at most half the token's lifetime (see ``AccessToken/isExpired(at:skew:)``).
     public var expirySkew: Duration
     /// Whether the resource owner password grant may be used. Off by default: it is deprecated (RFC 9700 §2.4).
     public var allowsPasswordGrant: Bool

@@ -10,6 +10,9 @@ public struct AccessToken: Sendable, Hashable, Codable {
     public var tokenType: String
     /// When the token expires, computed from the time the request was sent; `nil` when the provider did not say.
     public var expiresAt: Date?
+    /// When the token was requested: the start of its lifetime. `nil` for a
+    /// token made by hand or stored before this was recorded.
+    public var issuedAt: Date?
     /// The refresh token, when the provider issued one.
     public var refreshToken: Secret?
     /// The scopes granted: the provider's `scope` when it sent one, else those requested.
@@ -46,11 +49,18 @@ public struct AccessToken: Sendable, Hashable, Codable {
 
     /// Whether the token has expired, or will within `skew` of `now`.
     ///
-    /// A token without an expiry never expires by this test; the resource
-    /// server's 401 tells when it has.
+    /// The skew counts at most half the token's lifetime (when
+    /// ``issuedAt`` is known): a token that lives 2 seconds, or 60 against a
+    /// 60-second skew, is used for the first half of its life instead of
+    /// being refreshed before every use. A token without an expiry never
+    /// expires by this test; the resource server's 401 tells when it has.
     public func isExpired(at now: Date, skew: Duration = .zero) -> Bool {
         guard let expiresAt else { return false }
-        return expiresAt.timeIntervalSince(now) <= skew.timeInterval
+        var margin = skew.timeInterval
+        if let issuedAt, margin > 0 {
+            margin = min(margin, max(0, expiresAt.timeIntervalSince(issuedAt)) / 2)
+        }
+        return expiresAt.timeIntervalSince(now) <= margin
     }
 }
 

@@ -104,7 +104,7 @@ enum TokenResponseParser {
             throw invalid("has a scope that is neither a string nor an array of strings", response)
         }
 
-        return AccessToken(
+        var token = AccessToken(
             accessToken: Secret(accessToken),
             tokenType: tokenType,
             expiresAt: expiresAt,
@@ -112,6 +112,8 @@ enum TokenResponseParser {
             scopes: scopes,
             extraFields: object.filter { !knownFields.contains($0.key) }
         )
+        token.issuedAt = requestedAt
+        return token
     }
 
     /// The provider's OAuth error object in a response of any status, if its

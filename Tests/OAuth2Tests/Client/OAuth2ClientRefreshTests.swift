@@ -34,6 +34,21 @@ import Testing
         #expect(token.scopes == ["read", "write"])
     }
 
+    @Test func aTokenShorterLivedThanTheSkewIsUsedForHalfItsLife() async throws {
+        let harness = try ClientHarness()
+        let client = harness.client("service")
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-1", refresh: "rt-1", expiresIn: 2), for: Fixture.tokenURL)
+        let token = try await client.authenticateWithClientCredentials()
+        #expect(token.issuedAt == harness.clock.now())
+
+        harness.clock.advance(by: .milliseconds(900))
+        #expect(try await client.validAccessToken().accessToken.value == "at-1")
+        harness.clock.advance(by: .milliseconds(200))
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2", expiresIn: 2), for: Fixture.tokenURL)
+        #expect(try await client.validAccessToken().accessToken.value == "at-2")
+        #expect(harness.tokenRequests.count == 2)
+    }
+
     @Test func expiryIsComputedFromWhenTheRequestWasSent() async throws {
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: 3600)
