@@ -13,16 +13,25 @@ build: deps
 	$(SWIFT) build
 
 # The integration tests (Tests/IntegrationTests) drive the built oauth2 binary
-# against two local providers; the Hummingbird example (Examples/SignInServer,
-# a package of its own) is then built and tested against the same two. The
+# against four local providers: main (hour-long tokens), short (2-second
+# tokens), and rotate and grace (2-second tokens, refresh-token reuse
+# protection, without and with a grace period; the several-processes tests
+# of DeploymentTests). The Hummingbird example (Examples/SignInServer, a
+# package of its own) is then built and tested against main and short. The
 # trap stops the providers whatever happens.
+PROVIDERS = --name main --name short --name rotate --name grace
+
 test: deps
 	$(SWIFT) build --build-tests
-	@trap 'scripts/provider-stop.sh --name main --name short >/dev/null' EXIT; trap 'exit 130' INT TERM; \
+	@trap 'scripts/provider-stop.sh $(PROVIDERS) >/dev/null' EXIT; trap 'exit 130' INT TERM; \
 	scripts/provider-start.sh --name main >/dev/null && \
 	scripts/provider-start.sh --name short --access-token-lifetime 2 >/dev/null && \
+	scripts/provider-start.sh --name rotate --access-token-lifetime 2 --reuse-protection >/dev/null && \
+	scripts/provider-start.sh --name grace --access-token-lifetime 2 --reuse-protection --grace-period 30 >/dev/null && \
 	export OAUTH2_IT_PROVIDER="$(CURDIR)/.build/provider/main/env.json" && \
 	export OAUTH2_IT_SHORT_PROVIDER="$(CURDIR)/.build/provider/short/env.json" && \
+	export OAUTH2_IT_ROTATE_PROVIDER="$(CURDIR)/.build/provider/rotate/env.json" && \
+	export OAUTH2_IT_GRACE_PROVIDER="$(CURDIR)/.build/provider/grace/env.json" && \
 	OAUTH2_IT_BINARY="$$($(SWIFT) build --show-bin-path)/oauth2" $(SWIFT) test && \
 	SWIFT="$(SWIFT)" scripts/test-server-example.sh
 	$(MAKE) --no-print-directory test-tsan

@@ -140,6 +140,20 @@ enum TokenEndpoint {
         }
     }
 
+    /// Revokes a token (RFC 7009) with the client's id and secret in the body.
+    static func revoke(_ provider: Provider, client name: String, token: String) async throws -> HTTPResponse {
+        let client = try provider.client(name)
+        let form = [("token", token), ("client_id", client.clientID), ("client_secret", client.clientSecret)]
+            .map { "\(encode($0.0))=\(encode($0.1))" }.joined(separator: "&")
+        let request = HTTPRequest(
+            method: "POST",
+            url: try #require(URL(string: provider.endpoints.revoke)),
+            headers: ["Content-Type": "application/x-www-form-urlencoded"],
+            body: Data(form.utf8)
+        )
+        return try await Provider.send(request)
+    }
+
     private static func encode(_ text: String) -> String {
         let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
         return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text

@@ -17,6 +17,9 @@ struct Provider: Decodable, Sendable {
         let deviceVerification: String
         let apiMe: String
         let apiAdmin: String
+        let testTokenRequests: String
+        let testGrants: String
+        let testDelayNextTokenResponse: String
 
         enum CodingKeys: String, CodingKey {
             case metadata, authorize, token, revoke
@@ -24,6 +27,9 @@ struct Provider: Decodable, Sendable {
             case deviceVerification = "device_verification"
             case apiMe = "api_me"
             case apiAdmin = "api_admin"
+            case testTokenRequests = "test_token_requests"
+            case testGrants = "test_grants"
+            case testDelayNextTokenResponse = "test_delay_next_token_response"
         }
     }
 
@@ -44,15 +50,32 @@ struct Provider: Decodable, Sendable {
 
     let name: String
     let issuer: String
+    let runDir: String
     let browser: String
     let endpoints: Endpoints
     let clients: [String: Client]
     let users: [String: User]
 
+    enum CodingKeys: String, CodingKey {
+        case name, issuer, browser, endpoints, clients, users
+        case runDir = "run_dir"
+    }
+
     /// Whether `make test` (or the caller) named a main provider: the suites' `.enabled(if:)`.
     static let mainIsConfigured = configured("OAUTH2_IT_PROVIDER")
     /// Whether a provider with 2-second access tokens was named.
     static let shortIsConfigured = configured("OAUTH2_IT_SHORT_PROVIDER")
+
+    /// Whether the two providers with 2-second tokens and refresh-token reuse
+    /// protection were named, one without a grace period and one with.
+    static let rotatingAreConfigured = configured("OAUTH2_IT_ROTATE_PROVIDER") && configured("OAUTH2_IT_GRACE_PROVIDER")
+
+    /// 2-second access tokens, rotation, reuse protection, no grace period
+    /// (`OAUTH2_IT_ROTATE_PROVIDER`): a spent refresh token presented again revokes the grant.
+    static func rotate() throws -> Provider { try load("OAUTH2_IT_ROTATE_PROVIDER") }
+    /// The same with a 30-second grace period for the refresh token just
+    /// replaced (`OAUTH2_IT_GRACE_PROVIDER`).
+    static func grace() throws -> Provider { try load("OAUTH2_IT_GRACE_PROVIDER") }
 
     /// The main provider (`OAUTH2_IT_PROVIDER`).
     static func main() throws -> Provider { try load("OAUTH2_IT_PROVIDER") }

@@ -97,6 +97,12 @@ final class Subprocess {
         }
     }
 
+    /// Kills the child with SIGKILL, as the OOM killer or `kill -9` would, and waits for it.
+    func killHard() async throws -> Result {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        return try await wait(timeout: .seconds(10))
+    }
+
     /// Waits for the child to exit and for its output to be read.
     func wait(timeout: Duration = .seconds(60)) async throws -> Result {
         _ = try await poll(timeout: timeout, waitingFor: "the process to exit") { process.isRunning ? nil : true }

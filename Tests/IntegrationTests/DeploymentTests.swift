@@ -1,0 +1,189 @@
+import Foundation
+import OAuth2
+import Testing
+
+/// Several copies of the program on one token store, against providers whose
+/// access tokens live 2 seconds and that rotate refresh tokens with reuse
+/// protection: presenting a spent refresh token revokes the whole grant. What
+/// the provider recorded is the proof, not what the CLI says.
+///
+/// Serialized: the delay the kill tests arm is provider-wide, and the bursts
+/// measure the machine's real concurrency.
+@Suite(
+    .serialized,
+    .enabled(if: Provider.rotatingAreConfigured, "needs the rotating providers: `make test` starts them and sets OAUTH2_IT_ROTATE_PROVIDER and OAUTH2_IT_GRACE_PROVIDER")
+)
+struct DeploymentTests {
+    static let burst = 8
+
+    @Test func eightProcessesOnAnExpiredTokenRefreshOnceAndAllSucceedThreeTimesOver() async throws {
+        let provider = try Provider.rotate()
+        let cli = try CLI()
+        let options = try provider.options(client: "confidential", for: cli)
+        // Other tests' grants of alice to this client count too; this test's adds one.
+        let otherGrants = try await provider.liveRefreshTokens(client: "confidential")
+        let signIn = try await provider.authorize(with: cli, options: options)
+        #expect(signIn.result.status == 0, "\(signIn.result.stderr)")
+
+        for round in 1...3 {
+            try await Task.sleep(for: .seconds(3))
+            let recordedBefore = try await provider.tokenRequests(client: "confidential").requests.filter { $0.grantType == "refresh_token" }
+
+            let results = try await Self.runTogether(Self.burst, cli, ["call", provider.endpoints.apiMe] + options)
+
+            for result in results {
+                #expect(result.status == 0, "round \(round): \(result.stderr)")
+                #expect((try? JSONObject(result.stdout))?.string("username") == "alice", "round \(round)")
+            }
+            let refreshes = try await provider.tokenRequests(client: "confidential").requests
+                .filter { $0.grantType == "refresh_token" }.dropFirst(recordedBefore.count)
+            #expect(refreshes.count == 1, "round \(round): one refresh at the provider, not \(refreshes.map { "\($0.status) \($0.error ?? "")" })")
+            #expect(refreshes.allSatisfy { $0.status == 200 }, "round \(round)")
+            #expect(try await provider.liveRefreshTokens(client: "confidential") == otherGrants + 1, "round \(round): the grant is alive")
+        }
+    }
+
+    @Test func aProcessKilledHoldingTheLockAfterTheProviderRotatedLosesNothingWithAGracePeriod() async throws {
+        let provider = try Provider.grace()
+        let cli = try CLI()
+        let options = try provider.options(client: "confidential", for: cli)
+        let otherGrants = try await provider.liveRefreshTokens(client: "confidential")
+        #expect(try await provider.authorize(with: cli, options: options).result.status == 0)
+        try await Task.sleep(for: .seconds(3))
+
+        let killed = try await killAfterTheProviderAnswered(provider, cli, options)
+        #expect(killed.status != 0)
+        let results = try await Self.runTogether(Self.burst - 1, cli, ["call", provider.endpoints.apiMe] + options)
+
+        for result in results {
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        #expect(try await cli.storedToken() != nil, "the store is readable and holds a token")
+        #expect(try await provider.liveRefreshTokens(client: "confidential") == otherGrants + 1)
+        let after = try await cli.run(["call", provider.endpoints.apiMe] + options)
+        #expect(after.status == 0, "\(after.stderr)")
+    }
+
+    @Test func aProcessKilledAfterTheProviderRotatedCostsTheGrantWithoutAGracePeriodAndTheOthersSaySo() async throws {
+        let provider = try Provider.rotate()
+        let cli = try CLI()
+        let options = try provider.options(client: "confidential", for: cli)
+        let otherGrants = try await provider.liveRefreshTokens(client: "confidential")
+        #expect(try await provider.authorize(with: cli, options: options).result.status == 0)
+        try await Task.sleep(for: .seconds(3))
+
+        _ = try await killAfterTheProviderAnswered(provider, cli, options)
+        let recordedBefore = try await provider.tokenRequests(client: "confidential").requests.count
+        let results = try await Self.runTogether(Self.burst - 1, cli, ["call", provider.endpoints.apiMe] + options)
+
+        // The killed process took the only copy of the rotated refresh token
+        // with it; the stored one is spent, and presenting it revoked the
+        // grant. The process that presented it, and every process that was
+        // waiting for the lock with the old token, say reauthorization_required;
+        // one that started after the token was deleted finds none
+        // (not_authenticated). None hangs, none succeeds.
+        let codes = results.map { result in
+            result.errorLines.first.map { String($0.dropFirst("error: ".count).prefix { $0 != ":" }) } ?? "exit \(result.status)"
+        }
+        #expect(results.allSatisfy { $0.status == 1 }, "\(results.map(\.stderr))")
+        #expect(codes.allSatisfy { $0 == "reauthorization_required" || $0 == "not_authenticated" }, "\(codes)")
+        #expect(codes.contains("reauthorization_required"), "\(codes)")
+        #expect(try await provider.liveRefreshTokens(client: "confidential") == otherGrants, "this grant was revoked")
+        #expect(try await cli.storedToken() == nil)
+        let requests = try await provider.tokenRequests(client: "confidential").requests.dropFirst(recordedBefore)
+        #expect(requests.map(\.error) == ["invalid_grant"], "the spent refresh token was presented once, not by every process")
+    }
+
+    @Test func aClientCredentialsTokenIsRenewedWhenItExpires() async throws {
+        let provider = try Provider.rotate()
+        let cli = try CLI()
+        let options = try provider.options(client: "service", for: cli)
+        let grant = try await cli.run(["client-credentials"] + options)
+        #expect(grant.status == 0, "\(grant.stderr)")
+        let first = try #require(try await cli.storedToken())
+        let before = try await provider.successfulTokenRequests(client: "service", grantType: "client_credentials")
+        try await Task.sleep(for: .seconds(3))
+
+        let call = try await cli.run(["call", provider.endpoints.apiMe] + options)
+
+        #expect(call.status == 0, "\(call.stderr)")
+        #expect(try JSONObject(call.stdout).string("client") == "service")
+        #expect(try await provider.successfulTokenRequests(client: "service", grantType: "client_credentials") == before + 1)
+        #expect(try await cli.storedToken()?.accessToken != first.accessToken)
+    }
+
+    @Test func aClientCredentialsTokenTheAPIRejectsIsRenewedOnce() async throws {
+        let provider = try Provider.main()
+        let cli = try CLI()
+        let options = try provider.options(client: "service", for: cli)
+        #expect(try await cli.run(["client-credentials"] + options).status == 0)
+        let token = try #require(try await cli.storedToken())
+        // Revoked at the provider behind the CLI's back: the API answers 401 invalid_token.
+        let revoked = try await TokenEndpoint.revoke(provider, client: "service", token: token.accessToken.value)
+        #expect(revoked.status == 200)
+        let before = try await provider.successfulTokenRequests(client: "service", grantType: "client_credentials")
+
+        let call = try await cli.run(["call", provider.endpoints.apiMe] + options)
+
+        #expect(call.status == 0, "\(call.stderr)")
+        #expect(try await provider.successfulTokenRequests(client: "service", grantType: "client_credentials") == before + 1)
+    }
+
+    @Test func aTokenIsNeverSentToAnotherProviderUnderTheSameAccountName() async throws {
+        let first = try Provider.main()
+        let second = try Provider.rotate()
+        let cli = try CLI()
+        let firstOptions = try first.options(client: "confidential", for: cli)
+        #expect(try await first.authorize(with: cli, options: firstOptions).result.status == 0)
+        let secondOptions = try second.options(client: "confidential", for: cli)
+        let apiBefore = try second.loggedRequests(to: "/api/me")
+        let tokenBefore = try await second.tokenRequests(client: "confidential").requests.count
+
+        let call = try await cli.run(["call", second.endpoints.apiMe] + secondOptions)
+        let refresh = try await cli.run(["refresh"] + secondOptions)
+        let logout = try await cli.run(["logout"] + secondOptions)
+
+        for result in [call, refresh, logout] {
+            #expect(result.status == 1)
+            #expect(result.errorLines.first?.hasPrefix("error: provider_mismatch: ") == true, "\(result.stderr)")
+        }
+        #expect(try second.loggedRequests(to: "/api/me") == apiBefore)
+        #expect(try await second.tokenRequests(client: "confidential").requests.count == tokenBefore)
+        let stillFirst = try await cli.run(["call", first.endpoints.apiMe] + firstOptions)
+        #expect(stillFirst.status == 0, "\(stillFirst.stderr)")
+    }
+
+    /// Starts one `call` with the provider's next token response held, waits
+    /// until the provider has committed the rotated token (the process then
+    /// holds the store's lock and waits for the answer), and kills it.
+    private func killAfterTheProviderAnswered(_ provider: Provider, _ cli: CLI, _ options: [String]) async throws -> Subprocess.Result {
+        // An answer still held from an earlier run would look like this one.
+        let quiet = ContinuousClock.now + .seconds(30)
+        while try await provider.tokenRequests(client: "confidential").delaying != 0, ContinuousClock.now < quiet {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        try await provider.delayNextTokenResponse(seconds: 5)
+        let victim = try cli.start(["call", provider.endpoints.apiMe] + options)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try await provider.tokenRequests(client: "confidential").delaying == 0 {
+            guard ContinuousClock.now < deadline else {
+                _ = try await victim.killHard()
+                throw ProviderError(description: "the refresh never reached the provider")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return try await victim.killHard()
+    }
+
+    /// Starts `count` copies of `oauth2 arguments…` at once and returns how each ended.
+    static func runTogether(_ count: Int, _ cli: CLI, _ arguments: [String]) async throws -> [Subprocess.Result] {
+        let binary = try CLI.binary()
+        let environment = cli.environment
+        return try await withThrowingTaskGroup(of: Subprocess.Result.self) { group in
+            for _ in 0..<count {
+                group.addTask { try await Subprocess.run(binary, arguments, environment: environment, timeout: .seconds(90)) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import OAuth2
+
+/// What the provider itself recorded (its `/test/*` endpoints, Tests/Provider/README.md):
+/// the token requests it answered and whether a user's grant is alive.
+extension Provider {
+    /// One token-endpoint request as the provider saw it.
+    struct TokenRequest: Decodable, Sendable {
+        let grantType: String?
+        let status: Int
+        let error: String?
+
+        enum CodingKeys: String, CodingKey {
+            case grantType = "grant_type"
+            case status, error
+        }
+    }
+
+    private struct TokenRequests: Decodable {
+        let requests: [TokenRequest]
+        let delaying: Int
+    }
+
+    /// Every token request of a client of this run, in order, and whether an answer is being held.
+    func tokenRequests(client name: String) async throws -> (requests: [TokenRequest], delaying: Int) {
+        let clientID = try client(name).clientID
+        let url = endpoints.testTokenRequests + "?client_id=" + (clientID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? clientID)
+        let decoded = try JSONDecoder().decode(TokenRequests.self, from: try await Self.get(url))
+        return (decoded.requests, decoded.delaying)
+    }
+
+    /// How many `grant_type` requests of a client the provider answered with 200.
+    func successfulTokenRequests(client name: String, grantType: String) async throws -> Int {
+        try await tokenRequests(client: name).requests.filter { $0.grantType == grantType && $0.status == 200 }.count
+    }
+
+    /// The refresh tokens of `username`'s grants to a client that are not revoked.
+    func liveRefreshTokens(client name: String, username: String = "alice") async throws -> Int {
+        let url = endpoints.testGrants + "?client_id=" + (try client(name).clientID) + "&username=" + username
+        return try JSONObject(String(decoding: try await Self.get(url), as: UTF8.self))["live_refresh_tokens"] as? Int ?? -1
+    }
+
+    /// Holds the provider's next 200 token response `seconds` after it committed the token.
+    func delayNextTokenResponse(seconds: Double) async throws {
+        var request = HTTPRequest(method: "POST", url: try Self.url(endpoints.testDelayNextTokenResponse))
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.body = Data("seconds=\(seconds)".utf8)
+        let response = try await Self.send(request)
+        guard response.status == 200 else { throw ProviderError(description: "arming the delay answered \(response.status)") }
+    }
+
+    /// How many requests for `path` the provider's log shows (its request log: method, path, status).
+    func loggedRequests(to path: String) throws -> Int {
+        let log = try String(contentsOfFile: runDir + "/server.log", encoding: .utf8)
+        return log.components(separatedBy: "\n").filter { $0.contains(" \(path) HTTP/") || $0.contains(" \(path)?") }.count
+    }
+
+    private static func get(_ url: String) async throws -> Data {
+        let response = try await send(HTTPRequest(url: try Self.url(url)))
+        guard response.status == 200 else { throw ProviderError(description: "\(url) answered \(response.status)") }
+        return response.body
+    }
+
+    private static func url(_ text: String) throws -> URL {
+        guard let url = URL(string: text) else { throw ProviderError(description: "not a URL: \(text)") }
+        return url
+    }
+
+    static func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let transport = CurlTransport()
+        do {
+            let response = try await transport.send(request)
+            await transport.shutdown()
+            return response
+        } catch {
+            await transport.shutdown()
+            throw error
+        }
+    }
+}
