@@ -26,17 +26,33 @@ import Darwin
 /// file names (percent-encoding, no traversal, no collisions) is described at
 /// ``FileTokenStore/fileName(for:)``.
 ///
+/// **The format** is a JSON envelope, version 2, that carries the token's
+/// ``TokenBinding`` (token endpoint and client id, no secret) in the clear
+/// beside the token or its ciphertext, so which provider a file belongs to
+/// can be seen and, when encrypted, is authenticated. Version 1 files,
+/// written before bindings existed, still load (their tokens without a
+/// binding); the next save rewrites them as version 2.
+///
+/// **Lock files.** ``withLock(account:timeout:_:)`` locks `<name>.lock` next
+/// to the account's `<name>.token` (`alice.lock` for `alice.token`), created
+/// 0600 whatever the umask, refused like a token file when it is a link,
+/// someone else's or open to others. They hold no data and are never
+/// deleted: removing one while another process waits on it would let two
+/// holders in.
+///
 /// **Loads refuse rather than guess.** Only a missing file is `nil`. A file
 /// that is a symbolic link or not a regular file, owned by another user,
 /// readable or writable by group or others, over 1 MiB, damaged, of an unknown
 /// format version, encrypted when the store has no key (or with another key),
-/// or plaintext when the store requires encryption is a `store_error` naming
-/// the account and the problem: a silent "no token" would log the user out,
-/// and a token file others could read or write must not be trusted. No
-/// message ever contains a token or a key.
+/// plaintext when the store requires encryption, or whose clear-text binding
+/// disagrees with its token's is a `store_error` naming the account and the
+/// problem: a silent "no token" would log the user out, and a token file
+/// others could read or write must not be trusted. No message ever contains
+/// a token or a key.
 ///
-/// **Encryption** (``Encryption``) binds the account name as authenticated
-/// data, so a file copied to another account's name does not decrypt.
+/// **Encryption** (``Encryption``) binds the account name and the token's
+/// binding as authenticated data, so a file copied to another account's name,
+/// or whose clear-text binding was edited, does not decrypt.
 ///
 /// Safe to use from many tasks at once; file I/O blocks the calling thread
 /// briefly (the files are small).
