@@ -15,7 +15,7 @@ import Glibc
         ("a JSON array", Array("[1,2]".utf8), "is corrupt: it is not a JSON object"),
         ("another JSON object", Array(#"{"hello":"world"}"#.utf8), "is not a swift-oauth2 token file"),
         ("no version", Array(#"{"format":"swift-oauth2-token"}"#.utf8), "has no format version"),
-        ("a future version", Array(#"{"format":"swift-oauth2-token","version":2}"#.utf8), "uses format version 2"),
+        ("a future version", Array(#"{"format":"swift-oauth2-token","version":3}"#.utf8), "uses format version 3"),
         ("no token", Array(#"{"format":"swift-oauth2-token","version":1}"#.utf8), "holds neither a token nor encrypted data"),
         ("a token without its access token", Array(#"{"format":"swift-oauth2-token","version":1,"token":{"tokenType":"Bearer","scopes":[],"extraFields":{}}}"#.utf8), #"field "token.accessToken" is missing or invalid"#),
     ])

@@ -29,7 +29,7 @@ import Glibc
         #expect(abs(loaded.timeIntervalSince(expiry)) < 1e-6)
     }
 
-    @Test func aPlaintextFileIsTheDocumentedVersion1Envelope() async throws {
+    @Test func aPlaintextFileIsTheDocumentedVersion2Envelope() async throws {
         let scratch = try ScratchDirectory()
         let store = try FileTokenStore(directory: scratch.storePath)
 
@@ -39,7 +39,7 @@ import Glibc
         let envelope = try #require(object as? [String: Any])
         #expect(Set(envelope.keys) == ["format", "version", "token"])
         #expect(envelope["format"] as? String == "swift-oauth2-token")
-        #expect(envelope["version"] as? Int == 1)
+        #expect(envelope["version"] as? Int == 2)
         let token = try #require(envelope["token"] as? [String: Any])
         #expect(token["expiresAt"] as? Double == 1_700_000_000.25)
     }

@@ -67,4 +67,82 @@ import Testing
         #expect(store.loadCount == 100)
         #expect(store.accounts.count == 10)
     }
+
+    // MARK: - The account lock
+
+    @Test func theLockExcludesOtherTasksUntilTheHolderReleases() async throws {
+        let store = InMemoryTokenStore()
+        let holder = try await LockHolder.hold(store, account: "alice")
+
+        let error = try await #require(throws: OAuth2Error.self) {
+            try await store.withLock(account: "alice", timeout: .milliseconds(200)) {}
+        }
+        #expect(error.code == .lockTimeout)
+        #expect(error.message.contains("account \"alice\""))
+
+        try await holder.release()
+        let entered = try await store.withLock(account: "alice", timeout: .seconds(10)) { true }
+        #expect(entered)
+    }
+
+    @Test func differentAccountsDoNotBlockEachOther() async throws {
+        let store = InMemoryTokenStore()
+        let holder = try await LockHolder.hold(store, account: "alice")
+
+        let entered = try await store.withLock(account: "bob", timeout: .milliseconds(200)) { true }
+
+        #expect(entered)
+        try await holder.release()
+    }
+
+    @Test func accountsDifferingOnlyInUnicodeCompositionHaveSeparateLocks() async throws {
+        let store = InMemoryTokenStore()
+        let holder = try await LockHolder.hold(store, account: "Jos\u{E9}")
+
+        let entered = try await store.withLock(account: "Jose\u{301}", timeout: .milliseconds(200)) { true }
+
+        #expect(entered)
+        try await holder.release()
+    }
+
+    @Test func aLockWaiterWhoseTaskIsCancelledEndsWithCancelledPromptly() async throws {
+        let store = InMemoryTokenStore()
+        let holder = try await LockHolder.hold(store, account: "alice")
+        let waiter = Task {
+            try await store.withLock(account: "alice", timeout: .seconds(60)) {}
+        }
+        // Let it start waiting; cancelling before it does would end it the same way.
+        try await Task.sleep(for: .milliseconds(100))
+        let clock = ContinuousClock()
+        let cancelled = clock.now
+
+        waiter.cancel()
+        let error = try await #require(throws: OAuth2Error.self) { try await waiter.value }
+
+        #expect(error.code == .cancelled)
+        #expect(clock.now - cancelled < .seconds(10))
+        try await holder.release()
+    }
+
+    @Test func withLockRethrowsTheBodysErrorAndReleasesTheLock() async throws {
+        struct BodyFailure: Error {}
+        let store = InMemoryTokenStore()
+
+        await #expect(throws: BodyFailure.self) {
+            try await store.withLock(account: "alice", timeout: .seconds(10)) { throw BodyFailure() }
+        }
+
+        let entered = try await store.withLock(account: "alice", timeout: .zero) { true }
+        #expect(entered)
+    }
+
+    @Test func withLockRefusesAnEmptyAccountName() async throws {
+        let store = InMemoryTokenStore()
+
+        let error = try await #require(throws: OAuth2Error.self) {
+            try await store.withLock(account: "", timeout: .seconds(10)) {}
+        }
+
+        #expect(error.code == .storeError)
+    }
 }

@@ -16,7 +16,8 @@ extension FileTokenStore {
         /// Files are written as plain JSON, protected by their 0600 mode only; encrypted files are refused.
         public static let plaintext = Encryption(mode: .plaintext)
 
-        /// Files are written encrypted with AES-256-GCM under `key`, the account name bound as authenticated data.
+        /// Files are written encrypted with AES-256-GCM under `key`, the account
+        /// name and the token's ``TokenBinding`` bound as authenticated data.
         ///
         /// - Parameter acceptingPlaintextFiles: `false` (the default) refuses a
         ///   plaintext file, which an attacker who can write the directory could

@@ -74,6 +74,15 @@ extension FileTokenStore {
                 ownerAdvice: "refusing a lock someone else controls",
                 modeAdvice: "refusing it (remove the file; the store creates it again)"
             )
+            // The mode given to open passed through the umask: 0o277 would
+            // leave 0400, which its owner could not open for writing again.
+            if status.permissions != 0o600 {
+                do {
+                    try StoreFileSystem.changeMode(fd, 0o600)
+                } catch {
+                    throw OAuth2Error.store("cannot set the mode of \(subject) to 0600: \(error.reason)")
+                }
+            }
         } catch {
             StoreFileSystem.closeQuietly(fd)
             throw error

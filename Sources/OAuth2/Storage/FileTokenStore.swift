@@ -26,17 +26,33 @@ import Darwin
 /// file names (percent-encoding, no traversal, no collisions) is described at
 /// ``FileTokenStore/fileName(for:)``.
 ///
+/// **The format** is a JSON envelope, version 2, that carries the token's
+/// ``TokenBinding`` (token endpoint and client id, no secret) in the clear
+/// beside the token or its ciphertext, so which provider a file belongs to
+/// can be seen and, when encrypted, is authenticated. Version 1 files,
+/// written before bindings existed, still load (their tokens without a
+/// binding); the next save rewrites them as version 2.
+///
+/// **Lock files.** ``withLock(account:timeout:_:)`` locks `<name>.lock` next
+/// to the account's `<name>.token` (`alice.lock` for `alice.token`), created
+/// 0600 whatever the umask, refused like a token file when it is a link,
+/// someone else's or open to others. They hold no data and are never
+/// deleted: removing one while another process waits on it would let two
+/// holders in.
+///
 /// **Loads refuse rather than guess.** Only a missing file is `nil`. A file
 /// that is a symbolic link or not a regular file, owned by another user,
 /// readable or writable by group or others, over 1 MiB, damaged, of an unknown
 /// format version, encrypted when the store has no key (or with another key),
-/// or plaintext when the store requires encryption is a `store_error` naming
-/// the account and the problem: a silent "no token" would log the user out,
-/// and a token file others could read or write must not be trusted. No
-/// message ever contains a token or a key.
+/// plaintext when the store requires encryption, or whose clear-text binding
+/// disagrees with its token's is a `store_error` naming the account and the
+/// problem: a silent "no token" would log the user out, and a token file
+/// others could read or write must not be trusted. No message ever contains
+/// a token or a key.
 ///
-/// **Encryption** (``Encryption``) binds the account name as authenticated
-/// data, so a file copied to another account's name does not decrypt.
+/// **Encryption** (``Encryption``) binds the account name and the token's
+/// binding as authenticated data, so a file copied to another account's name,
+/// or whose clear-text binding was edited, does not decrypt.
 ///
 /// Safe to use from many tasks at once; file I/O blocks the calling thread
 /// briefly (the files are small).
@@ -57,18 +73,7 @@ public final class FileTokenStore: TokenStore {
     public let encryption: Encryption
 
     let directoryDescriptor: Int32
-    private let hooks: Hooks
-
-    /// What tests can interpose on a save.
-    struct Hooks: Sendable {
-        /// Runs after the temporary file is written, fsynced and closed, just
-        /// before the rename; a throw aborts the save as a failing rename would.
-        var beforeRename: (@Sendable (_ temporaryFileName: String) async throws -> Void)?
-
-        init(beforeRename: (@Sendable (_ temporaryFileName: String) async throws -> Void)? = nil) {
-            self.beforeRename = beforeRename
-        }
-    }
+    let hooks: Hooks
 
     /// Opens the store in `directory`, creating it with mode 0700 when missing.
     ///
@@ -166,9 +171,15 @@ public final class FileTokenStore: TokenStore {
 
     /// Replaces the account's token, atomically and durably.
     ///
-    /// - Throws: `store_error` when the token cannot be written (a full disk,
-    ///   a read-only file system, …); the account's previous token is then
-    ///   left as it was.
+    /// Writes the current file format (version 2; see the type's documentation).
+    ///
+    /// - Throws: `store_error` naming the step that failed and why (a full
+    ///   disk, a read-only file system, …). When any step up to the rename
+    ///   fails, the account's previous token is left as it was and no
+    ///   temporary file remains. When only the final flush of the directory
+    ///   fails, the new token is in place and loads, but a crash before the
+    ///   system writes the directory back may bring the previous one back;
+    ///   the message says so.
     public func save(_ token: AccessToken, account: String) async throws(OAuth2Error) {
         let name = try TokenFileName.fileName(for: account)
         let subject = describeFile(account: account, name: name)
@@ -182,16 +193,20 @@ public final class FileTokenStore: TokenStore {
             if let beforeRename = hooks.beforeRename {
                 try await beforeRename(temporary)
             }
-            try StoreFileSystem.renameFile(in: directoryDescriptor, temporary, to: name)
+            try StoreFileSystem.renameFile(in: directoryDescriptor, temporary, to: name, injecting: fault(at: .rename))
         } catch {
             _ = try? StoreFileSystem.removeFile(in: directoryDescriptor, temporary)
-            let reason = (error as? StoreFileSystem.Failure)?.reason ?? "the save was interrupted"
-            throw OAuth2Error.store("cannot replace \(subject): \(reason); the previous token is unchanged")
+            guard let failure = error as? StoreFileSystem.Failure else {
+                throw OAuth2Error.store("cannot save \(subject): the save was interrupted before the rename; the previous token is unchanged")
+            }
+            throw Self.saveFailure(subject, at: .rename, failure)
         }
         do {
-            try StoreFileSystem.synchronize(directoryDescriptor)
+            try StoreFileSystem.synchronize(directoryDescriptor, injecting: fault(at: .synchronizeDirectory))
         } catch {
-            throw OAuth2Error.store("saved \(subject) but could not flush the directory (\(error.reason)); after a crash it may hold the previous token")
+            throw OAuth2Error.store(
+                "saved \(subject), but \(SaveStep.synchronizeDirectory.activity) failed: \(error.reason); the new token is in place and loads, but after a crash the file may hold the previous token"
+            )
         }
     }
 
@@ -258,30 +273,39 @@ public final class FileTokenStore: TokenStore {
             do {
                 fd = try StoreFileSystem.openFile(
                     in: directoryDescriptor, temporary,
-                    flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600
+                    flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600,
+                    injecting: fault(at: .createTemporaryFile)
                 )
             } catch {
                 if error.errno == EEXIST && attempts < 3 { continue }
-                throw OAuth2Error.store("cannot create a temporary file to save \(subject): \(error.reason); the previous token is unchanged")
+                throw Self.saveFailure(subject, at: .createTemporaryFile, error)
             }
+            var step = SaveStep.setMode
             do {
                 // The mode given to open passed through the umask; set it outright.
-                try StoreFileSystem.changeMode(fd, 0o600)
-                try StoreFileSystem.writeAll(fd, bytes)
-                try StoreFileSystem.synchronize(fd)
+                try StoreFileSystem.changeMode(fd, 0o600, injecting: fault(at: .setMode))
+                step = .write
+                try StoreFileSystem.writeAll(fd, bytes, injecting: fault(at: .write))
+                step = .synchronizeFile
+                try StoreFileSystem.synchronize(fd, injecting: fault(at: .synchronizeFile))
             } catch {
                 StoreFileSystem.closeQuietly(fd)
                 _ = try? StoreFileSystem.removeFile(in: directoryDescriptor, temporary)
-                throw OAuth2Error.store("cannot write \(subject): \(error.reason); the previous token is unchanged")
+                throw Self.saveFailure(subject, at: step, error)
             }
             do {
-                try StoreFileSystem.closeFile(fd)
+                try StoreFileSystem.closeFile(fd, injecting: fault(at: .closeFile))
             } catch {
                 _ = try? StoreFileSystem.removeFile(in: directoryDescriptor, temporary)
-                throw OAuth2Error.store("cannot write \(subject): \(error.reason); the previous token is unchanged")
+                throw Self.saveFailure(subject, at: .closeFile, error)
             }
             return temporary
         }
+    }
+
+    /// The error for a save that failed at `step`, up to the rename: the previous token is still there.
+    private static func saveFailure(_ subject: String, at step: SaveStep, _ failure: StoreFileSystem.Failure) -> OAuth2Error {
+        OAuth2Error.store("cannot save \(subject): \(step.activity) failed: \(failure.reason); the previous token is unchanged")
     }
 
     private func checkTokenFile(_ status: StoreFileSystem.Status, subject: String) throws(OAuth2Error) {

@@ -25,6 +25,29 @@ enum StoreFileSystem {
         }
     }
 
+    /// What a test puts in place of one system call's outcome.
+    ///
+    /// The functions that take `injecting:` ask for a fault right where they
+    /// make their call, once per attempt; an answer skips the call (except
+    /// `shortWrite`, which makes it with fewer bytes), so the code that
+    /// handles the outcome, retries on `EINTR` included, is the code that
+    /// runs in production.
+    enum InjectedFault: Sendable, Equatable {
+        /// The call is not made and fails with this `errno`.
+        case error(Int32)
+        /// `write` writes at most this many bytes and reports that count, as
+        /// a disk about to fill does; other calls ignore it.
+        case shortWrite(Int)
+
+        /// The `errno` to fail with, if the fault is a failure.
+        var error: Int32? {
+            switch self {
+            case .error(let error): error
+            case .shortWrite: nil
+            }
+        }
+    }
+
     /// What `fstat` says about an open file.
     struct Status {
         var mode: mode_t
@@ -73,8 +96,17 @@ enum StoreFileSystem {
         return fd
     }
 
-    static func openFile(in directory: Int32, _ name: String, flags: Int32, mode: mode_t = 0) throws(Failure) -> Int32 {
-        let fd = retryingOnInterrupt { openat(directory, name, flags | O_CLOEXEC, mode) }
+    static func openFile(
+        in directory: Int32, _ name: String, flags: Int32, mode: mode_t = 0,
+        injecting fault: () -> InjectedFault? = { nil }
+    ) throws(Failure) -> Int32 {
+        let fd = retryingOnInterrupt { () -> Int32 in
+            if let injected = fault()?.error {
+                errno = injected
+                return -1
+            }
+            return openat(directory, name, flags | O_CLOEXEC, mode)
+        }
         guard fd >= 0 else { throw Failure(call: "open", errno: errno) }
         return fd
     }
@@ -110,11 +142,23 @@ enum StoreFileSystem {
         }
     }
 
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(Failure) {
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], injecting fault: () -> InjectedFault? = { nil }) throws(Failure) {
         var written = 0
         while written < bytes.count {
             let count = bytes.withUnsafeBytes { buffer in
-                retryingOnInterrupt { write(fd, buffer.baseAddress.map { $0 + written }, buffer.count - written) }
+                retryingOnInterrupt { () -> Int in
+                    var length = buffer.count - written
+                    switch fault() {
+                    case .error(let injected)?:
+                        errno = injected
+                        return -1
+                    case .shortWrite(let most)?:
+                        length = min(length, max(most, 0))
+                    case nil:
+                        break
+                    }
+                    return write(fd, buffer.baseAddress.map { $0 + written }, length)
+                }
             }
             if count < 0 { throw Failure(call: "write", errno: errno) }
             if count == 0 { throw Failure(call: "write", errno: EIO) }
@@ -134,16 +178,33 @@ enum StoreFileSystem {
         }
     }
 
-    static func changeMode(_ fd: Int32, _ mode: mode_t) throws(Failure) {
+    static func changeMode(_ fd: Int32, _ mode: mode_t, injecting fault: () -> InjectedFault? = { nil }) throws(Failure) {
+        if let injected = fault()?.error { throw Failure(call: "fchmod", errno: injected) }
         guard fchmod(fd, mode) == 0 else { throw Failure(call: "fchmod", errno: errno) }
     }
 
-    static func synchronize(_ fd: Int32) throws(Failure) {
-        guard retryingOnInterrupt({ fsync(fd) }) == 0 else { throw Failure(call: "fsync", errno: errno) }
+    static func synchronize(_ fd: Int32, injecting fault: () -> InjectedFault? = { nil }) throws(Failure) {
+        let result = retryingOnInterrupt { () -> Int32 in
+            if let injected = fault()?.error {
+                errno = injected
+                return -1
+            }
+            return fsync(fd)
+        }
+        guard result == 0 else { throw Failure(call: "fsync", errno: errno) }
     }
 
     /// Closes `fd`; a failure matters after writing (some file systems report write errors only here).
-    static func closeFile(_ fd: Int32) throws(Failure) {
+    ///
+    /// Never retried: Linux releases the descriptor even when `close` fails,
+    /// so a retry could close a descriptor another thread just opened.
+    static func closeFile(_ fd: Int32, injecting fault: () -> InjectedFault? = { nil }) throws(Failure) {
+        if let injected = fault()?.error {
+            // Released anyway, as a real failing close releases it: an injected
+            // failure must not leak a descriptor into the test process.
+            _ = close(fd)
+            throw Failure(call: "close", errno: injected)
+        }
         guard close(fd) == 0 else { throw Failure(call: "close", errno: errno) }
     }
 
@@ -152,7 +213,8 @@ enum StoreFileSystem {
         _ = close(fd)
     }
 
-    static func renameFile(in directory: Int32, _ from: String, to: String) throws(Failure) {
+    static func renameFile(in directory: Int32, _ from: String, to: String, injecting fault: () -> InjectedFault? = { nil }) throws(Failure) {
+        if let injected = fault()?.error { throw Failure(call: "rename", errno: injected) }
         guard renameat(directory, from, directory, to) == 0 else { throw Failure(call: "rename", errno: errno) }
     }
 

@@ -1,0 +1,266 @@
+import Foundation
+import Testing
+@testable import OAuth2
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The account lock of ``FileTokenStore``: it excludes other store values and
+/// other processes, is per account (by exact bytes), lives in a private lock
+/// file, ends waits on timeout or cancellation, and is released by a holder's
+/// death. Timings are bounded generously: the machine running the tests may
+/// be slow and busy.
+@Suite struct FileTokenStoreLockTests {
+    @Test func twoStoresOnOneDirectoryExcludeEachOtherUntilTheHolderReleases() async throws {
+        let scratch = try ScratchDirectory()
+        let first = try FileTokenStore(directory: scratch.storePath)
+        let second = try FileTokenStore(directory: scratch.storePath)
+        let holder = try await LockHolder.hold(first, account: "alice")
+
+        let error = try await #require(throws: OAuth2Error.self) {
+            try await second.withLock(account: "alice", timeout: .milliseconds(200)) {}
+        }
+        #expect(error.code == .lockTimeout)
+        #expect(error.message.contains("account \"alice\""))
+
+        try await holder.release()
+        let entered = try await second.withLock(account: "alice", timeout: .seconds(10)) { true }
+        #expect(entered)
+    }
+
+    @Test func twoTasksOfOneStoreExcludeEachOther() async throws {
+        let scratch = try ScratchDirectory()
+        let store = try FileTokenStore(directory: scratch.storePath)
+        let holder = try await LockHolder.hold(store, account: "alice")
+
+        let error = try await #require(throws: OAuth2Error.self) {
+            try await store.withLock(account: "alice", timeout: .milliseconds(200)) {}
+        }
+
+        #expect(error.code == .lockTimeout)
+        try await holder.release()
+    }
+
+    @Test func differentAccountsDoNotBlockEachOther() async throws {
+        let scratch = try ScratchDirectory()
+        let first = try FileTokenStore(directory: scratch.storePath)
+        let second = try FileTokenStore(directory: scratch.storePath)
+        let holder = try await LockHolder.hold(first, account: "alice")
+
+        let entered = try await second.withLock(account: "bob", timeout: .milliseconds(200)) { true }
+
+        #expect(entered)
+        try await holder.release()
+    }
+
+    @Test func accountsDifferingOnlyInUnicodeCompositionHaveSeparateLocks() async throws {
+        let scratch = try ScratchDirectory()
+        let store = try FileTokenStore(directory: scratch.storePath)
+        let holder = try await LockHolder.hold(store, account: "Jos\u{E9}")
+
+        let entered = try await store.withLock(account: "Jose\u{301}", timeout: .milliseconds(200)) { true }
+
+        #expect(entered)
+        #expect(try scratch.storeEntries() == ["Jos%C3%A9.lock", "Jose%CC%81.lock"])
+        try await holder.release()
+    }
+
+    @Test func theLockFileIsTheTokenFileNameWithLockForTokenAndIsPrivate() async throws {
+        let scratch = try ScratchDirectory()
+        let store = try FileTokenStore(directory: scratch.storePath)
+
+        try await store.withLock(account: "alice@example.com", timeout: .seconds(10)) {}
+
+        #expect(try FileTokenStore.fileName(for: "alice@example.com") == "alice%40example%2Ecom.token")
+        #expect(try scratch.storeEntries() == ["alice%40example%2Ecom.lock"])
+        #expect(StoreFixtures.mode(of: scratch.storePath + "/alice%40example%2Ecom.lock") == 0o600)
+    }
+
+    /// The umask is process-wide and tests run in parallel: this one sets it in a child process.
+    /// 0 would leave a lock file others can write; 0o277 one its owner cannot open again.
+    @Test func theLockFileIsCreated0600WhateverTheUmask() async {
+        await #expect(processExitsWith: .success) {
+            for mask: mode_t in [0, 0o022, 0o277, 0o777] {
+                let scratch = try ScratchDirectory()
+                let store = try FileTokenStore(directory: scratch.storePath)
+                let previous = umask(mask)
+                try await store.withLock(account: "alice", timeout: .seconds(10)) {}
+                umask(previous)
+                guard StoreFixtures.mode(of: scratch.storePath + "/alice.lock") == 0o600 else { exit(1) }
+            }
+        }
+    }
+
+    @Test func aLockFileOpenToOthersIsRefused() async throws {
+        let scratch = try ScratchDirectory()
+        let store = try FileTokenStore(directory: scratch.storePath)
+        try StoreFixtures.write("", to: scratch.storePath + "/alice.lock", mode: 0o644)
+
+        let error = try await #require(throws: OAuth2Error.self) {
+            try await store.withLock(account: "alice", timeout: .seconds(10)) {}
+        }
+
+        #expect(error.code == .storeError)
+        #expect(error.message.contains("lock file of account \"alice\""))
+        #expect(error.message.contains("mode 0644"))
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "giving a file to another user needs root"))
+    func aLockFileOwnedByAnotherUserIsRefused() async throws {
+        let scratch = try ScratchDirectory()
+        let store = try FileTokenStore(directory: scratch.storePath)
+        let lockFile = scratch.storePath + "/alice.lock"
+        try StoreFixtures.write("", to: lockFile)
+        try #require(chown(lockFile, FileTokenStorePermissionTests.otherUser, FileTokenStorePermissionTests.otherUser) == 0)
+
+        let error = try await #require(throws: OAuth2Error.self) {
+            try await store.withLock(account: "alice", timeout: .seconds(10)) {}
+        }
+
+        #expect(error.code == .storeError)
+        #expect(error.message.contains("owned by uid 65534"))
+    }
+
+    @Test func aLockFileThatIsASymbolicLinkIsRefusedAndItsTargetNotCreated() async throws {
+        let scratch = try ScratchDirectory()
+        let store = try FileTokenStore(directory: scratch.storePath)
+        let target = scratch.path + "/elsewhere"
+        #expect(symlink(target, scratch.storePath + "/alice.lock") == 0)
+
+        let error = try await #require(throws: OAuth2Error.self) {
+            try await store.withLock(account: "alice", timeout: .seconds(10)) {}
+        }
+
+        #expect(error.code == .storeError)
+        #expect(error.message.contains("symbolic link"))
+        #expect(!FileManager.default.fileExists(atPath: target))
+    }
+
+    @Test func aWaiterWhoseTaskIsCancelledEndsWithCancelledPromptly() async throws {
+        let scratch = try ScratchDirectory()
+        let first = try FileTokenStore(directory: scratch.storePath)
+        let second = try FileTokenStore(directory: scratch.storePath)
+        let holder = try await LockHolder.hold(first, account: "alice")
+        let waiter = Task {
+            try await second.withLock(account: "alice", timeout: .seconds(60)) {}
+        }
+        // Let it start waiting; cancelling before it does would end it the same way.
+        try await Task.sleep(for: .milliseconds(100))
+        let clock = ContinuousClock()
+        let cancelled = clock.now
+
+        waiter.cancel()
+        let error = try await #require(throws: OAuth2Error.self) { try await waiter.value }
+
+        #expect(error.code == .cancelled)
+        #expect(clock.now - cancelled < .seconds(10))
+        try await holder.release()
+    }
+
+    /// Another process's lock, as another swift-oauth2 process would hold it,
+    /// and its release by the kernel when that process dies.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/flock"), "needs util-linux flock"))
+    func aChildProcessHoldingTheLockBlocksTheStoreUntilItIsKilled() async throws {
+        let scratch = try ScratchDirectory()
+        let store = try FileTokenStore(directory: scratch.storePath)
+        // Created by the store first: flock(1) would create it 0644, which the store refuses.
+        try await store.withLock(account: "alice", timeout: .seconds(10)) {}
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
+        // --no-fork: flock execs sleep, so the process holding the lock is the
+        // one killed (by default flock forks, and sleep inherits the lock).
+        child.arguments = ["--no-fork", scratch.storePath + "/alice.lock", "sleep", "30"]
+        try child.run()
+        defer {
+            if child.isRunning {
+                kill(child.processIdentifier, SIGKILL)
+                child.waitUntilExit()
+            }
+        }
+        try await Self.waitUntilLocked(store, account: "alice", by: child)
+
+        let waiter = Task {
+            try await store.withLock(account: "alice", timeout: .seconds(10)) { true }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        kill(child.processIdentifier, SIGKILL)
+        child.waitUntilExit()
+
+        let entered = try await waiter.value
+        #expect(entered, "got in before the 10 s timeout")
+        #expect(child.terminationReason == .uncaughtSignal)
+    }
+
+    @Test func withLockRethrowsTheBodysErrorAndReleasesTheLock() async throws {
+        struct BodyFailure: Error {}
+        let scratch = try ScratchDirectory()
+        let first = try FileTokenStore(directory: scratch.storePath)
+        let second = try FileTokenStore(directory: scratch.storePath)
+
+        await #expect(throws: BodyFailure.self) {
+            try await first.withLock(account: "alice", timeout: .seconds(10)) { throw BodyFailure() }
+        }
+
+        let entered = try await second.withLock(account: "alice", timeout: .zero) { true }
+        #expect(entered)
+    }
+
+    /// Polls until the store cannot take the lock `child` is taking; fails if the child exits first.
+    private static func waitUntilLocked(_ store: FileTokenStore, account: String, by child: Process) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(20)
+        while clock.now < deadline {
+            try #require(child.isRunning, "flock exited early")
+            do {
+                try await store.withLock(account: account, timeout: .zero) {}
+            } catch let error as OAuth2Error where error.code == .lockTimeout {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("the child did not take the lock within 20 s")
+    }
+}
+
+// MARK: - Support shared by the lock tests
+
+/// Holds an account's lock inside `withLock` from another task until released.
+final class LockHolder: Sendable {
+    private let releaseSignal: AsyncStream<Void>.Continuation
+    private let task: Task<Void, any Error>
+
+    private init(releaseSignal: AsyncStream<Void>.Continuation, task: Task<Void, any Error>) {
+        self.releaseSignal = releaseSignal
+        self.task = task
+    }
+
+    /// Returns once the lock is held; throws what `withLock` threw if it could not be taken.
+    static func hold(_ store: some TokenStore, account: String) async throws -> LockHolder {
+        let (entered, enteredSignal) = AsyncStream<Void>.makeStream()
+        let (released, releaseSignal) = AsyncStream<Void>.makeStream()
+        let task = Task {
+            defer { enteredSignal.finish() }
+            try await store.withLock(account: account, timeout: .seconds(10)) {
+                enteredSignal.yield()
+                for await _ in released { break }
+            }
+        }
+        var didEnter = false
+        for await _ in entered {
+            didEnter = true
+            break
+        }
+        guard didEnter else {
+            try await task.value
+            throw CancellationError()
+        }
+        return LockHolder(releaseSignal: releaseSignal, task: task)
+    }
+
+    /// Leaves `withLock` and waits until it has returned (so the lock is free).
+    func release() async throws {
+        releaseSignal.finish()
+        try await task.value
+    }
+}
