@@ -226,50 +226,6 @@ final class FlakyTokenStore: TokenStore {
     }
 }
 
-/// Holds an account's store lock from another task until released, as
-/// another process would, and can change the store before letting go.
-final class LockHolder: Sendable {
-    typealias Change = @Sendable (any TokenStore, String) async throws -> Void
-
-    private let releaseContinuation: AsyncStream<Change?>.Continuation
-    private let task: Task<Void, any Error>
-
-    /// Takes `account`'s lock in `store` and keeps it until ``release(storing:)``.
-    init(store: any TokenStore, account: String) async {
-        let (acquired, acquiredContinuation) = AsyncStream<Void>.makeStream()
-        let (release, releaseContinuation) = AsyncStream<Change?>.makeStream()
-        self.releaseContinuation = releaseContinuation
-        task = Task {
-            try await store.withLock(account: account, timeout: .seconds(30)) {
-                acquiredContinuation.yield()
-                var iterator = release.makeAsyncIterator()
-                if let change = await iterator.next(), let change {
-                    try await change(store, account)
-                }
-            }
-        }
-        var iterator = acquired.makeAsyncIterator()
-        await iterator.next()
-    }
-
-    /// Saves `token` (when given) under the lock, releases it, and waits until it is released.
-    func release(storing token: AccessToken? = nil) async throws {
-        try await release { store, account in
-            if let token { try await store.save(token, account: account) }
-        }
-    }
-
-    /// Deletes the account's token under the lock, releases it, and waits until it is released.
-    func releaseDeleting() async throws {
-        try await release { store, account in try await store.delete(account: account) }
-    }
-
-    private func release(_ change: @escaping Change) async throws {
-        releaseContinuation.yield(change)
-        try await task.value
-    }
-}
-
 extension HTTPRequest {
     var authorization: String? { headers["Authorization"] }
 }

@@ -1,7 +1,11 @@
 import Foundation
-import OAuth2
+@testable import OAuth2
 import OAuth2Testing
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A token the provider issued is never lost to a store that fails: it is
 /// kept in memory, used, reported, and saved again later.
@@ -135,5 +139,39 @@ import Testing
         var heard: [OAuth2Event] = []
         for _ in 0..<2 { if let event = await iterator.next() { heard.append(event) } }
         #expect(heard.contains { if case .failedToStoreAccessToken(let error) = $0 { error.code == .storeError } else { false } })
+    }
+
+    @Test(arguments: FileTokenStore.SaveStep.allCases)
+    func aFileStoreFailingAtAnyStepOfASaveLosesNoRotatedToken(step: FileTokenStore.SaveStep) async throws {
+        let scratch = try ScratchDirectory()
+        let failing = LockedValue<FileTokenStore.SaveStep?>(nil)
+        let store = try FileTokenStore(directory: scratch.storePath, encryption: .plaintext, hooks: .init(failing: { current in
+            failing.withLock { $0 } == current ? .error(ENOSPC) : nil
+        }))
+        let transport = CannedTransport()
+        let clock = ManualClock()
+        let provider = try OAuth2Provider(configuration: Fixture.configuration(), store: store, transport: transport, clock: clock)
+        var old = Fixture.token(access: "at-1", refresh: "rt-1", expiresAt: clock.now().addingTimeInterval(-10))
+        old.binding = provider.configuration.binding
+        try await store.save(old, account: "alice")
+        failing.withLock { $0 = step }
+        transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2"), for: Fixture.tokenURL)
+        transport.enqueue(HTTPResponse(status: 200), for: Fixture.apiURL)
+        let client = provider.client(account: "alice")
+
+        let response = try await client.send(HTTPRequest(url: Fixture.apiURL))
+
+        #expect(response.status == 200)
+        #expect(transport.requests(for: Fixture.apiURL).first?.authorization == "Bearer at-2")
+        // The file holds the old token or, once the rename happened, the new one; never a torn one.
+        let onDisk = try await FileTokenStore(directory: scratch.storePath).load(account: "alice")
+        #expect(onDisk?.accessToken.value == (step == .synchronizeDirectory ? "at-2" : "at-1"))
+        #expect(try scratch.storeEntries().allSatisfy { $0.hasSuffix(".token") || $0.hasSuffix(".lock") })
+
+        failing.withLock { $0 = nil }
+        try await client.saveUnsavedToken()
+        let saved = try await FileTokenStore(directory: scratch.storePath).load(account: "alice")
+        #expect(saved?.accessToken.value == "at-2")
+        #expect(saved?.refreshToken?.value == "rt-2")
     }
 }
