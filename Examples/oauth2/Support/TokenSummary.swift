@@ -15,8 +15,16 @@ struct TokenSummary: Encodable {
     let expired: Bool
     let scopes: [String]
     let hasRefreshToken: Bool
+    /// The client and token endpoint the token was issued to (neither is a secret).
+    let clientID: String?
+    let tokenEndpoint: String?
+    /// The grant that obtained it; a client-credentials token is renewed by running it again.
+    let grantType: String?
 
     enum CodingKeys: String, CodingKey {
+        case clientID = "client_id"
+        case tokenEndpoint = "token_endpoint"
+        case grantType = "grant_type"
         case account
         case tokenType = "token_type"
         case expiresAt = "expires_at"
@@ -34,6 +42,9 @@ struct TokenSummary: Encodable {
         expired = token.isExpired(at: now)
         scopes = token.scopes
         hasRefreshToken = token.refreshToken != nil
+        clientID = token.binding?.clientID
+        tokenEndpoint = token.binding.flatMap { URL(string: $0.tokenEndpoint) }.map(CallCommand.withoutQuery)
+        grantType = token.grant?.type
     }
 
     /// One JSON object on one line, keys sorted.
@@ -51,6 +62,8 @@ struct TokenSummary: Encodable {
             "expires: \(expiresLine)",
             "scopes: \(scopes.isEmpty ? "(none)" : scopes.joined(separator: " "))",
             "refresh token: \(hasRefreshToken ? "yes" : "no")",
+            "issued to: \(clientID.map { "client \($0) at \(tokenEndpoint ?? "?")" } ?? "(not recorded)")",
+            "grant: \(grantType ?? "(not recorded)")",
         ]
     }
 

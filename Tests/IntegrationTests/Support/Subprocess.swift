@@ -97,6 +97,9 @@ final class Subprocess {
         }
     }
 
+    /// Whether the child is still running.
+    var isRunning: Bool { process.isRunning }
+
     /// Kills the child with SIGKILL, as the OOM killer or `kill -9` would, and waits for it.
     func killHard() async throws -> Result {
         if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
