@@ -6,64 +6,20 @@ import Testing
 import Glibc
 #endif
 
-/// The account lock of ``FileTokenStore``: it excludes other store values and
-/// other processes, is per account (by exact bytes), lives in a private lock
-/// file, ends waits on timeout or cancellation, and is released by a holder's
-/// death. Timings are bounded generously: the machine running the tests may
-/// be slow and busy.
+/// What is particular to ``FileTokenStore``'s account lock: a private lock
+/// file per account (by exact bytes) and a lock that another process holds
+/// and the kernel releases when it dies. The contract every store keeps is
+/// in ``TokenStoreLockContractTests``. Timings are bounded generously: the
+/// machine running the tests may be slow and busy.
 @Suite struct FileTokenStoreLockTests {
-    @Test func twoStoresOnOneDirectoryExcludeEachOtherUntilTheHolderReleases() async throws {
-        let scratch = try ScratchDirectory()
-        let first = try FileTokenStore(directory: scratch.storePath)
-        let second = try FileTokenStore(directory: scratch.storePath)
-        let holder = try await LockHolder.hold(first, account: "alice")
-
-        let error = try await #require(throws: OAuth2Error.self) {
-            try await second.withLock(account: "alice", timeout: .milliseconds(200)) {}
-        }
-        #expect(error.code == .lockTimeout)
-        #expect(error.message.contains("account \"alice\""))
-
-        try await holder.release()
-        let entered = try await second.withLock(account: "alice", timeout: .seconds(10)) { true }
-        #expect(entered)
-    }
-
-    @Test func twoTasksOfOneStoreExcludeEachOther() async throws {
+    @Test func accountsDifferingOnlyInUnicodeCompositionHaveSeparateLockFiles() async throws {
         let scratch = try ScratchDirectory()
         let store = try FileTokenStore(directory: scratch.storePath)
-        let holder = try await LockHolder.hold(store, account: "alice")
 
-        let error = try await #require(throws: OAuth2Error.self) {
-            try await store.withLock(account: "alice", timeout: .milliseconds(200)) {}
-        }
+        try await store.withLock(account: "Jos\u{E9}", timeout: .seconds(10)) {}
+        try await store.withLock(account: "Jose\u{301}", timeout: .seconds(10)) {}
 
-        #expect(error.code == .lockTimeout)
-        try await holder.release()
-    }
-
-    @Test func differentAccountsDoNotBlockEachOther() async throws {
-        let scratch = try ScratchDirectory()
-        let first = try FileTokenStore(directory: scratch.storePath)
-        let second = try FileTokenStore(directory: scratch.storePath)
-        let holder = try await LockHolder.hold(first, account: "alice")
-
-        let entered = try await second.withLock(account: "bob", timeout: .milliseconds(200)) { true }
-
-        #expect(entered)
-        try await holder.release()
-    }
-
-    @Test func accountsDifferingOnlyInUnicodeCompositionHaveSeparateLocks() async throws {
-        let scratch = try ScratchDirectory()
-        let store = try FileTokenStore(directory: scratch.storePath)
-        let holder = try await LockHolder.hold(store, account: "Jos\u{E9}")
-
-        let entered = try await store.withLock(account: "Jose\u{301}", timeout: .milliseconds(200)) { true }
-
-        #expect(entered)
         #expect(try scratch.storeEntries() == ["Jos%C3%A9.lock", "Jose%CC%81.lock"])
-        try await holder.release()
     }
 
     @Test func theLockFileIsTheTokenFileNameWithLockForTokenAndIsPrivate() async throws {
@@ -137,27 +93,6 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: target))
     }
 
-    @Test func aWaiterWhoseTaskIsCancelledEndsWithCancelledPromptly() async throws {
-        let scratch = try ScratchDirectory()
-        let first = try FileTokenStore(directory: scratch.storePath)
-        let second = try FileTokenStore(directory: scratch.storePath)
-        let holder = try await LockHolder.hold(first, account: "alice")
-        let waiter = Task {
-            try await second.withLock(account: "alice", timeout: .seconds(60)) {}
-        }
-        // Let it start waiting; cancelling before it does would end it the same way.
-        try await Task.sleep(for: .milliseconds(100))
-        let clock = ContinuousClock()
-        let cancelled = clock.now
-
-        waiter.cancel()
-        let error = try await #require(throws: OAuth2Error.self) { try await waiter.value }
-
-        #expect(error.code == .cancelled)
-        #expect(clock.now - cancelled < .seconds(10))
-        try await holder.release()
-    }
-
     /// Another process's lock, as another swift-oauth2 process would hold it,
     /// and its release by the kernel when that process dies.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/flock"), "needs util-linux flock"))
@@ -190,20 +125,6 @@ import Glibc
         let entered = try await waiter.value
         #expect(entered, "got in before the 10 s timeout")
         #expect(child.terminationReason == .uncaughtSignal)
-    }
-
-    @Test func withLockRethrowsTheBodysErrorAndReleasesTheLock() async throws {
-        struct BodyFailure: Error {}
-        let scratch = try ScratchDirectory()
-        let first = try FileTokenStore(directory: scratch.storePath)
-        let second = try FileTokenStore(directory: scratch.storePath)
-
-        await #expect(throws: BodyFailure.self) {
-            try await first.withLock(account: "alice", timeout: .seconds(10)) { throw BodyFailure() }
-        }
-
-        let entered = try await second.withLock(account: "alice", timeout: .zero) { true }
-        #expect(entered)
     }
 
     /// Polls until the store cannot take the lock `child` is taking; fails if the child exits first.
