@@ -66,10 +66,7 @@ extension FileTokenStore {
             } catch {
                 throw OAuth2Error.store("cannot inspect \(subject): \(error.reason)")
             }
-            guard status.isRegularFile else {
-                throw OAuth2Error.store("\(subject) is not a regular file; refusing it")
-            }
-            try status.requirePrivate(
+            try status.requirePrivateRegularFile(
                 subject,
                 ownerAdvice: "refusing a lock someone else controls",
                 modeAdvice: "refusing it (remove the file; the store creates it again)"

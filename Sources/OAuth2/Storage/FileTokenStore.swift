@@ -309,10 +309,7 @@ public final class FileTokenStore: TokenStore {
     }
 
     private func checkTokenFile(_ status: StoreFileSystem.Status, subject: String) throws(OAuth2Error) {
-        guard status.isRegularFile else {
-            throw OAuth2Error.store("\(subject) is not a regular file; refusing it")
-        }
-        try status.requirePrivate(
+        try status.requirePrivateRegularFile(
             subject,
             ownerAdvice: "refusing a token file someone else controls",
             modeAdvice: "refusing it (the token may be exposed: delete the file and sign in again)"

@@ -67,6 +67,15 @@ enum StoreFileSystem {
             return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
         }
 
+        /// ``requirePrivate(_:ownerAdvice:modeAdvice:)`` for a file the store
+        /// opens (a token or lock file), which must also be a regular file.
+        func requirePrivateRegularFile(_ subject: String, ownerAdvice: String, modeAdvice: String) throws(OAuth2Error) {
+            guard isRegularFile else {
+                throw OAuth2Error.store("\(subject) is not a regular file; refusing it")
+            }
+            try requirePrivate(subject, ownerAdvice: ownerAdvice, modeAdvice: modeAdvice)
+        }
+
         /// Throws `store_error` unless this user owns the file and group and
         /// others have no permission on it: the rule for every file and
         /// directory the store trusts.
