@@ -57,7 +57,7 @@ let package = Package(
         // starts the providers and passes their env.json paths (Tests/IntegrationTests/Support/Provider.swift).
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["OAuth2"],
+            dependencies: ["OAuth2", "OAuth2Testing"],
             swiftSettings: strictSettings
         ),
         .testTarget(

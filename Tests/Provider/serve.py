@@ -186,6 +186,7 @@ def describe(arguments, port, users, clients):
             "test_token_requests": f"{base}/test/token-requests",
             "test_grants": f"{base}/test/grants",
             "test_delay_next_token_response": f"{base}/test/delay-next-token-response",
+            "test_redirect": f"{base}/test/redirect",
         },
         "clients": clients,
         "users": users,

@@ -37,7 +37,7 @@ struct TokenCommand: AsyncParsableCommand {
     func run() async throws {
         try await Session.run(common) { session in
             if printAccessToken {
-                let token = try await session.client().validAccessToken()
+                let token = try await session.client().token()
                 StandardOutput.line(token.accessToken.value)
                 return
             }

@@ -116,6 +116,12 @@ public final class OAuth2Client: Sendable {
 
     // MARK: - Access
 
+    /// A token valid beyond the expiry skew.
+    @available(*, deprecated, renamed: "token()", message: "use token(): the one call for a token to use now")
+    public func validAccessToken() async throws(OAuth2Error) -> AccessToken {
+        try await token()
+    }
+
     /// Loads the stored token and reports, as NXOAuth2Client did: a valid
     /// token → "did get access token"; an expired one with a refresh token →
     /// a refresh ("did refresh", or "did lose"/"did fail"); nothing → "needs
@@ -123,6 +129,7 @@ public final class OAuth2Client: Sendable {
     ///
     /// - Returns: the usable token, or `nil` when authentication is needed.
     /// - Throws: ``OAuth2Error`` when the store cannot be read or a refresh fails.
+    @available(*, deprecated, message: "use token(), which refreshes inside the expiry skew and throws not_authenticated (after telling the delegate) when there is no token")
     @discardableResult
     public func requestAccess() async throws(OAuth2Error) -> AccessToken? {
         try await loadIfNeeded()
@@ -141,14 +148,16 @@ public final class OAuth2Client: Sendable {
         }
     }
 
-    /// A token valid beyond the expiry skew, refreshing (or renewing by its
-    /// grant) first when needed.
+    /// A token to use now: valid beyond the expiry skew, refreshed (or
+    /// renewed by its grant) first when needed. The one way to get a token;
+    /// ``currentToken`` reads what is held without I/O, ``refreshAccessToken()``
+    /// forces a refresh.
     ///
     /// - Throws: ``OAuth2Error`` `not_authenticated` when there is no token
     ///   (the delegate hears "needs authentication"), `reauthorization_required`
     ///   when the refresh found the grant gone, `provider_mismatch` when the
     ///   stored token belongs to another provider or client, or the refresh's error.
-    public func validAccessToken() async throws(OAuth2Error) -> AccessToken {
+    public func token() async throws(OAuth2Error) -> AccessToken {
         while true {
             let decision = machine.withLock {
                 $0.tokenNeeded(now: provider.clock.now(), skew: configuration.expirySkew, renewableGrantTypes: provider.renewableGrantTypes)

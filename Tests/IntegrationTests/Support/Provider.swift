@@ -20,6 +20,7 @@ struct Provider: Decodable, Sendable {
         let testTokenRequests: String
         let testGrants: String
         let testDelayNextTokenResponse: String
+        let testRedirect: String
 
         enum CodingKeys: String, CodingKey {
             case metadata, authorize, token, revoke
@@ -30,6 +31,7 @@ struct Provider: Decodable, Sendable {
             case testTokenRequests = "test_token_requests"
             case testGrants = "test_grants"
             case testDelayNextTokenResponse = "test_delay_next_token_response"
+            case testRedirect = "test_redirect"
         }
     }
 

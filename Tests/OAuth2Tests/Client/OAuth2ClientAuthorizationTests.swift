@@ -95,7 +95,7 @@ import Testing
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: 3600)
         let client = harness.client()
-        _ = try await client.validAccessToken()
+        _ = try await client.token()
         let pending = try client.authorizationURL(redirectURI: Fixture.redirectURI)
         harness.transport.enqueue(json: "{\"error\":\"invalid_grant\"}", status: 400, for: Fixture.tokenURL)
         let error = await oauth2Error { try await client.openRedirectURL(redirect(pending)) }

@@ -31,7 +31,7 @@ import Testing
         try await harness.seed(expiresIn: -10)
         let holder = try await LockHolder.hold(harness.store, account: "alice")
         let client = harness.client()
-        let waiting = Task { try await client.validAccessToken() }
+        let waiting = Task { try await client.token() }
 
         try await Task.sleep(for: .milliseconds(100))
         // Shorter-lived than the 60-second skew, as a 2-second test token is.
@@ -87,8 +87,8 @@ import Testing
             return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(Fixture.tokenJSON(access: "new-\(refreshToken)", refresh: "next-\(refreshToken)").utf8))
         }
 
-        async let first = harness.client(composed).validAccessToken()
-        async let second = harness.client(decomposed).validAccessToken()
+        async let first = harness.client(composed).token()
+        async let second = harness.client(decomposed).token()
         let (composedToken, decomposedToken) = try await (first, second)
 
         #expect(composedToken.accessToken.value == "new-rt-composed")

@@ -42,10 +42,10 @@ import Testing
         #expect(token.issuedAt == harness.clock.now())
 
         harness.clock.advance(by: .milliseconds(900))
-        #expect(try await client.validAccessToken().accessToken.value == "at-1")
+        #expect(try await client.token().accessToken.value == "at-1")
         harness.clock.advance(by: .milliseconds(200))
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2", expiresIn: 2), for: Fixture.tokenURL)
-        #expect(try await client.validAccessToken().accessToken.value == "at-2")
+        #expect(try await client.token().accessToken.value == "at-2")
         #expect(harness.tokenRequests.count == 2)
     }
 
@@ -100,7 +100,7 @@ import Testing
         try await harness.seed(expiresIn: 3600)
         let first = harness.client()
         let second = harness.client()
-        _ = try await second.validAccessToken()
+        _ = try await second.token()
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-rotated", refresh: "rt-rotated"), for: Fixture.tokenURL)
         _ = try await first.refreshAccessToken()
         // `second` still holds the old access token; its 401 must not spend the

@@ -67,7 +67,7 @@ import Testing
         harness.clock.advance(by: .seconds(120))
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-2", refresh: "rt-cc-2"), for: Fixture.tokenURL)
 
-        let token = try await client.validAccessToken()
+        let token = try await client.token()
 
         #expect(token.accessToken.value == "cc-2")
         let fields = Fixture.formFields(harness.tokenRequests.last?.body)
@@ -83,7 +83,7 @@ import Testing
         stored.grant = TokenGrant(type: TokenGrant.clientCredentialsType, scopes: [])
         try await harness.store.save(stored, account: "service")
 
-        let token = try await harness.client("service").validAccessToken()
+        let token = try await harness.client("service").token()
 
         // Used as it is: only the resource server's 401 can say it is dead.
         #expect(token.accessToken.value == "cc-old")
@@ -104,7 +104,7 @@ import Testing
         harness.clock.advance(by: .seconds(120))
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "jwt-2", refresh: nil, expiresIn: 60), for: Fixture.tokenURL)
 
-        let token = try await client.validAccessToken()
+        let token = try await client.token()
 
         #expect(token.accessToken.value == "jwt-2")
         let requests = harness.tokenRequests.map { Fixture.formFields($0.body) }
@@ -135,7 +135,7 @@ import Testing
         harness.clock.advance(by: .seconds(120))
         harness.transport.enqueue(json: #"{"error":"invalid_client"}"#, status: 401, for: Fixture.tokenURL)
 
-        let error = await oauth2Error { _ = try await client.validAccessToken() }
+        let error = await oauth2Error { _ = try await client.token() }
 
         #expect(error?.code == .invalidClient)
         #expect(try await harness.store.load(account: "service") == nil)

@@ -47,12 +47,12 @@ import Glibc
         try await harness.seed(expiresIn: -10)
         store.failsSaves = true
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2", expiresIn: 100), for: Fixture.tokenURL)
-        _ = try await harness.client().validAccessToken()
+        _ = try await harness.client().token()
         harness.clock.advance(by: .seconds(200))
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-3", refresh: "rt-3"), for: Fixture.tokenURL)
 
         // A client made later (a server's per-request client) sees the kept token too.
-        let token = try await harness.client().validAccessToken()
+        let token = try await harness.client().token()
 
         #expect(token.accessToken.value == "at-3")
         #expect(Fixture.formFields(harness.tokenRequests.last?.body)["refresh_token"] == "rt-2")
@@ -64,11 +64,11 @@ import Glibc
         let client = harness.client()
         store.failsSaves = true
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2"), for: Fixture.tokenURL)
-        _ = try await client.validAccessToken()
+        _ = try await client.token()
         store.failsSaves = false
         harness.clock.advance(by: .seconds(2))
 
-        _ = try await client.validAccessToken()
+        _ = try await client.token()
 
         let stored = try await harness.store.load(account: "alice")
         #expect(stored?.accessToken.value == "at-2")
@@ -82,7 +82,7 @@ import Glibc
         let client = harness.client()
         store.failsSaves = true
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2"), for: Fixture.tokenURL)
-        _ = try await client.validAccessToken()
+        _ = try await client.token()
 
         let error = await oauth2Error { try await client.saveUnsavedToken() }
         #expect(error?.code == .storeError)
@@ -115,7 +115,7 @@ import Glibc
         store.failsSaves = true
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-secret-2", refresh: "rt-secret-2"), for: Fixture.tokenURL)
 
-        _ = try await harness.client().validAccessToken()
+        _ = try await harness.client().token()
 
         let warnings = harness.logs.all.filter { $0.hasPrefix("warning ") }
         #expect(warnings.count == 1)
@@ -133,7 +133,7 @@ import Glibc
         store.failsSaves = true
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2"), for: Fixture.tokenURL)
 
-        _ = try await client.validAccessToken()
+        _ = try await client.token()
 
         var iterator = events.makeAsyncIterator()
         var heard: [OAuth2Event] = []

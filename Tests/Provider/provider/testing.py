@@ -36,7 +36,7 @@ import time
 from urllib.parse import unquote_plus
 
 from django.db import connections
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
@@ -240,3 +240,17 @@ def delay_next_token_response(request):
         return _bad_request(f"seconds must be between 0 and {MAX_DELAY_SECONDS:g}")
     token_endpoint_log.arm(seconds)
     return JsonResponse({"armed": seconds})
+
+
+@csrf_exempt
+@_loopback_only
+@require_GET
+def redirect(request):
+    """A 302 to `to` (an http or https URL): a resource that moved, for the
+    tests that check a bearer token never follows a redirect to another origin."""
+    target = request.GET.get("to", "")
+    if not (target.startswith("http://") or target.startswith("https://")):
+        return _bad_request("to must be an http or https URL")
+    response = HttpResponse(status=302)
+    response["Location"] = target
+    return response

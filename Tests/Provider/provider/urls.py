@@ -20,4 +20,5 @@ urlpatterns = [
     path("test/token-requests", testing.token_requests, name="test-token-requests"),
     path("test/grants", testing.grants, name="test-grants"),
     path("test/delay-next-token-response", testing.delay_next_token_response, name="test-delay-next-token-response"),
+    path("test/redirect", testing.redirect, name="test-redirect"),
 ]

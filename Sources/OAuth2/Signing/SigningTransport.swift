@@ -1,0 +1,196 @@
+/// An ``HTTPTransport`` that signs every request with a bearer token from a
+/// ``TokenSource`` and sends it through another transport.
+///
+/// Put it in front of whatever sends your API calls (``CurlTransport``, a
+/// test double, another SDK's transport behind an adapter) and those calls
+/// get the framework's token handling:
+///
+/// - `Authorization: Bearer` in the header only, never in the URL; a bearer
+///   token is only sent over `https`, or `http` to a loopback host
+///   (`insecure_endpoint` otherwise);
+/// - a token refreshed before it expires (the source's job);
+/// - on a 401 with `invalid_token`, or a 401 without a challenge (or one
+///   that cannot be parsed), one refresh and one retry; a second 401 throws
+///   `invalid_token` and tells the source (``OAuth2Client`` then deletes the
+///   token). Only a 401 to a request that carried the token counts: a
+///   redirect target on another origin never sees it, and its 401 is
+///   returned as it is;
+/// - a 403 naming `insufficient_scope` throws `insufficient_scope` (no refresh);
+/// - redirects are followed only when the request asks (``HTTPRequest/followRedirects``),
+///   by hand, never from `https` to `http` (`insecure_redirect`), and the
+///   token is dropped on any change of origin.
+///
+/// Any other response, error statuses included, is returned. Failures of
+/// the inner transport become ``OAuth2Error`` (`timeout`, `tls_error`,
+/// `transport_error`, `cancelled`).
+///
+/// ```swift
+/// let api = SigningTransport(wrapping: CurlTransport(), tokenSource: provider.client(account: userID))
+/// let response = try await api.send(HTTPRequest(url: URL(string: "https://api.example/me")!))
+/// ```
+public struct SigningTransport: HTTPTransport {
+    /// The transport requests are sent through.
+    public let transport: any HTTPTransport
+    /// Where tokens come from.
+    public let tokenSource: any TokenSource
+
+    /// The most redirects followed for a request that asks to follow them.
+    public static let maxRedirects = 10
+
+    /// Wraps `transport`, signing with tokens from `tokenSource`.
+    public init(wrapping transport: any HTTPTransport, tokenSource: any TokenSource) {
+        self.transport = transport
+        self.tokenSource = tokenSource
+    }
+
+    /// Sends `request` signed, refreshing and retrying once on a 401 as described above.
+    ///
+    /// - Throws: ``OAuth2Error``: `insecure_endpoint`, the token source's
+    ///   errors (`not_authenticated`, `reauthorization_required`, …),
+    ///   `invalid_token` / `unauthorized` after the retry, `insufficient_scope`,
+    ///   `insecure_redirect`, `timeout`, `tls_error`, `transport_error`, `cancelled`.
+    public func send(_ request: HTTPRequest) async throws(OAuth2Error) -> HTTPResponse {
+        try EndpointPolicy.requireSecure(request.url, role: "URL a bearer token is sent to")
+        let token = try await Self.sourced { () async throws in try await tokenSource.token() }
+        let (response, carriedToken) = try await sendSigned(request, token: token)
+        guard carriedToken else { return response }
+        switch BearerRejection(response) {
+        case .none:
+            return response
+        case .insufficientScope(let scope):
+            throw Self.insufficientScope(scope, status: response.status)
+        case .unauthorized:
+            throw OAuth2Error(code: .unauthorized, message: "the resource server answered 401 without a Bearer challenge to act on", httpStatus: 401)
+        case .invalidToken:
+            break
+        }
+        let fresh = try await Self.sourced { () async throws in try await tokenSource.token(replacing: token) }
+        let (retried, retryCarriedToken) = try await sendSigned(request, token: fresh)
+        guard retryCarriedToken else { return retried }
+        switch BearerRejection(retried) {
+        case .none:
+            return retried
+        case .insufficientScope(let scope):
+            throw Self.insufficientScope(scope, status: retried.status)
+        case .invalidToken, .unauthorized:
+            let error = OAuth2Error(
+                code: .invalidToken,
+                message: "the resource server rejected the token again after a refresh",
+                httpStatus: retried.status
+            )
+            await tokenSource.tokenRejectedAfterRefresh(fresh, error: error)
+            throw error
+        }
+    }
+
+    /// A token from the source, its failures as ``OAuth2Error``.
+    private static func sourced(_ body: () async throws -> AccessToken) async throws(OAuth2Error) -> AccessToken {
+        do {
+            return try await body()
+        } catch let error as OAuth2Error {
+            throw error
+        } catch is CancellationError {
+            throw OAuth2Error(code: .cancelled, message: "getting a token was cancelled")
+        } catch {
+            throw OAuth2Error(code: .notAuthenticated, message: "the token source failed: \(type(of: error))")
+        }
+    }
+
+    private static func insufficientScope(_ scope: String?, status: Int) -> OAuth2Error {
+        let needed = scope.map { " (needs: \(OAuth2Error.sanitize($0)))" } ?? ""
+        return OAuth2Error(code: .insufficientScope, message: "the token lacks the scope this request needs\(needed)", httpStatus: status)
+    }
+
+    /// Sends with the token, following redirects by hand when asked so the
+    /// token never leaves its origin or its TLS.
+    ///
+    /// - Returns: the final response, and whether the request it answers
+    ///   carried the token (a redirect to another origin drops it).
+    private func sendSigned(_ request: HTTPRequest, token: AccessToken) async throws(OAuth2Error) -> (response: HTTPResponse, carriedToken: Bool) {
+        let authorization = "Bearer \(token.accessToken.value)"
+        var current = request
+        current.followRedirects = false
+        current.headers.replaceOrAdd(name: "Authorization", value: authorization)
+        var carriesToken = true
+        for _ in 0...Self.maxRedirects {
+            let response = try await OAuth2Error.performing(current, on: transport)
+            guard request.followRedirects,
+                  [301, 302, 303, 307, 308].contains(response.status),
+                  let location = response.headers["Location"]
+            else {
+                return (response, carriesToken)
+            }
+            guard let next = URL(string: location, relativeTo: current.url)?.absoluteURL,
+                  let scheme = next.scheme?.lowercased(), scheme == "https" || scheme == "http"
+            else {
+                throw OAuth2Error(code: .insecureRedirect, message: "a signed request was redirected to an unusable location")
+            }
+            if current.url.scheme?.lowercased() == "https" && scheme == "http" {
+                throw OAuth2Error(code: .insecureRedirect, message: "a signed request was redirected from https to http: \(next.redactingQuery)")
+            }
+            // The origin is worked out here, not up front: it is string work every request would pay for.
+            if Origin(next) != Origin(request.url) {
+                current.headers.remove(name: "Authorization")
+                carriesToken = false
+            } else if !carriesToken {
+                // Back on the token's origin after a detour: sign again.
+                current.headers.replaceOrAdd(name: "Authorization", value: authorization)
+                carriesToken = true
+            }
+            if response.status == 303 || ((response.status == 301 || response.status == 302) && current.method == "POST") {
+                current.method = "GET"
+                current.body = nil
+                current.headers.remove(name: "Content-Type")
+                current.headers.remove(name: "Content-Length")
+            }
+            current.url = next
+        }
+        throw OAuth2Error(code: .transportError, message: "too many redirects")
+    }
+}
+
+/// A URL's origin (RFC 6454): scheme, host and port, with default ports filled in.
+struct Origin: Equatable {
+    let scheme: String
+    let host: String
+    let port: Int
+
+    init(_ url: URL) {
+        scheme = url.scheme?.lowercased() ?? ""
+        host = url.host?.lowercased() ?? ""
+        port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
+    }
+}
+
+/// What a resource server's answer says of the token that signed the request.
+enum BearerRejection {
+    case none
+    case invalidToken
+    case insufficientScope(String?)
+    case unauthorized
+
+    init(_ response: HTTPResponse) {
+        switch response.status {
+        case 401:
+            let values = response.headers.values(for: "WWW-Authenticate")
+            guard !values.isEmpty else {
+                self = .invalidToken
+                return
+            }
+            guard let challenge = BearerChallenge.parse(values) else {
+                self = .unauthorized
+                return
+            }
+            switch challenge.error {
+            case nil, "invalid_token": self = .invalidToken
+            case "insufficient_scope": self = .insufficientScope(challenge.scope)
+            default: self = .unauthorized
+            }
+        case 403:
+            let challenge = BearerChallenge.parse(response.headers.values(for: "WWW-Authenticate"))
+            self = challenge?.error == "insufficient_scope" ? .insufficientScope(challenge?.scope) : .none
+        default:
+            self = .none
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import OAuth2
+import OAuth2Testing
+import Testing
+
+/// ``SigningTransport`` with a token source that is not an ``OAuth2Client``:
+/// the signing and the 401 handling compose with any source and any transport.
+@Suite struct SigningTransportTests {
+    /// Hands out `first`, then `replacement` when asked to replace a rejected token.
+    final class FixedTokenSource: TokenSource {
+        let first: AccessToken
+        let replacement: AccessToken
+        private let log = LockedValue<[String]>([])
+
+        init(first: String, replacement: String) {
+            self.first = AccessToken(accessToken: Secret(first))
+            self.replacement = AccessToken(accessToken: Secret(replacement))
+        }
+
+        var calls: [String] { log.withLock { $0 } }
+
+        func token() async throws -> AccessToken {
+            log.withLock { $0.append("token") }
+            return first
+        }
+
+        func token(replacing rejected: AccessToken) async throws -> AccessToken {
+            log.withLock { $0.append("replacing \(rejected.accessToken.value)") }
+            return replacement
+        }
+
+        func tokenRejectedAfterRefresh(_ token: AccessToken, error: OAuth2Error) async {
+            log.withLock { $0.append("rejected \(token.accessToken.value) \(error.code)") }
+        }
+    }
+
+    private let api = URL(string: "https://api.example/v1/me")!
+    private let invalidToken: HTTPHeaders = ["WWW-Authenticate": "Bearer error=\"invalid_token\""]
+
+    @Test func signsWithTheSourcesTokenInTheHeaderOnly() async throws {
+        let inner = CannedTransport()
+        inner.enqueue(HTTPResponse(status: 200), for: api)
+        let source = FixedTokenSource(first: "t-1", replacement: "t-2")
+
+        _ = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPRequest(url: api))
+
+        #expect(inner.requests.map { $0.headers["Authorization"] } == ["Bearer t-1"])
+        #expect(inner.requests.first?.url == api)
+        #expect(source.calls == ["token"])
+    }
+
+    @Test func a401AsksTheSourceForAReplacementOnceAndRetriesOnce() async throws {
+        let inner = CannedTransport()
+        inner.enqueue(HTTPResponse(status: 401, headers: invalidToken), for: api)
+        inner.enqueue(HTTPResponse(status: 200), for: api)
+        let source = FixedTokenSource(first: "t-1", replacement: "t-2")
+
+        let response = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPRequest(url: api))
+
+        #expect(response.status == 200)
+        #expect(inner.requests.map { $0.headers["Authorization"] } == ["Bearer t-1", "Bearer t-2"])
+        #expect(source.calls == ["token", "replacing t-1"])
+    }
+
+    @Test func aSecond401TellsTheSourceAndThrowsInvalidToken() async throws {
+        let inner = CannedTransport()
+        inner.enqueue(HTTPResponse(status: 401, headers: invalidToken), for: api)
+        inner.enqueue(HTTPResponse(status: 401, headers: invalidToken), for: api)
+        let source = FixedTokenSource(first: "t-1", replacement: "t-2")
+
+        let error = await #expect(throws: OAuth2Error.self) {
+            _ = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPRequest(url: self.api))
+        }
+
+        #expect(error?.code == .invalidToken)
+        #expect(source.calls == ["token", "replacing t-1", "rejected t-2 invalid_token"])
+        #expect(inner.requests.count == 2)
+    }
+
+    @Test func a401FromAnotherOriginAfterARedirectIsReturnedAsIs() async throws {
+        let inner = CannedTransport()
+        let elsewhere = URL(string: "https://elsewhere.example/x")!
+        inner.enqueue(HTTPResponse(status: 302, headers: ["Location": elsewhere.absoluteString]), for: api)
+        inner.enqueue(HTTPResponse(status: 401, headers: invalidToken), for: elsewhere)
+        let source = FixedTokenSource(first: "t-1", replacement: "t-2")
+
+        let response = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPRequest(url: api, followRedirects: true))
+
+        #expect(response.status == 401)
+        #expect(inner.requests.map { $0.headers["Authorization"] } == ["Bearer t-1", nil])
+        #expect(source.calls == ["token"])
+    }
+
+    @Test func aBackToTheTokensOriginAfterADetourIsSignedAgain() async throws {
+        let inner = CannedTransport()
+        let elsewhere = URL(string: "https://elsewhere.example/x")!
+        let back = URL(string: "https://api.example/v1/back")!
+        inner.enqueue(HTTPResponse(status: 302, headers: ["Location": elsewhere.absoluteString]), for: api)
+        inner.enqueue(HTTPResponse(status: 302, headers: ["Location": back.absoluteString]), for: elsewhere)
+        inner.enqueue(HTTPResponse(status: 200), for: back)
+        let source = FixedTokenSource(first: "t-1", replacement: "t-2")
+
+        let response = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPRequest(url: api, followRedirects: true))
+
+        #expect(response.status == 200)
+        #expect(inner.requests.map { $0.headers["Authorization"] } == ["Bearer t-1", nil, "Bearer t-1"])
+    }
+
+    @Test func plainHTTPToAnotherHostIsRefusedBeforeAnythingIsSent() async throws {
+        let inner = CannedTransport()
+        let source = FixedTokenSource(first: "t-1", replacement: "t-2")
+
+        let error = await #expect(throws: OAuth2Error.self) {
+            _ = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPRequest(url: URL(string: "http://api.example/v1/me")!))
+        }
+
+        #expect(error?.code == .insecureEndpoint)
+        #expect(inner.requests.isEmpty)
+        #expect(source.calls.isEmpty)
+    }
+
+    @Test func theInnerTransportsFailuresAreTypedErrors() async throws {
+        let inner = CannedTransport()
+        inner.enqueue(error: HTTPTransportError.timeout, for: api)
+        let source = FixedTokenSource(first: "t-1", replacement: "t-2")
+
+        let error = await #expect(throws: OAuth2Error.self) {
+            _ = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPRequest(url: self.api))
+        }
+
+        #expect(error?.code == .timeout)
+    }
+}
