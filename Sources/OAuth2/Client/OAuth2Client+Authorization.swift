@@ -19,15 +19,8 @@ extension OAuth2Client {
         scopes: [String]? = nil,
         additionalParameters: [(String, String)] = []
     ) throws(OAuth2Error) -> PendingAuthorization {
-        let pending = try AuthorizationRequestBuilder.make(
-            configuration: configuration,
-            redirectURI: redirectURI,
-            scopes: scopes ?? configuration.defaultScopes,
-            additionalParameters: additionalParameters,
-            now: provider.clock.now()
-        )
+        let pending = try provider.authorizationURL(redirectURI: redirectURI, scopes: scopes, additionalParameters: additionalParameters)
         machine.withLock { $0.authorizationStarted(pending) }
-        logger.debug("authorization started", metadata: ["oauth2.redirect_uri": "\(redirectURI.redactingQuery)"])
         return pending
     }
 
@@ -52,21 +45,9 @@ extension OAuth2Client {
             notify(machine.withLock { $0.redirectRejected(error) })
             throw error
         }
-        let code: Secret
-        do throws(OAuth2Error) {
-            code = try RedirectValidator.validate(redirect, pending: pending)
-        } catch {
-            logger.debug("redirect refused", metadata: ["oauth2.error": "\(error.code)"])
-            notify(machine.withLock { $0.redirectRejected(error) })
-            throw error
+        return try await obtain { () async throws(OAuth2Error) -> AccessToken in
+            try await self.provider.exchange(redirect, pending: pending)
         }
-        guard provider.usedStates.consume(pending.state) else {
-            let error = OAuth2Error(code: .stateMismatch, message: "this authorization's state was already used")
-            notify(machine.withLock { $0.redirectRejected(error) })
-            throw error
-        }
-        let grant = Grant.authorizationCode(code: code, redirectURI: pending.redirectURI, codeVerifier: pending.codeVerifier)
-        return try await authenticate(with: grant, requestedScopes: pending.scopes)
     }
 
     /// Finishes the user-agent flow from a redirect URL.

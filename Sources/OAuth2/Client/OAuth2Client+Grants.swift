@@ -1,5 +1,5 @@
 extension OAuth2Client {
-    /// The resource owner password grant (RFC 6749 §4.3).
+    /// The resource owner password grant (RFC 6749 §4.3), adopted as this account's token.
     ///
     /// Only when the configuration opts in (`allowsPasswordGrant`): the grant
     /// is deprecated (RFC 9700 §2.4). The password is sent once and not kept.
@@ -7,27 +7,24 @@ extension OAuth2Client {
     /// - Throws: ``OAuth2Error`` `invalid_configuration` without the opt-in, or the provider's error.
     @discardableResult
     public func authenticate(username: String, password: Secret, scopes: [String]? = nil) async throws(OAuth2Error) -> AccessToken {
-        guard configuration.allowsPasswordGrant else {
-            throw OAuth2Error(
-                code: .invalidConfiguration,
-                message: "the password grant is off; set allowsPasswordGrant in the configuration to use it"
-            )
+        try await obtain { () async throws(OAuth2Error) -> AccessToken in
+            try await self.provider.passwordToken(username: username, password: password, scopes: scopes)
         }
-        let scopes = scopes ?? configuration.defaultScopes
-        return try await authenticate(with: .password(username: username, password: password, scopes: scopes), requestedScopes: scopes)
     }
 
-    /// The client credentials grant (RFC 6749 §4.4): a token for the client itself.
+    /// The client credentials grant (RFC 6749 §4.4): a token for the client
+    /// itself, adopted as this account's and renewed by the client when it expires.
     ///
     /// - Throws: ``OAuth2Error``, the provider's error among them.
     @discardableResult
     public func authenticateWithClientCredentials(scopes: [String]? = nil) async throws(OAuth2Error) -> AccessToken {
-        let scopes = scopes ?? configuration.defaultScopes
-        return try await authenticate(with: .clientCredentials(scopes: scopes), requestedScopes: scopes)
+        try await obtain { () async throws(OAuth2Error) -> AccessToken in
+            try await self.provider.clientCredentialsToken(scopes: scopes)
+        }
     }
 
-    /// An assertion grant (RFC 7521), such as a JWT bearer assertion (RFC 7523:
-    /// `urn:ietf:params:oauth:grant-type:jwt-bearer`).
+    /// An assertion grant (RFC 7521) with an assertion the caller made, such
+    /// as a JWT bearer assertion (RFC 7523: `urn:ietf:params:oauth:grant-type:jwt-bearer`).
     ///
     /// - Parameters:
     ///   - assertionType: the `grant_type`, an absolute URI.
@@ -35,11 +32,9 @@ extension OAuth2Client {
     /// - Throws: ``OAuth2Error``, the provider's error among them.
     @discardableResult
     public func authenticate(assertionType: String, assertion: Secret, scopes: [String]? = nil) async throws(OAuth2Error) -> AccessToken {
-        let scopes = scopes ?? configuration.defaultScopes
-        return try await authenticate(
-            with: .assertion(type: assertionType, assertion: assertion, scopes: scopes),
-            requestedScopes: scopes
-        )
+        try await obtain { () async throws(OAuth2Error) -> AccessToken in
+            try await self.provider.assertionToken(assertionType: assertionType, assertion: assertion, scopes: scopes)
+        }
     }
 
     /// The configuration's assertion grant (``OAuth2Configuration/assertionGrant``):
@@ -50,15 +45,108 @@ extension OAuth2Client {
     ///   has no assertion grant or it fails to make an assertion, or the provider's error.
     @discardableResult
     public func authenticateWithAssertion(scopes: [String]? = nil) async throws(OAuth2Error) -> AccessToken {
-        guard let assertionGrant = configuration.assertionGrant else {
-            throw OAuth2Error(code: .invalidConfiguration, message: "the configuration has no assertion grant (assertionGrant)")
+        try await obtain { () async throws(OAuth2Error) -> AccessToken in
+            try await self.provider.assertionToken(scopes: scopes)
         }
-        let scopes = scopes ?? configuration.defaultScopes
-        let assertion = try await makeAssertion(assertionGrant)
-        return try await authenticate(
-            with: .assertion(type: assertionGrant.type, assertion: assertion, scopes: scopes),
-            requestedScopes: scopes
-        )
+    }
+
+    /// Makes `token` this account's token: saved under the store's account
+    /// lock, held, and reported ("did get access token").
+    ///
+    /// For a token a grant of the provider returned before anyone knew whose
+    /// it was (``OAuth2Provider/exchange(_:pending:)-(String,_)`` and the other
+    /// grants there): a server learns the user from the token, then adopts
+    /// it under that user's account. The lock keeps a refresh of the
+    /// account's previous grant, in another process, from overwriting it.
+    /// A token the store cannot save is kept in memory and used (the delegate
+    /// hears "did fail to store").
+    ///
+    /// - Returns: the account's previous token, if it had another one: the
+    ///   app may revoke it (``OAuth2Provider/revoke(_:)``) rather than leave
+    ///   that grant alive at the provider. A previous token of another
+    ///   provider or client is replaced and not returned.
+    /// - Throws: ``OAuth2Error`` `provider_mismatch` for a token another
+    ///   provider or client issued; `lock_timeout`.
+    @discardableResult
+    public func adopt(_ token: AccessToken) async throws(OAuth2Error) -> AccessToken? {
+        if let binding = token.binding, binding != configuration.binding {
+            throw OAuth2Error(code: .providerMismatch, message: "the token was issued to \(binding), not to this configuration's \(configuration.binding)")
+        }
+        let adoption = try await adoptHoldingLock(token)
+        notify(machine.withLock { $0.grantSucceeded(adoption.token) })
+        if let storeError = adoption.storeError {
+            notify(.storeFailed(storeError))
+        }
+        guard let previous = adoption.previous, previous.accessToken != token.accessToken else { return nil }
+        return previous
+    }
+
+    /// Runs a grant of the provider and adopts its token, with the state
+    /// machine's transitions and the delegate's "did get" or "did fail".
+    func obtain(_ grant: () async throws(OAuth2Error) -> AccessToken) async throws(OAuth2Error) -> AccessToken {
+        machine.withLock { $0.grantStarted() }
+        let token: AccessToken
+        do throws(OAuth2Error) {
+            token = try await grant()
+        } catch {
+            notify(machine.withLock { $0.grantFailed(error) })
+            throw error
+        }
+        return try await adoptGrantedToken(token)
+    }
+
+    /// Stores a token a grant produced, under the account lock, then reports it.
+    ///
+    /// Only failing to take the lock (`lock_timeout`) keeps the token from
+    /// the store, and then it is kept in memory: what the provider issued is
+    /// never dropped.
+    func adoptGrantedToken(_ token: AccessToken) async throws(OAuth2Error) -> AccessToken {
+        let outcome: (token: AccessToken, storeError: OAuth2Error?)
+        do throws(OAuth2Error) {
+            let adoption = try await adoptHoldingLock(token)
+            outcome = (adoption.token, adoption.storeError)
+        } catch {
+            outcome = await provider.persist(token, account: account)
+        }
+        notify(machine.withLock { $0.grantSucceeded(outcome.token) })
+        if let storeError = outcome.storeError {
+            notify(.storeFailed(storeError))
+        }
+        return outcome.token
+    }
+
+    /// What adopting a token did: the token as saved, the store's failure
+    /// if it could not save it, and the account's token before.
+    struct Adoption: Sendable {
+        var token: AccessToken
+        var storeError: OAuth2Error?
+        var previous: AccessToken?
+    }
+
+    /// Saves `token` as the account's under the lock.
+    private func adoptHoldingLock(_ token: AccessToken) async throws(OAuth2Error) -> Adoption {
+        do {
+            return try await provider.withAccountLock(account) {
+                let previous = await self.previousToken()
+                let (saved, storeError) = await self.provider.persist(token, account: self.account)
+                return Adoption(token: saved, storeError: storeError, previous: previous)
+            }
+        } catch let error as OAuth2Error {
+            throw error
+        } catch {
+            throw OAuth2Error(code: .storeError, message: "the account lock failed: \(type(of: error))")
+        }
+    }
+
+    /// The account's stored token before an adoption; another provider's
+    /// token or an unreadable one is replaced and not returned.
+    private func previousToken() async -> AccessToken? {
+        do throws(OAuth2Error) {
+            return try await provider.load(account: account)
+        } catch {
+            logger.debug("adopting over a token that cannot be used", metadata: ["oauth2.error": "\(error.code)"])
+            return nil
+        }
     }
 
     /// Starts the device authorization grant (RFC 8628): the code to show the user and where.
@@ -66,11 +154,7 @@ extension OAuth2Client {
     /// - Throws: ``OAuth2Error`` `invalid_configuration` without a device
     ///   authorization endpoint, or the provider's error.
     public func startDeviceAuthorization(scopes: [String]? = nil) async throws(OAuth2Error) -> DeviceAuthorization {
-        let scopes = scopes ?? configuration.defaultScopes
-        let request = try TokenRequestBuilder.deviceAuthorizationRequest(scopes: scopes, configuration: configuration)
-        let requestedAt = provider.clock.now()
-        let response = try await provider.perform(request)
-        return try DeviceAuthorization.parse(response, requestedAt: requestedAt)
+        try await provider.startDeviceAuthorization(scopes: scopes)
     }
 
     /// Polls the token endpoint until the user approves the device, denies it, or the code expires.
@@ -94,9 +178,8 @@ extension OAuth2Client {
                 } catch {
                     throw OAuth2Error(code: .cancelled, message: "device authorization polling was cancelled")
                 }
-                let grant = Grant.deviceCode(authorization.deviceCode)
-                let token = try await requestToken(grant, requestedScopes: scopes)
-                return try await adoptGrantedToken(token, grant: TokenGrant(type: grant.name, scopes: scopes))
+                let token = try await provider.requestToken(.deviceCode(authorization.deviceCode), requestedScopes: scopes)
+                return try await adoptGrantedToken(token)
             } catch where error.code == .authorizationPending {
                 logger.trace("device authorization pending")
             } catch where error.code == .slowDown {

@@ -132,7 +132,7 @@ extension OAuth2Client {
         var token: AccessToken
         if let refreshToken = stored.refreshToken {
             do throws(OAuth2Error) {
-                token = try await requestToken(.refreshToken(refreshToken, scopes: []), requestedScopes: stored.scopes)
+                token = try await provider.requestToken(.refreshToken(refreshToken, scopes: []), requestedScopes: stored.scopes)
             } catch where error.code == .invalidGrant {
                 if let current = try await tokenStoredMeanwhile(replacing: stored) {
                     logger.debug("refresh refused, but another holder stored a new token meanwhile; using it")
@@ -166,7 +166,8 @@ extension OAuth2Client {
                 lost: false
             )
         }
-        token.grant = token.grant ?? stored.grant
+        // A refresh keeps the record of the grant that first obtained the token.
+        token.grant = stored.grant
         let (saved, storeError) = await provider.persist(token, account: account)
         logger.debug("token refreshed")
         return .init(token: saved, refreshed: true, storeError: storeError)
@@ -186,7 +187,7 @@ extension OAuth2Client {
     private func renew(_ stored: AccessToken, with grant: TokenGrant) async throws(RefreshFailure) -> AccessToken {
         logger.debug("renewing the token by its grant", metadata: ["oauth2.grant": "\(grant.type)"])
         do throws(OAuth2Error) {
-            var token = try await requestToken(try await renewalRequest(for: grant), requestedScopes: grant.scopes)
+            var token = try await provider.requestToken(try await renewalRequest(for: grant), requestedScopes: grant.scopes)
             token.grant = grant
             return token
         } catch where error.code == .invalidGrant || error.code == .invalidClient || error.code == .unauthorizedClient {
@@ -205,16 +206,7 @@ extension OAuth2Client {
         guard let assertionGrant = configuration.assertionGrant, assertionGrant.type == grant.type else {
             throw OAuth2Error(code: .invalidConfiguration, message: "the configuration cannot run the \(grant.type) grant again")
         }
-        return .assertion(type: grant.type, assertion: try await makeAssertion(assertionGrant), scopes: grant.scopes)
-    }
-
-    /// A fresh assertion from the configuration's grant; its failure is the app's, named without detail.
-    func makeAssertion(_ grant: AssertionGrant) async throws(OAuth2Error) -> Secret {
-        do {
-            return try await grant.makeAssertion()
-        } catch {
-            throw OAuth2Error(code: .invalidConfiguration, message: "the assertion grant could not make an assertion: \(type(of: error))")
-        }
+        return .assertion(type: grant.type, assertion: try await provider.makeAssertion(assertionGrant), scopes: grant.scopes)
     }
 
     /// After `invalid_grant`: a token someone else stored while this refresh

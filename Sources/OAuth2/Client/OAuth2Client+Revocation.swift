@@ -33,14 +33,10 @@ extension OAuth2Client {
         }
         var providerError: OAuth2Error?
         if configuration.revocationEndpoint != nil {
-            let targets: [(Secret?, String)] = [(token.refreshToken, "refresh_token"), (token.accessToken, "access_token")]
-            for case let (secret?, hint) in targets {
-                do throws(OAuth2Error) {
-                    try await revoke(secret, tokenTypeHint: hint)
-                } catch {
-                    logger.debug("revocation failed", metadata: ["oauth2.error": "\(error.code)", "oauth2.token_type_hint": "\(hint)"])
-                    providerError = providerError ?? error
-                }
+            do throws(OAuth2Error) {
+                try await provider.revoke(token)
+            } catch {
+                providerError = error
             }
         }
         try await provider.delete(account: account)
@@ -65,16 +61,5 @@ extension OAuth2Client {
         } catch {
             logger.debug("logout: the provider did not confirm the revocation", metadata: ["oauth2.error": "\(error.code)"])
         }
-    }
-
-    private func revoke(_ token: Secret, tokenTypeHint: String) async throws(OAuth2Error) {
-        let request = try TokenRequestBuilder.revocationRequest(token: token, tokenTypeHint: tokenTypeHint, configuration: configuration)
-        let response = try await provider.perform(request)
-        if (200..<300).contains(response.status) { return }
-        if (300..<400).contains(response.status) {
-            throw OAuth2Error(code: .unexpectedRedirect, message: "the revocation endpoint answered with a redirect", httpStatus: response.status)
-        }
-        throw TokenResponseParser.providerError(from: response)
-            ?? OAuth2Error(code: .httpError, message: "the revocation endpoint answered HTTP \(response.status)", httpStatus: response.status)
     }
 }

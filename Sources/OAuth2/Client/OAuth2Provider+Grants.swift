@@ -1,0 +1,230 @@
+/// Grants that run before anyone knows whose token it is: each returns the
+/// token, stamped with this provider's ``TokenBinding`` and the grant that
+/// obtained it, and stores nothing. ``OAuth2Client/adopt(_:)`` then makes it
+/// an account's token (a server learns the user from the token, not before).
+/// The account-bound calls of ``OAuth2Client`` are built on these.
+extension OAuth2Provider {
+    /// Starts the user-agent (authorization code) flow: the URL to send the
+    /// user to, with `response_type=code`, a fresh `state` (256 bits) and a
+    /// PKCE S256 challenge.
+    ///
+    /// Keep the returned value (it is `Codable`) in the user's session and
+    /// pass it to ``exchange(_:pending:)`` on the callback, on this instance or another.
+    ///
+    /// - Parameters:
+    ///   - redirectURI: where the provider sends the user back; registered with the provider.
+    ///   - scopes: the scopes to ask for; the configuration's defaults when `nil`.
+    ///   - additionalParameters: more query parameters (`prompt`, `login_hint`, …); none may
+    ///     replace one the flow sets.
+    /// - Throws: ``OAuth2Error`` `invalid_configuration` when there is no
+    ///   authorization endpoint or a parameter would override the flow's own.
+    public func authorizationURL(
+        redirectURI: URL,
+        scopes: [String]? = nil,
+        additionalParameters: [(String, String)] = []
+    ) throws(OAuth2Error) -> PendingAuthorization {
+        let pending = try AuthorizationRequestBuilder.make(
+            configuration: configuration,
+            redirectURI: redirectURI,
+            scopes: scopes ?? configuration.defaultScopes,
+            additionalParameters: additionalParameters,
+            now: clock.now()
+        )
+        logger.debug("authorization started", metadata: ["oauth2.redirect_uri": "\(redirectURI.redactingQuery)"])
+        return pending
+    }
+
+    /// Finishes the user-agent flow: validates the redirect and exchanges the code.
+    ///
+    /// The redirect is checked in this order: its scheme, host, port and path
+    /// equal the redirect URI that was sent; `state` is present and equal;
+    /// then `error` or `code`; a repeated parameter is an error; `iss` is
+    /// compared (RFC 9207). A state is accepted once across the provider.
+    ///
+    /// - Parameters:
+    ///   - redirect: the URL the provider sent the user to, as received or pasted.
+    ///   - pending: what ``authorizationURL(redirectURI:scopes:additionalParameters:)`` returned.
+    /// - Returns: the token, not stored: adopt it (``OAuth2Client/adopt(_:)``).
+    /// - Throws: ``OAuth2Error``: the redirect's codes (`redirect_uri_mismatch`,
+    ///   `state_mismatch`, …), the provider's error (`access_denied`, `invalid_grant`, …).
+    public func exchange(_ redirect: String, pending: PendingAuthorization) async throws(OAuth2Error) -> AccessToken {
+        let code: Secret
+        do throws(OAuth2Error) {
+            code = try RedirectValidator.validate(redirect, pending: pending)
+        } catch {
+            logger.debug("redirect refused", metadata: ["oauth2.error": "\(error.code)"])
+            throw error
+        }
+        guard usedStates.consume(pending.state) else {
+            throw OAuth2Error(code: .stateMismatch, message: "this authorization's state was already used")
+        }
+        let grant = Grant.authorizationCode(code: code, redirectURI: pending.redirectURI, codeVerifier: pending.codeVerifier)
+        return try await requestToken(grant, requestedScopes: pending.scopes)
+    }
+
+    /// Finishes the user-agent flow from a redirect URL; see ``exchange(_:pending:)-(String,_)``.
+    public func exchange(_ redirect: URL, pending: PendingAuthorization) async throws(OAuth2Error) -> AccessToken {
+        try await exchange(redirect.absoluteString, pending: pending)
+    }
+
+    /// The resource owner password grant (RFC 6749 §4.3).
+    ///
+    /// Only when the configuration opts in (`allowsPasswordGrant`): the grant
+    /// is deprecated (RFC 9700 §2.4). The password is sent once and not kept.
+    ///
+    /// - Throws: ``OAuth2Error`` `invalid_configuration` without the opt-in, or the provider's error.
+    public func passwordToken(username: String, password: Secret, scopes: [String]? = nil) async throws(OAuth2Error) -> AccessToken {
+        guard configuration.allowsPasswordGrant else {
+            throw OAuth2Error(
+                code: .invalidConfiguration,
+                message: "the password grant is off; set allowsPasswordGrant in the configuration to use it"
+            )
+        }
+        let scopes = scopes ?? configuration.defaultScopes
+        return try await requestToken(.password(username: username, password: password, scopes: scopes), requestedScopes: scopes)
+    }
+
+    /// The client credentials grant (RFC 6749 §4.4): a token for the client itself.
+    ///
+    /// An account's client renews such a token by itself when it expires.
+    ///
+    /// - Throws: ``OAuth2Error``, the provider's error among them.
+    public func clientCredentialsToken(scopes: [String]? = nil) async throws(OAuth2Error) -> AccessToken {
+        let scopes = scopes ?? configuration.defaultScopes
+        return try await requestToken(.clientCredentials(scopes: scopes), requestedScopes: scopes)
+    }
+
+    /// The configuration's assertion grant (``OAuth2Configuration/assertionGrant``)
+    /// with a fresh assertion.
+    ///
+    /// - Throws: ``OAuth2Error`` `invalid_configuration` when the configuration
+    ///   has no assertion grant or it fails to make an assertion, or the provider's error.
+    public func assertionToken(scopes: [String]? = nil) async throws(OAuth2Error) -> AccessToken {
+        guard let assertionGrant = configuration.assertionGrant else {
+            throw OAuth2Error(code: .invalidConfiguration, message: "the configuration has no assertion grant (assertionGrant)")
+        }
+        let scopes = scopes ?? configuration.defaultScopes
+        let assertion = try await makeAssertion(assertionGrant)
+        return try await requestToken(.assertion(type: assertionGrant.type, assertion: assertion, scopes: scopes), requestedScopes: scopes)
+    }
+
+    /// An assertion grant (RFC 7521) with an assertion the caller made, such
+    /// as a JWT bearer assertion (RFC 7523: `urn:ietf:params:oauth:grant-type:jwt-bearer`).
+    ///
+    /// - Parameters:
+    ///   - assertionType: the `grant_type`, an absolute URI.
+    ///   - assertion: the assertion, sent as `assertion`; never logged.
+    /// - Throws: ``OAuth2Error``, the provider's error among them.
+    public func assertionToken(assertionType: String, assertion: Secret, scopes: [String]? = nil) async throws(OAuth2Error) -> AccessToken {
+        let scopes = scopes ?? configuration.defaultScopes
+        return try await requestToken(.assertion(type: assertionType, assertion: assertion, scopes: scopes), requestedScopes: scopes)
+    }
+
+    /// Revokes a token at the provider (RFC 7009): the refresh token first
+    /// (that ends the grant, RFC 7009 §2.1), then the access token. Deletes
+    /// nothing: for an account's token, ``OAuth2Client/revoke()``.
+    ///
+    /// - Throws: ``OAuth2Error``: `invalid_configuration` without a revocation
+    ///   endpoint; `provider_mismatch` for a token another provider or client
+    ///   issued (nothing is sent); the provider's or the transport's error
+    ///   (the first, when both revocations failed).
+    public func revoke(_ token: AccessToken) async throws(OAuth2Error) {
+        guard configuration.revocationEndpoint != nil else {
+            throw OAuth2Error(code: .invalidConfiguration, message: "the configuration has no revocation endpoint")
+        }
+        if let binding = token.binding, binding != configuration.binding {
+            throw OAuth2Error(code: .providerMismatch, message: "the token was issued to \(binding), not to this configuration's \(configuration.binding); it is not sent")
+        }
+        var firstError: OAuth2Error?
+        let targets: [(Secret?, String)] = [(token.refreshToken, "refresh_token"), (token.accessToken, "access_token")]
+        for case let (secret?, hint) in targets {
+            do throws(OAuth2Error) {
+                try await revoke(secret, tokenTypeHint: hint)
+            } catch {
+                logger.debug("revocation failed", metadata: ["oauth2.error": "\(error.code)", "oauth2.token_type_hint": "\(hint)"])
+                firstError = firstError ?? error
+            }
+        }
+        if let firstError { throw firstError }
+    }
+
+    private func revoke(_ token: Secret, tokenTypeHint: String) async throws(OAuth2Error) {
+        let request = try TokenRequestBuilder.revocationRequest(token: token, tokenTypeHint: tokenTypeHint, configuration: configuration)
+        let response = try await perform(request)
+        if (200..<300).contains(response.status) { return }
+        if (300..<400).contains(response.status) {
+            throw OAuth2Error(code: .unexpectedRedirect, message: "the revocation endpoint answered with a redirect", httpStatus: response.status)
+        }
+        throw TokenResponseParser.providerError(from: response)
+            ?? OAuth2Error(code: .httpError, message: "the revocation endpoint answered HTTP \(response.status)", httpStatus: response.status)
+    }
+
+    // MARK: - The token endpoint
+
+    /// Sends a grant to the token endpoint and parses the answer; the token
+    /// is stamped with this provider's binding and the grant.
+    ///
+    /// The expiry is computed from the time the request was sent, so a slow
+    /// answer never makes a token look fresher than it is.
+    func requestToken(_ grant: Grant, requestedScopes: [String]) async throws(OAuth2Error) -> AccessToken {
+        let request = TokenRequestBuilder.tokenRequest(for: grant, configuration: configuration)
+        let requestedAt = clock.now()
+        logger.debug("token request", metadata: ["oauth2.grant": "\(grant.name)"])
+        let response = try await perform(request)
+        do throws(OAuth2Error) {
+            var token = try TokenResponseParser.parse(
+                response,
+                requestedAt: requestedAt,
+                requestedScopes: requestedScopes,
+                maxBodySize: configuration.maxResponseSize
+            )
+            token.binding = configuration.binding
+            token.grant = TokenGrant(type: grant.name, scopes: requestedScopes)
+            logger.debug("token response accepted", metadata: ["oauth2.grant": "\(grant.name)"])
+            return token
+        } catch {
+            logger.debug(
+                "token response refused",
+                metadata: ["oauth2.grant": "\(grant.name)", "oauth2.error": "\(error.code)", "http.status": "\(response.status)"]
+            )
+            throw error
+        }
+    }
+
+    /// A fresh assertion from the configuration's grant; its failure is the app's, named without detail.
+    func makeAssertion(_ grant: AssertionGrant) async throws(OAuth2Error) -> Secret {
+        do {
+            return try await grant.makeAssertion()
+        } catch {
+            throw OAuth2Error(code: .invalidConfiguration, message: "the assertion grant could not make an assertion: \(type(of: error))")
+        }
+    }
+}
+
+extension Grant {
+    /// The grant's `grant_type`, for log lines and ``TokenGrant``: never a value.
+    var name: String {
+        switch self {
+        case .authorizationCode: return "authorization_code"
+        case .password: return "password"
+        case .clientCredentials: return "client_credentials"
+        case .refreshToken: return "refresh_token"
+        case .assertion(let type, _, _): return type
+        case .deviceCode: return TokenRequestBuilder.deviceCodeGrantType
+        }
+    }
+}
+
+extension OAuth2Provider {
+    /// Starts the device authorization grant (RFC 8628): the code to show the user and where.
+    ///
+    /// - Throws: ``OAuth2Error`` `invalid_configuration` without a device
+    ///   authorization endpoint, or the provider's error.
+    public func startDeviceAuthorization(scopes: [String]? = nil) async throws(OAuth2Error) -> DeviceAuthorization {
+        let scopes = scopes ?? configuration.defaultScopes
+        let request = try TokenRequestBuilder.deviceAuthorizationRequest(scopes: scopes, configuration: configuration)
+        let requestedAt = clock.now()
+        let response = try await perform(request)
+        return try DeviceAuthorization.parse(response, requestedAt: requestedAt)
+    }
+}
