@@ -5,8 +5,9 @@ import Testing
 
 /// An app's own transport (here one that records what it sends, as another
 /// SDK's would) wrapped by the framework's ``SigningTransport``, against the
-/// provider whose access tokens live 2 seconds.
-@Suite(.enabled(if: Provider.shortIsConfigured, "needs the 2-second provider: `make test` starts it and sets OAUTH2_IT_SHORT_PROVIDER"))
+/// provider whose access tokens live 2 seconds. Serialized: the tests count
+/// the provider's refreshes for one client.
+@Suite(.serialized, .enabled(if: Provider.shortIsConfigured, "needs the 2-second provider: `make test` starts it and sets OAUTH2_IT_SHORT_PROVIDER"))
 struct SigningTransportTests {
     /// Records every request it passes on to a `CurlTransport`.
     final class RecordingTransport: HTTPTransport {
