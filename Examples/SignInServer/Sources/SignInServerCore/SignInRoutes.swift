@@ -41,9 +41,8 @@ struct SignInRoutes: Sendable {
     @Sendable func login(_ request: Request, context: some RequestContext) async throws -> Response {
         let pending: PendingAuthorization
         do throws(OAuth2Error) {
-            // The account does not matter here: the pending value is kept by the session, not the client.
-            pending = try provider.client(account: AccountKey.signIn())
-                .authorizationURL(redirectURI: configuration.redirectURI, scopes: configuration.scopes)
+            // No account yet: whose token it will be is known only once it exists.
+            pending = try provider.authorizationURL(redirectURI: configuration.redirectURI, scopes: configuration.scopes)
         } catch {
             context.logger.error("cannot start a sign-in", metadata: ["oauth2.error": "\(error.code)"])
             return Responses.html(Page.error("The sign-in could not be started.", code: error.code), status: .internalServerError)
@@ -56,26 +55,32 @@ struct SignInRoutes: Sendable {
 
     // MARK: - GET /callback
 
-    /// Finishes the flow: the framework validates the redirect against the
-    /// session's pending authorization and exchanges the code; the token is
-    /// then stored under the user it belongs to.
+    /// Finishes the flow: exchange, learn who it is, adopt.
+    ///
+    /// The framework validates the redirect against the session's pending
+    /// authorization and exchanges the code for a token that belongs to no
+    /// account yet; the provider's API, called with that token, says whose
+    /// it is; the token is then adopted as that user's, and the user's
+    /// earlier grant, if any (a sign-in from another browser), is revoked
+    /// rather than left alive at the provider.
     ///
     /// A forged, replayed or expired callback is a 400 with the framework's
     /// error code and changes nothing: the session keeps its pending sign-in
     /// and its account, and no token is written.
     @Sendable func callback(_ request: Request, context: some RequestContext) async throws -> Response {
         let sessionID = app.cookie.sessionID(in: request)
-        let pending = sessions.pendingSignIn(of: sessionID)
         // The framework compares scheme, host, port and path with the pending
         // redirect URI; the app's public URI is the truth (a proxy may rewrite
         // Host), the query is what the provider sent.
         let redirect = configuration.redirectURI.absoluteString + (request.uri.query.map { "?\($0)" } ?? "")
 
-        // Without a pending authorization the framework refuses the callback
-        // itself (`state_mismatch`): no session, an expired one, or a replay.
-        let signIn = provider.client(account: AccountKey.signIn())
+        let token: AccessToken
         do throws(OAuth2Error) {
-            try await signIn.openRedirectURL(redirect, pending: pending)
+            // No pending authorization (no session, an expired one, or a replay) is a state_mismatch too.
+            guard let pending = sessions.pendingSignIn(of: sessionID) else {
+                throw OAuth2Error(code: .stateMismatch, message: "no sign-in is pending for this session")
+            }
+            token = try await provider.exchange(redirect, pending: pending)
         } catch {
             context.logger.notice("callback refused", metadata: ["oauth2.error": "\(error.code)"])
             let status: HTTPResponse.Status = Self.isProviderUnreachable(error) ? .badGateway : .badRequest
@@ -85,53 +90,33 @@ struct SignInRoutes: Sendable {
         // Whose token is it? Only the provider knows.
         let profile: UserProfile
         do throws(ProfileError) {
-            profile = try await UserProfile.fetch(with: signIn, from: configuration.apiURL, field: configuration.userField)
+            profile = try await UserProfile.fetch(with: token, through: provider.transport, from: configuration.apiURL, field: configuration.userField)
         } catch {
-            try? await signIn.logout()
+            try? await provider.revoke(token)
             return apiFailure(error, context: context)
         }
 
         let account = AccountKey.user(profile.username)
+        let previous: AccessToken?
         do throws(OAuth2Error) {
-            try await adopt(tokenOf: signIn, as: account, logger: context.logger)
+            previous = try await provider.client(account: account).adopt(token)
         } catch {
-            try? await signIn.logout()
+            try? await provider.revoke(token)
             context.logger.error("cannot store the token", metadata: ["oauth2.error": "\(error.code)"])
             return Responses.html(Page.error("The sign-in could not be saved.", code: error.code), status: .internalServerError)
+        }
+        if let previous {
+            do throws(OAuth2Error) {
+                try await provider.revoke(previous)
+            } catch {
+                context.logger.warning("cannot revoke the user's previous grant", metadata: ["oauth2.error": "\(error.code)"])
+            }
         }
         context.logger.info("signed in", metadata: ["account": "\(account)"])
         let newSessionID = sessions.completeSignIn(session: sessionID, account: account)
         var response = Responses.redirect(to: "/")
         response.setCookie(app.cookie.setting(newSessionID))
         return response
-    }
-
-    /// Moves the token the sign-in got to the user's account, and revokes the
-    /// user's earlier grant, if any (a sign-in from another browser), rather
-    /// than leave it alive at the provider.
-    ///
-    /// Throws only while the new token is not yet the user's; after that,
-    /// a failure to tidy up is logged, since the sign-in itself succeeded.
-    private func adopt(tokenOf signIn: OAuth2Client, as account: String, logger: Logger) async throws(OAuth2Error) {
-        // The store holds the newest token: the profile call may have refreshed it.
-        guard let token = try await load(signIn.account) ?? signIn.currentToken else {
-            throw OAuth2Error(code: .notAuthenticated, message: "the sign-in's token disappeared")
-        }
-        let previous = try? await load(account)
-        try await provider.client(account: account).setToken(token)
-        do throws(OAuth2Error) {
-            try await delete(signIn.account)
-        } catch {
-            logger.warning("cannot delete a sign-in's temporary token file", metadata: ["oauth2.error": "\(error.code)"])
-        }
-        guard let previous, previous.accessToken != token.accessToken else { return }
-        let retired = provider.client(account: AccountKey.signIn())
-        do throws(OAuth2Error) {
-            try await retired.setToken(previous)
-            try await retired.logout()
-        } catch {
-            logger.warning("cannot revoke the user's previous grant", metadata: ["oauth2.error": "\(error.code)"])
-        }
     }
 
     // MARK: - GET /me
@@ -185,7 +170,7 @@ struct SignInRoutes: Sendable {
     // MARK: - Helpers
 
     private func profile(of account: String) async throws(ProfileError) -> UserProfile {
-        try await UserProfile.fetch(with: provider.client(account: account), from: configuration.apiURL, field: configuration.userField)
+        try await UserProfile.fetch(with: provider.client(account: account), through: provider.transport, from: configuration.apiURL, field: configuration.userField)
     }
 
     private func apiFailure(_ error: ProfileError, context: some RequestContext) -> Response {
@@ -204,23 +189,5 @@ struct SignInRoutes: Sendable {
             || (error.httpStatus.map { $0 >= 500 } ?? false)
     }
 
-    private func load(_ account: String) async throws(OAuth2Error) -> AccessToken? {
-        do {
-            return try await provider.store.load(account: account)
-        } catch let error as OAuth2Error {
-            throw error
-        } catch {
-            throw OAuth2Error(code: .storeError, message: "could not read the token store: \(type(of: error))")
-        }
-    }
 
-    private func delete(_ account: String) async throws(OAuth2Error) {
-        do {
-            try await provider.store.delete(account: account)
-        } catch let error as OAuth2Error {
-            throw error
-        } catch {
-            throw OAuth2Error(code: .storeError, message: "could not write the token store: \(type(of: error))")
-        }
-    }
 }

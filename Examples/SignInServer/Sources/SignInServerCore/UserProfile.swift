@@ -11,15 +11,16 @@ struct UserProfile: Sendable {
     /// The longest user name accepted; it becomes part of a file name.
     static let maximumUsernameLength = 256
 
-    /// Calls the API through the client, which signs the request and refreshes when needed.
+    /// Calls the API signed with tokens from `source`: an account's client
+    /// (which refreshes when needed), or a token no account holds yet.
     ///
     /// - Throws: ``ProfileError``.
-    static func fetch(with client: OAuth2Client, from apiURL: URL, field: String) async throws(ProfileError) -> UserProfile {
+    static func fetch(with source: some TokenSource, through transport: any HTTPTransport, from apiURL: URL, field: String) async throws(ProfileError) -> UserProfile {
         let response: HTTPResponse
         do throws(OAuth2Error) {
             var request = OAuth2.HTTPRequest(url: apiURL)
             request.headers.add(name: "Accept", value: "application/json")
-            response = try await client.send(request)
+            response = try await SigningTransport(wrapping: transport, tokenSource: source).send(request)
         } catch {
             throw .oauth2(error)
         }
