@@ -159,8 +159,9 @@ extension OAuth2Client {
 
     /// Polls the token endpoint until the user approves the device, denies it, or the code expires.
     ///
-    /// Waits the provider's interval between polls, five seconds longer after
-    /// each `slow_down` (RFC 8628 §3.5). Cancel the task to stop polling.
+    /// Waits the provider's interval between polls on the provider's clock,
+    /// five seconds longer after each `slow_down` (RFC 8628 §3.5). Cancel the
+    /// task to stop polling.
     ///
     /// - Throws: ``OAuth2Error`` `access_denied`, `expired_token`, `cancelled`, or another error.
     @discardableResult
@@ -174,7 +175,7 @@ extension OAuth2Client {
                     throw OAuth2Error(code: .expiredToken, message: "the device code expired before the user approved it")
                 }
                 do {
-                    try await Task.sleep(for: interval)
+                    try await provider.clock.sleep(for: interval)
                 } catch {
                     throw OAuth2Error(code: .cancelled, message: "device authorization polling was cancelled")
                 }
