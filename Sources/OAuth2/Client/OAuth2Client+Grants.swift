@@ -166,30 +166,8 @@ extension OAuth2Client {
     /// - Throws: ``OAuth2Error`` `access_denied`, `expired_token`, `cancelled`, or another error.
     @discardableResult
     public func completeDeviceAuthorization(_ authorization: DeviceAuthorization, scopes: [String]? = nil) async throws(OAuth2Error) -> AccessToken {
-        let scopes = scopes ?? configuration.defaultScopes
-        var interval = authorization.interval
-        machine.withLock { $0.grantStarted() }
-        while true {
-            do throws(OAuth2Error) {
-                guard provider.clock.now() < authorization.expiresAt else {
-                    throw OAuth2Error(code: .expiredToken, message: "the device code expired before the user approved it")
-                }
-                do {
-                    try await provider.clock.sleep(for: interval)
-                } catch {
-                    throw OAuth2Error(code: .cancelled, message: "device authorization polling was cancelled")
-                }
-                let token = try await provider.requestToken(.deviceCode(authorization.deviceCode), requestedScopes: scopes)
-                return try await adoptGrantedToken(token)
-            } catch where error.code == .authorizationPending {
-                logger.trace("device authorization pending")
-            } catch where error.code == .slowDown {
-                interval += .seconds(5)
-                logger.debug("device authorization: slowing down", metadata: ["oauth2.interval": "\(interval)"])
-            } catch {
-                notify(machine.withLock { $0.grantFailed(error) })
-                throw error
-            }
+        try await obtain { () async throws(OAuth2Error) -> AccessToken in
+            try await self.provider.deviceToken(for: authorization, scopes: scopes)
         }
     }
 }

@@ -35,8 +35,11 @@ public final class OAuth2Client: Sendable {
     /// Creates a client with a provider of its own.
     ///
     /// Fine for one account in a command-line tool. A server with many
-    /// accounts creates one ``OAuth2Provider`` and asks it for clients, so that
-    /// refreshes of one account are single-flight across them.
+    /// accounts creates one ``OAuth2Provider`` and asks it for clients: they
+    /// share one transport and one in-process single-flight. Clients made
+    /// either way on the same stored tokens still refresh an account once,
+    /// because the refresh runs under the store's account lock (two
+    /// ``InMemoryTokenStore`` values, though, are two stores).
     ///
     /// - Throws: ``OAuth2Error`` when the configuration is invalid.
     public convenience init(

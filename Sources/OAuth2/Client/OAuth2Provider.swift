@@ -15,7 +15,7 @@ public final class OAuth2Provider: Sendable {
     public let transport: any HTTPTransport
     /// Where tokens are kept.
     public let store: any TokenStore
-    /// The clock expiry is read from.
+    /// The clock expiry is read from and device polling sleeps on.
     public let clock: any OAuth2Clock
     /// The logger; the framework logs at debug and trace only, never a secret.
     public let logger: Logger
