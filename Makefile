@@ -2,7 +2,7 @@
 # and `make test` (every test). Each installs what is missing first.
 SWIFT ?= swift
 
-.PHONY: all build deps test test-tsan test-server-example demo clean
+.PHONY: all build deps lint test test-tsan test-server-example demo clean
 
 all: build
 
@@ -21,7 +21,12 @@ build: deps
 # trap stops the providers whatever happens.
 PROVIDERS = --name main --name short --name rotate --name grace
 
-test: deps
+# The architecture's rules that the compiler does not check: the folders of
+# Sources/OAuth2 depend on each other one way (README, "Architecture").
+lint:
+	@python3 scripts/check-layers.py
+
+test: deps lint
 	$(SWIFT) build --build-tests
 	@trap 'scripts/provider-stop.sh $(PROVIDERS) >/dev/null' EXIT; trap 'exit 130' INT TERM; \
 	scripts/provider-start.sh --name main >/dev/null && \

@@ -17,8 +17,7 @@ struct ManualClockState: Sendable {
         var offset: Duration
 
         var date: Date {
-            let (seconds, attoseconds) = offset.components
-            return base.addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
+            base.addingTimeInterval(offset.timeInterval)
         }
 
         /// Exact between instants on the same base; by date across a ``ManualClockState/set(_:)``.

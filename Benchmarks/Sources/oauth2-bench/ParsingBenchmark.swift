@@ -1,4 +1,4 @@
-import OAuth2
+@_spi(Benchmarks) import OAuth2
 
 /// Scenario 4: token responses and redirect URLs parsed per second, in
 /// process, no network, through ``_OAuth2Benchmarks`` (the very parsers a

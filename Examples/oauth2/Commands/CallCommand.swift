@@ -48,7 +48,7 @@ struct CallCommand: AsyncParsableCommand {
             throw UsageError("the URL to call is not an absolute URL")
         }
         var request = HTTPRequest(method: method?.uppercased() ?? (data == nil ? "GET" : "POST"), url: target)
-        guard request.method.utf8.allSatisfy(Self.isTokenCharacter), !request.method.isEmpty else {
+        guard HTTPToken.isToken(request.method) else {
             throw UsageError("--method is not an HTTP method name")
         }
         for header in headers {
@@ -86,7 +86,7 @@ struct CallCommand: AsyncParsableCommand {
         }
         let name = String(text[..<colon])
         let value = String(text[text.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
-        guard !name.isEmpty, name.utf8.allSatisfy(isTokenCharacter) else {
+        guard HTTPToken.isToken(name) else {
             throw UsageError("--header has an invalid name")
         }
         guard !value.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) else {
@@ -108,16 +108,6 @@ struct CallCommand: AsyncParsableCommand {
             return try handle.readToEnd() ?? Data()
         } catch {
             throw UsageError("--data: cannot read \(path)")
-        }
-    }
-
-    /// The RFC 9110 token characters, for header names and methods.
-    static func isTokenCharacter(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            true
-        default:
-            Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
         }
     }
 

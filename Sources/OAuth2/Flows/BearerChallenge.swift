@@ -114,7 +114,7 @@ extension BearerChallenge {
             index += 1
             skipSpaces()
             guard index < bytes.count else { return false }
-            return bytes[index] == UInt8(ascii: "\"") || Self.isTokenCharacter(bytes[index]) && bytes[index] != UInt8(ascii: "=")
+            return bytes[index] == UInt8(ascii: "\"") || HTTPToken.isCharacter(bytes[index]) && bytes[index] != UInt8(ascii: "=")
         }
 
         /// Skips `1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`.
@@ -128,7 +128,7 @@ extension BearerChallenge {
 
         private mutating func readToken() -> String? {
             let start = index
-            while index < bytes.count, Self.isTokenCharacter(bytes[index]) { index += 1 }
+            while index < bytes.count, HTTPToken.isCharacter(bytes[index]) { index += 1 }
             guard index > start else { return nil }
             return String(decoding: bytes[start..<index], as: UTF8.self)
         }
@@ -167,20 +167,6 @@ extension BearerChallenge {
         private mutating func skipListSeparators() {
             while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == UInt8(ascii: ",") {
                 index += 1
-            }
-        }
-
-        /// RFC 9110 `tchar`.
-        private static func isTokenCharacter(_ byte: UInt8) -> Bool {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                return true
-            case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
-                 UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                 UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-                return true
-            default:
-                return false
             }
         }
 

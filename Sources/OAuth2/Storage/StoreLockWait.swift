@@ -25,7 +25,7 @@ enum StoreLockWait {
             guard now < deadline else {
                 throw OAuth2Error(
                     code: .lockTimeout,
-                    message: "waited \(timeout.wholeSecondsDescription) for the lock of \(what), which another process or task holds; it may be stuck (a token request takes at most the request timeout)"
+                    message: "waited \(timeout.secondsDescription) for the lock of \(what), which another process or task holds; it may be stuck (a token request takes at most the request timeout)"
                 )
             }
             do {
@@ -35,14 +35,5 @@ enum StoreLockWait {
             }
             pause = min(pause * 2, .milliseconds(25))
         }
-    }
-}
-
-extension Duration {
-    /// `"30 s"`, `"0.25 s"`: for messages.
-    var wholeSecondsDescription: String {
-        let seconds = timeInterval
-        if seconds == seconds.rounded() { return "\(Int(seconds)) s" }
-        return "\((seconds * 1000).rounded() / 1000) s"
     }
 }

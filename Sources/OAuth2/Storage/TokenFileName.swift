@@ -49,8 +49,7 @@ enum TokenFileName {
 
     /// A fresh, unguessable temporary name next to `fileName`.
     static func temporaryName(for fileName: String) -> String {
-        var generator = SystemRandomNumberGenerator()
-        let random = (0..<8).map { _ in hex(generator.next()) }.joined()
+        let random = SecureRandom.bytes(8).map(hex).joined()
         return "." + fileName + "." + random + temporarySuffix
     }
 

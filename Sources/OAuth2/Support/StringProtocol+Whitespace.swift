@@ -7,4 +7,13 @@ extension StringProtocol {
         else { return self[endIndex...] }
         return self[first...last]
     }
+
+    /// The text without leading and trailing spaces and tabs (HTTP's OWS).
+    var trimmingOWS: SubSequence {
+        let isOWS: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = firstIndex(where: { !isOWS($0) }), let last = lastIndex(where: { !isOWS($0) }) else {
+            return self[endIndex...]
+        }
+        return self[first...last]
+    }
 }

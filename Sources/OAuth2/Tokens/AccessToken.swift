@@ -73,11 +73,3 @@ extension AccessToken: CustomStringConvertible {
         return "AccessToken(\(parts.joined(separator: ", ")))"
     }
 }
-
-extension Duration {
-    /// The duration in seconds, as a `TimeInterval`.
-    var timeInterval: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}

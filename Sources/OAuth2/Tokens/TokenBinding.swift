@@ -29,10 +29,3 @@ extension TokenBinding: CustomStringConvertible {
         return "client \"\(OAuth2Error.sanitize(String(clientID.prefix(100))))\" at \(endpoint)"
     }
 }
-
-extension OAuth2Configuration {
-    /// The binding every token this configuration obtains is stamped with.
-    public var binding: TokenBinding {
-        TokenBinding(tokenEndpoint: tokenEndpoint.absoluteString, clientID: clientID)
-    }
-}

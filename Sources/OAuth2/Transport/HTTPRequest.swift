@@ -52,14 +52,3 @@ extension HTTPRequest: CustomStringConvertible {
         "\(method) \(url.redactingQuery) \(headers)"
     }
 }
-
-extension URL {
-    /// The URL without its query and fragment, for messages: queries may carry codes or tokens.
-    var redactingQuery: String {
-        var text = absoluteString
-        if let index = text.firstIndex(where: { $0 == "?" || $0 == "#" }) {
-            text = String(text[..<index]) + "?…"
-        }
-        return text
-    }
-}

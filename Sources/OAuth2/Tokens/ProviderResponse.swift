@@ -213,14 +213,3 @@ enum ProviderResponse {
 private extension UInt8 {
     var isJSONWhitespace: Bool { self == 0x20 || self == 0x09 || self == 0x0A || self == 0x0D }
 }
-
-extension StringProtocol {
-    /// The text without leading and trailing spaces and tabs (HTTP's OWS).
-    var trimmingOWS: SubSequence {
-        let isOWS: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = firstIndex(where: { !isOWS($0) }), let last = lastIndex(where: { !isOWS($0) }) else {
-            return self[endIndex...]
-        }
-        return self[first...last]
-    }
-}

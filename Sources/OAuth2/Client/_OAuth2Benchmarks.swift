@@ -1,10 +1,11 @@
 /// The framework's parsers, reachable from the benchmarks in `Benchmarks/`.
 ///
-/// Not API: the leading underscore says so, and it may change or go at any
+/// Not API: SPI (`@_spi(Benchmarks) import OAuth2`) with a leading underscore; it may change or go at any
 /// time. It exists because a release build cannot `@testable import`, and the
 /// public paths to these parsers (a grant, ``OAuth2Client/openRedirectURL(_:pending:)``)
 /// also build requests, touch the store and consume the state, which would
 /// hide the parsers' own cost.
+@_spi(Benchmarks)
 public enum _OAuth2Benchmarks {
     /// Parses a token endpoint's answer exactly as a grant does.
     ///

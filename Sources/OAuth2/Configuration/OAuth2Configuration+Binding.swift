@@ -1,0 +1,6 @@
+extension OAuth2Configuration {
+    /// The binding every token this configuration obtains is stamped with.
+    public var binding: TokenBinding {
+        TokenBinding(tokenEndpoint: tokenEndpoint.absoluteString, clientID: clientID)
+    }
+}

@@ -1,0 +1,15 @@
+extension Duration {
+    /// The duration in seconds, as a `TimeInterval`. `package`: the testing
+    /// product's clock converts the same way.
+    package var timeInterval: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+
+    /// `"30 s"`, `"0.25 s"`: for messages.
+    var secondsDescription: String {
+        let seconds = timeInterval
+        if seconds == seconds.rounded() { return "\(Int(seconds)) s" }
+        return "\((seconds * 1000).rounded() / 1000) s"
+    }
+}
