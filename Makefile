@@ -2,7 +2,7 @@
 # and `make test` (every test). Each installs what is missing first.
 SWIFT ?= swift
 
-.PHONY: all build deps lint test test-tsan test-server-example demo clean
+.PHONY: all build deps lint api-check api-update test test-tsan test-server-example demo clean
 
 all: build
 
@@ -26,8 +26,20 @@ PROVIDERS = --name main --name short --name rotate --name grace
 lint:
 	@python3 scripts/check-layers.py
 
+# The public API is a reviewed record (API/*.txt): make test fails when the
+# built products' public declarations differ from it; `make api-update`
+# records a change that is meant, for the reviewer to see in the diff.
+api-check: deps
+	$(SWIFT) build
+	@python3 scripts/public-api.py --swift=$(SWIFT)
+
+api-update: deps
+	$(SWIFT) build
+	@python3 scripts/public-api.py --swift=$(SWIFT) --update
+
 test: deps lint
 	$(SWIFT) build --build-tests
+	@python3 scripts/public-api.py --swift=$(SWIFT)
 	@trap 'scripts/provider-stop.sh $(PROVIDERS) >/dev/null' EXIT; trap 'exit 130' INT TERM; \
 	scripts/provider-start.sh --name main >/dev/null && \
 	scripts/provider-start.sh --name short --access-token-lifetime 2 >/dev/null && \

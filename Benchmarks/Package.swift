@@ -5,7 +5,7 @@ import PackageDescription
 
 let package = Package(
     name: "swift-oauth2-benchmarks",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "swift-oauth2", path: ".."),
     ],

@@ -7,7 +7,7 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "SignInServer",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "swift-oauth2", path: "../.."),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),

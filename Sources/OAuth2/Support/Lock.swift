@@ -11,12 +11,12 @@ import Darwin
 /// Used instead of `Synchronization.Mutex` because on Linux ThreadSanitizer
 /// does not see Mutex's raw futex and reports false races; a pthread mutex
 /// keeps the sanitizer useful.
-public final class Lock: @unchecked Sendable {
+package final class Lock: @unchecked Sendable {
     // @unchecked: the mutex is the synchronization; it is allocated once and never moved.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     /// Creates an unlocked lock.
-    public init() {
+    package init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         let result = pthread_mutex_init(mutex, nil)
@@ -30,20 +30,20 @@ public final class Lock: @unchecked Sendable {
     }
 
     /// Acquires the lock; pair with ``unlock()``.
-    public func lock() {
+    package func lock() {
         let result = pthread_mutex_lock(mutex)
         precondition(result == 0, "pthread_mutex_lock failed: \(result)")
     }
 
     /// Releases the lock.
-    public func unlock() {
+    package func unlock() {
         let result = pthread_mutex_unlock(mutex)
         precondition(result == 0, "pthread_mutex_unlock failed: \(result)")
     }
 
     /// Runs `body` holding the lock. Do not suspend, resume continuations or call out inside.
     @inlinable
-    public func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+    package func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         lock()
         defer { unlock() }
         return try body()
@@ -51,19 +51,19 @@ public final class Lock: @unchecked Sendable {
 }
 
 /// A value guarded by a ``Lock``.
-public final class LockedValue<Value>: @unchecked Sendable {
+package final class LockedValue<Value>: @unchecked Sendable {
     // @unchecked: every access to `value` goes through `lock`.
     private let lock = Lock()
     private var value: Value
 
     /// Wraps an initial value.
-    public init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
     }
 
     /// Runs `body` with exclusive access to the value.
     @inlinable
-    public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+    package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         try lockAndCall(body)
     }
 

@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import OAuth2
 
@@ -22,7 +23,7 @@ public final class SessionStore: Sendable {
     /// The most sessions kept at once.
     public let capacity: Int
 
-    private let sessions = LockedValue([String: Session]())
+    private let sessions = Mutex([String: Session]())
     private let now: @Sendable () -> Date
 
     /// Creates an empty store.

@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import OAuth2
 @testable import SignInServerCore
@@ -7,7 +8,7 @@ import Testing
 struct SessionStoreTests {
     /// A clock the test moves by hand.
     final class TestClock: Sendable {
-        private let time = LockedValue(Date(timeIntervalSince1970: 1_700_000_000))
+        private let time = Mutex(Date(timeIntervalSince1970: 1_700_000_000))
         var now: Date { time.withLock { $0 } }
         func advance(by seconds: TimeInterval) { time.withLock { $0 += seconds } }
     }

@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import OAuth2
 
@@ -10,7 +11,7 @@ final class TestBrowser: Sendable {
     static let transport = CurlTransport()
 
     let base: URL
-    private let jar = LockedValue([String: String]())
+    private let jar = Mutex([String: String]())
 
     init(app: TestApp) {
         base = app.baseURL
