@@ -5,6 +5,15 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+/// The libraries' settings: on top of the strict ones, every import is
+/// internal unless declared `public import` (a library's dependencies are
+/// not its users' namespace), and a member is visible only where its module
+/// is imported.
+let librarySettings: [SwiftSetting] = strictSettings + [
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
 let package = Package(
     name: "swift-oauth2",
     platforms: [.macOS(.v14)],
@@ -32,12 +41,12 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strictSettings
+            swiftSettings: librarySettings
         ),
         .target(
             name: "OAuth2Testing",
             dependencies: ["OAuth2"],
-            swiftSettings: strictSettings
+            swiftSettings: librarySettings
         ),
         .executableTarget(
             name: "oauth2",

@@ -1,9 +1,9 @@
-import OAuth2
+public import OAuth2
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
 
 /// An ``HTTPTransport`` that answers from canned responses and records every request.

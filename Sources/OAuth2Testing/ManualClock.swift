@@ -1,4 +1,10 @@
-import OAuth2
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+public import OAuth2
 
 /// A clock that moves only when told, so expiry and polling are tested without waiting.
 ///

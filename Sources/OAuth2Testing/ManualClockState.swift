@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 import OAuth2
 
 /// The time of a ``ManualClock`` and the tasks waiting on it, as a pure state machine.

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// An account as the stores tell accounts apart: by its exact UTF-8 bytes.
 ///
 /// `String`'s `==` treats canonically equivalent spellings (`"José"` with a

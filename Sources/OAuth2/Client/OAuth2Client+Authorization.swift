@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
 extension OAuth2Client {
     /// Starts the user-agent (authorization code) flow: the URL to send the
     /// user to, with `response_type=code`, a fresh `state` (256 bits) and a

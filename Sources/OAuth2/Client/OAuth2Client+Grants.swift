@@ -1,3 +1,10 @@
+import Logging
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 extension OAuth2Client {
     /// The resource owner password grant (RFC 6749 §4.3), adopted as this account's token.
     ///

@@ -1,3 +1,10 @@
+import Logging
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Why a refresh produced no token, and whether the grant is gone (`lost`:
 /// the stored token was deleted) or merely unreachable (kept).
 struct RefreshFailure: Error {

@@ -1,3 +1,10 @@
+import Logging
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 extension OAuth2Client {
     /// Revokes the token at the provider (RFC 7009) when it has a revocation
     /// endpoint, then deletes it locally whatever the provider answered.

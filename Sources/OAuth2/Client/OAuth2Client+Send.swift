@@ -1,3 +1,10 @@
+import Logging
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 extension OAuth2Client: TokenSource {
     /// Sends a request signed with `Authorization: Bearer`, as NXOAuth2Connection did.
     ///

@@ -1,4 +1,10 @@
-import Logging
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+public import Logging
 
 /// The OAuth 2.0 client of one account: it runs the flows, keeps the token,
 /// signs requests and refreshes.

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Hears what happens to a client's token, in NXOAuth2Client's shape.
 ///
 /// Methods are called on the task that caused the event, after the client

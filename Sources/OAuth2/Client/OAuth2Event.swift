@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// What happened to a client's token: the delegate's calls, as values for
 /// ``OAuth2Client/events``.
 public enum OAuth2Event: Sendable, Hashable {

@@ -1,3 +1,10 @@
+import Logging
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
 /// Grants that run before anyone knows whose token it is: each returns the
 /// token, stamped with this provider's ``TokenBinding`` and the grant that
 /// obtained it, and stores nothing. ``OAuth2Client/adopt(_:)`` then makes it

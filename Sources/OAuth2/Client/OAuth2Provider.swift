@@ -1,4 +1,10 @@
-import Logging
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+public import Logging
 
 /// One provider as an app uses it: the configuration, the transport, the
 /// token store, a clock and a logger, shared by every ``OAuth2Client``.

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// The token lifecycle of one ``OAuth2Client``, as a pure state machine.
 ///
 /// No I/O, no locks, no continuations: the client takes its lock, calls one

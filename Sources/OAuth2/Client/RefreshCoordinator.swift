@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Makes refresh single-flight per account across every client that shares it.
 ///
 /// The first caller for an account runs the operation in a task of its own;

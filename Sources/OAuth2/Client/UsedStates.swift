@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// The `state` values of authorizations already used, so a redirect cannot be
 /// replayed: a state is used once.
 ///

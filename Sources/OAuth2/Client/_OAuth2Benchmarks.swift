@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
 /// The framework's parsers, reachable from the benchmarks in `Benchmarks/`.
 ///
 /// Not API: SPI (`@_spi(Benchmarks) import OAuth2`) with a leading underscore; it may change or go at any

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// An assertion grant (RFC 7521) whose assertions the app makes on demand,
 /// such as a JWT-bearer grant (RFC 7523) signed by a service key.
 ///

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 extension AuthorizationServerMetadata {
     /// Fetches and checks an issuer's RFC 8414 metadata from
     /// `<issuer's origin>/.well-known/oauth-authorization-server<issuer's path>`.

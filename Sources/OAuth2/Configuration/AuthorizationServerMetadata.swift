@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
 /// What an authorization server publishes about itself (RFC 8414), the
 /// fields this client uses.
 ///

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// How the client authenticates to the token endpoint (RFC 6749 §2.3.1).
 public struct ClientAuthentication: Sendable, Hashable, Codable, CustomStringConvertible {
     enum Method: String, Sendable, Hashable, Codable {

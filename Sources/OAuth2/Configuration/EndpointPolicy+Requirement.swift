@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 extension EndpointPolicy {
     /// Throws `insecure_endpoint` unless the URL may carry secrets.
     static func requireSecure(_ url: URL, role: String) throws(OAuth2Error) {

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 extension OAuth2Configuration {
     /// The binding every token this configuration obtains is stamped with.
     public var binding: TokenBinding {

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
 /// What the client knows of its provider and of itself: endpoints, client
 /// credentials, how it authenticates, and its policies.
 ///

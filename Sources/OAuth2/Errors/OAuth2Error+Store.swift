@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 extension OAuth2Error {
     /// A `store_error` with `message`, which must name no secret.
     static func store(_ message: String) -> OAuth2Error {

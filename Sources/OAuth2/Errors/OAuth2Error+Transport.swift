@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 extension OAuth2Error {
     /// Sends a request, translating transport failures into ``OAuth2Error``.
     static func performing(_ request: HTTPRequest, on transport: any HTTPTransport) async throws(OAuth2Error) -> HTTPResponse {

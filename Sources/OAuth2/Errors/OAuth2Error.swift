@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// An error from the OAuth 2.0 client: the provider's own error, a rule of the
 /// protocol that an answer broke, or a failure to reach the provider.
 ///

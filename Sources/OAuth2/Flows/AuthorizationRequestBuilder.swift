@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Builds the authorization request of the authorization code flow
 /// (RFC 6749 §4.1.1) with a fresh `state` and PKCE `S256` (RFC 7636 §4.3).
 enum AuthorizationRequestBuilder {

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// The `Bearer` challenge of a resource server's `WWW-Authenticate` (RFC 6750 §3),
 /// which says why a token was refused: `invalid_token` (refresh and retry),
 /// `insufficient_scope`, `invalid_request`.

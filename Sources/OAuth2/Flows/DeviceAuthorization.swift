@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
 /// The answer to a device authorization request (RFC 8628 §3.2): what to show
 /// the user, and the device code to poll the token endpoint with.
 ///

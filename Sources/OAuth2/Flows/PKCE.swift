@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 import Crypto
 
 /// Proof Key for Code Exchange (RFC 7636) with the `S256` method only.

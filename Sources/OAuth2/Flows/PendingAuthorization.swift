@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
 /// An authorization request that was started and not yet finished: the URL
 /// to send the user to, and what the redirect must match.
 ///

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Checks the redirect that ends an authorization request (RFC 6749 §4.1.2,
 /// RFC 9207, RFC 9700 §4.7) and extracts the authorization code.
 ///

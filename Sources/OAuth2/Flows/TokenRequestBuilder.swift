@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// A grant the client exchanges at the token endpoint.
 enum Grant: Sendable {
     /// The authorization code grant (RFC 6749 §4.1.3), with the PKCE verifier (RFC 7636 §4.5).

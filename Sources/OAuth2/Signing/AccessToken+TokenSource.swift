@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// A bare token signs requests as it is: for a token no account holds yet,
 /// such as the one a sign-in just got, used to ask the provider's API whose
 /// it is before ``OAuth2Client/adopt(_:)``. It is never refreshed; a 401

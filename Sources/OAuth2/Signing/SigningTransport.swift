@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// An ``HTTPTransport`` that signs every request with a bearer token from a
 /// ``TokenSource`` and sends it through another transport.
 ///

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Gives a usable access token: what ``SigningTransport`` signs requests with.
 ///
 /// ``OAuth2Client`` is one (refreshing, renewing and storing as it does);

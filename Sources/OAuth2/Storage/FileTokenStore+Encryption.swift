@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 extension FileTokenStore {
     /// Whether a ``FileTokenStore`` encrypts its files, and with which key.
     ///

@@ -1,4 +1,10 @@
-import Crypto
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+public import Crypto
 
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 extension FileTokenStore {
     /// What tests can interpose on a save.
     struct Hooks: Sendable {

@@ -5,6 +5,11 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A ``TokenStore`` that keeps one file per account in a private directory,
 /// optionally encrypted with AES-256-GCM.

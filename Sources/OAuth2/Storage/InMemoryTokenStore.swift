@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// A ``TokenStore`` that keeps tokens in memory, for tests and for processes
 /// that sign in anew each time they start.
 ///

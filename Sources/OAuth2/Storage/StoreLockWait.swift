@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Waits for a lock that can only be tried, not waited on: `flock` with
 /// `LOCK_NB`, a set of held keys. Tries at once, then again after pauses that
 /// grow from 1 ms to 25 ms, until the lock is taken or `timeout` has passed.

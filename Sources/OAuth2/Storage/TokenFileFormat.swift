@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 import Crypto
 
 /// The contents of a ``FileTokenStore`` file: a small JSON envelope that says

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 import Crypto
 
 /// How an account name becomes the name of its file in a ``FileTokenStore``

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Where tokens are kept, one per account key, and the lock that makes a
 /// refresh happen once across every process that shares them.
 ///

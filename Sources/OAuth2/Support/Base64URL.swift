@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Base64url without padding (RFC 4648 §5), the alphabet of PKCE verifiers,
 /// challenges and `state` values: safe in a URL query without escaping.
 enum Base64URL {

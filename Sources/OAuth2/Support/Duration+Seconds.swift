@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 extension Duration {
     /// The duration in seconds, as a `TimeInterval`. `package`: the testing
     /// product's clock converts the same way.

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// The rule of DESIGN.md §5: endpoints and every URL a bearer token goes to
 /// are `https`, except loopback hosts, which may use `http`.
 enum EndpointPolicy {

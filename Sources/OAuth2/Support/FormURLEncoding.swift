@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// `application/x-www-form-urlencoded` as the WHATWG URL Standard defines it,
 /// for token request bodies, Basic credentials (RFC 6749 §2.3.1) and
 /// redirect queries.

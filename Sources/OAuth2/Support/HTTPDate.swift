@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// The HTTP date format that senders must generate (RFC 9110 §5.6.7
 /// IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`), for `Retry-After`.
 ///

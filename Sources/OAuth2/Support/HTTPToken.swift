@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// RFC 9110's `token` grammar: header field names, methods, auth schemes and
 /// challenge parameter names. `package`: the CLI checks `--header` and
 /// `--method` with the same table.

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// A strict RFC 8259 JSON parser over bytes, for provider responses.
 ///
 /// Stricter than `JSONDecoder` where a token response could be ambiguous or

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// A JSON value, for the fields of a token response the framework does not
 /// interpret (`id_token`, a provider's user id, …).
 public enum JSONValue: Sendable, Hashable, Codable {

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
 /// Tells the time and waits on it. Injected into everything that reads an
 /// expiry or waits between attempts, so tests can move time without sleeping.
 public protocol OAuth2Clock: Sendable {

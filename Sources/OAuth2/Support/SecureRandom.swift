@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Random bytes from the system's CSPRNG, for `state` values and PKCE verifiers.
 enum SecureRandom {
     /// `count` bytes from `SystemRandomNumberGenerator` (getrandom(2) on Linux).

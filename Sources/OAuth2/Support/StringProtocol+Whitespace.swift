@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 extension StringProtocol {
     /// The text without the whitespace and line breaks around it: how a
     /// pasted redirect URL or a key from the environment is read.

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// The parts of an absolute URI as RFC 3986 §3 splits it, without decoding
 /// or normalising anything.
 ///

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Strict UTF-8 validation (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF.
 enum UTF8Validation {
     /// The length of the well-formed UTF-8 sequence starting at `index`, or `nil` when it is malformed or truncated.

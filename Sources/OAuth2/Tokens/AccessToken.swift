@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
 /// An access token with what came with it: type, expiry, refresh token,
 /// granted scopes and the provider's other fields.
 ///

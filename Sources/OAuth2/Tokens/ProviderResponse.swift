@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// What every answer of a provider endpoint (token, revocation, device
 /// authorization, metadata) is read with: the status rules, the body as a
 /// JSON or form object, the OAuth error object, numeric fields.

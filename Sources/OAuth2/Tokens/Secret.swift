@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// A string that must never be shown: a token, a refresh token, a client
 /// secret, a password, an authorization code or a PKCE verifier.
 ///

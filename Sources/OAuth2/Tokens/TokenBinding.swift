@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// The provider and client a token was issued to.
 ///
 /// Every token the client obtains is stamped with its configuration's

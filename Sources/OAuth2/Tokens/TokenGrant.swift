@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// How a token was obtained: the grant and the scopes asked for.
 ///
 /// Stored with the token, so that a later process can renew a token that has

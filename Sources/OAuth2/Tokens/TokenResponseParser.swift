@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Reads a token endpoint's answer (RFC 6749 §5.1, §5.2) into an ``AccessToken``,
 /// accepting the provider quirks that are unambiguous (DESIGN.md §5).
 ///

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 import CCurl
 
 // libcurl's write and header callbacks. Both run on the engine thread, inside

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 import CCurl
 
 /// A libcurl easy handle with its error buffer, reused from transfer to transfer.

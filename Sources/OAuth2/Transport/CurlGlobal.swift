@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 import CCurl
 
 /// libcurl's process-wide initialisation, done once.

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 import CCurl
 
 /// One request on its way through a ``CurlEngine``: what to send, the

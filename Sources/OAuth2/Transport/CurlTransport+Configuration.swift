@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 extension CurlTransport {
     /// The settings of a ``CurlTransport``, fixed when it is created.
     ///

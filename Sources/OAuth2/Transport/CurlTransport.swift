@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// The default ``HTTPTransport``: libcurl, one multi handle, one thread.
 ///
 /// Create one transport and share it: every client, every account and every

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// An ordered list of HTTP header fields with case-insensitive lookup.
 ///
 /// Order and repetition are kept as given, so a request is sent exactly as

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Sends HTTP requests. The client does all its HTTP through one.
 ///
 /// ``CurlTransport`` is the default. `OAuth2Testing.CannedTransport` answers

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Why a request sent through an ``HTTPTransport`` did not complete.
 ///
 /// Compare with the static members (`error == .timeout`). The message never
