@@ -11,18 +11,18 @@ import Crypto
 /// The client keeps a random verifier, sends its SHA-256 challenge in the
 /// authorization request, and the verifier in the token request; a stolen
 /// code is useless without it. `plain` is never used (RFC 9700 §2.1.1).
-public enum PKCE {
+enum PKCE {
     /// The `code_challenge_method` sent: always `S256`.
-    public static let method = "S256"
+    static let method = "S256"
 
     /// A fresh verifier: 32 bytes from the system CSPRNG, base64url without
     /// padding, so 43 characters of `[A-Za-z0-9-_]` (RFC 7636 §4.1).
-    public static func makeVerifier() -> Secret {
+    static func makeVerifier() -> Secret {
         Secret(Base64URL.encode(SecureRandom.bytes(32)))
     }
 
     /// The `S256` challenge of a verifier: base64url(SHA-256(ASCII(verifier))), without padding.
-    public static func challenge(for verifier: Secret) -> String {
+    static func challenge(for verifier: Secret) -> String {
         Base64URL.encode(SHA256.hash(data: Array(verifier.value.utf8)))
     }
 }
