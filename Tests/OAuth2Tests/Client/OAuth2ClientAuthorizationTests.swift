@@ -1,5 +1,5 @@
 import Foundation
-import OAuth2
+@testable import OAuth2
 import OAuth2Testing
 import Testing
 
