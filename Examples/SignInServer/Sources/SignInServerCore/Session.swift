@@ -1,3 +1,4 @@
+import Foundation
 import OAuth2
 
 /// One visitor's server-side state, found by the random id in its cookie.

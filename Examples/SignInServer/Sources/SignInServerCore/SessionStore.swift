@@ -124,7 +124,7 @@ public final class SessionStore: Sendable {
     private func withLiveSession<T>(_ id: String?, _ body: (Session) -> T?) -> T? {
         guard let id else { return nil }
         let now = now()
-        return sessions.withLock { sessions in
+        return sessions.withLock { (sessions: inout [String: Session]) -> T? in
             guard var session = Self.live(sessions[id], at: now, pendingLifetime: pendingLifetime, idleLifetime: idleLifetime) else {
                 sessions.removeValue(forKey: id)
                 return nil
