@@ -152,6 +152,8 @@ extension OAuth2Client {
                 }
                 logger.debug("refresh refused: invalid_grant; running the token's grant again")
                 token = try await renew(stored, with: renewal)
+                // The refused refresh token is dead: it is not carried over.
+                return await save(token, grant: stored.grant)
             } catch {
                 throw RefreshFailure(error: error, lost: false)
             }
@@ -173,8 +175,15 @@ extension OAuth2Client {
                 lost: false
             )
         }
-        // A refresh keeps the record of the grant that first obtained the token.
-        token.grant = stored.grant
+        return await save(token, grant: stored.grant)
+    }
+
+    /// Saves a refreshed or renewed token; it keeps the record of the grant
+    /// that first obtained the account's token. A store failure keeps it in
+    /// memory (``OAuth2Provider/persist(_:account:)``) and is reported.
+    private func save(_ token: AccessToken, grant: TokenGrant?) async -> RefreshCoordinator.Outcome {
+        var token = token
+        token.grant = grant ?? token.grant
         let (saved, storeError) = await provider.persist(token, account: account)
         logger.debug("token refreshed")
         return .init(token: saved, refreshed: true, storeError: storeError)

@@ -76,6 +76,24 @@ import Testing
         #expect(token.grant?.type == TokenGrant.clientCredentialsType)
     }
 
+    @Test func aRefusedRefreshTokenFallsBackToTheGrantAndIsNotCarriedOver() async throws {
+        let harness = try ClientHarness()
+        let client = harness.client("service")
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-1", refresh: "rt-dead", expiresIn: 60), for: Fixture.tokenURL)
+        try await client.authenticateWithClientCredentials()
+        harness.clock.advance(by: .seconds(120))
+        harness.transport.enqueue(json: #"{"error":"invalid_grant"}"#, status: 400, for: Fixture.tokenURL)
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-2", refresh: nil), for: Fixture.tokenURL)
+
+        let token = try await client.token()
+
+        #expect(token.accessToken.value == "cc-2")
+        #expect(token.refreshToken == nil)
+        #expect(harness.tokenRequests.map { Fixture.formFields($0.body)["grant_type"] } == ["client_credentials", "refresh_token", "client_credentials"])
+        #expect(try await harness.store.load(account: "service")?.refreshToken == nil)
+        #expect(token.grant?.type == TokenGrant.clientCredentialsType)
+    }
+
     @Test func aPublicClientsTokenIsNotRenewedByClientCredentials() async throws {
         let configuration = try OAuth2Configuration(clientID: "public-1", tokenEndpoint: Fixture.tokenURL)
         let harness = try ClientHarness(configuration: configuration)
