@@ -51,6 +51,7 @@ let package = Package(
             name: "oauth2",
             dependencies: [
                 "OAuth2",
+                "OAuth2Loopback",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/oauth2",
