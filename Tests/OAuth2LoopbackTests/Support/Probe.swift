@@ -110,6 +110,10 @@ struct Waiting: Sendable {
         task = Task { try await receiver.redirect(state: state, timeout: timeout) }
     }
 
+    init(task: Task<URL, any Error>) {
+        self.task = task
+    }
+
     /// The URL the wait returned.
     func url() async throws -> URL {
         try await task.value
