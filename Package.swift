@@ -20,6 +20,7 @@ let package = Package(
     products: [
         .library(name: "OAuth2", targets: ["OAuth2"]),
         .library(name: "OAuth2Testing", targets: ["OAuth2Testing"]),
+        .library(name: "OAuth2Loopback", targets: ["OAuth2Loopback"]),
         .executable(name: "oauth2", targets: ["oauth2"]),
     ],
     dependencies: [
@@ -48,10 +49,18 @@ let package = Package(
             dependencies: ["OAuth2"],
             swiftSettings: librarySettings
         ),
+        // The RFC 8252 redirect receiver for command-line apps: OAuth2 and the
+        // C library only, so using it adds no package to an app's build.
+        .target(
+            name: "OAuth2Loopback",
+            dependencies: ["OAuth2"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "oauth2",
             dependencies: [
                 "OAuth2",
+                "OAuth2Loopback",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/oauth2",
@@ -67,6 +76,11 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["OAuth2", "OAuth2Testing"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "OAuth2LoopbackTests",
+            dependencies: ["OAuth2Loopback", "OAuth2", "OAuth2Testing"],
             swiftSettings: strictSettings
         ),
         .testTarget(

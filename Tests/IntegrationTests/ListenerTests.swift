@@ -23,44 +23,59 @@ struct ListenerFlowTests {
 }
 
 /// The loopback listener on its own: no provider needed, since nothing is
-/// exchanged until a redirect arrives.
+/// exchanged when the redirect carries an error (or is refused). Only the
+/// redirect with the state of the printed authorize URL ends the wait.
 @Suite struct ListenerTests {
     static let options = ["--authorize-url", "http://127.0.0.1:9/authorize", "--token-url", "http://127.0.0.1:9/token", "--client-id", "app"]
 
-    @Test func otherPathsGet404AndTheListenerKeepsWaiting() async throws {
+    @Test func otherPathsAndForgedStatesGetAnErrorPageAndTheListenerKeepsWaiting() async throws {
         let cli = try CLI()
         let command = try cli.start(["authorize", "--listen", "--store", cli.store] + Self.options)
-        let redirectURI = try #require(ListenerProbe.redirectURI(in: try await command.firstLineOfStdout()))
+        let authorizeURL = try await command.firstLineOfStdout()
+        let redirectURI = try #require(ListenerProbe.redirectURI(in: authorizeURL))
+        let state = try #require(ListenerProbe.state(in: authorizeURL))
         let origin = try #require(redirectURI.range(of: "/callback")).lowerBound
         let favicon = try await ListenerProbe.get(String(redirectURI[..<origin]) + "/favicon.ico")
         #expect(favicon.status == 404)
-        let prefix = try await ListenerProbe.get(redirectURI + "x?code=a&state=b")
+        let prefix = try await ListenerProbe.get(redirectURI + "x?code=a&state=\(state)")
         #expect(prefix.status == 404)
-        let answer = try await ListenerProbe.get(redirectURI + "?code=a&state=forged")
+        let forged = try await ListenerProbe.get(redirectURI + "?code=a&state=forged")
+        #expect(forged.status == 400)
+        let missing = try await ListenerProbe.get(redirectURI + "?code=a")
+        #expect(missing.status == 400)
+        let answer = try await ListenerProbe.get(redirectURI + "?error=access_denied&state=\(state)")
         #expect(answer.status == 200)
         let result = try await command.wait()
         #expect(result.status == 1)
-        #expect(result.errorLines.first?.hasPrefix("error: state_mismatch: ") == true, "\(result.stderr)")
+        #expect(result.errorLines.first?.hasPrefix("error: access_denied: ") == true, "\(result.stderr)")
     }
 
     @Test func thePageIsStaticUncacheableAndSendsNoReferrer() async throws {
         let cli = try CLI()
         let command = try cli.start(["authorize", "--listen", "--store", cli.store] + Self.options)
-        let redirectURI = try #require(ListenerProbe.redirectURI(in: try await command.firstLineOfStdout()))
-        let answer = try await ListenerProbe.get(redirectURI + "?code=a&state=%3Cscript%3Ereflected%3C%2Fscript%3E")
-        #expect(answer.status == 200)
-        #expect(answer.headers["Cache-Control"] == "no-store")
-        #expect(answer.headers["Referrer-Policy"] == "no-referrer")
-        #expect(answer.headers["Content-Type"]?.hasPrefix("text/html") == true)
-        #expect(!answer.bodyText.contains("reflected"))
+        let authorizeURL = try await command.firstLineOfStdout()
+        let redirectURI = try #require(ListenerProbe.redirectURI(in: authorizeURL))
+        let state = try #require(ListenerProbe.state(in: authorizeURL))
+        let forged = try await ListenerProbe.get(redirectURI + "?code=a&state=%3Cscript%3Ereflected%3C%2Fscript%3E")
+        let received = try await ListenerProbe.get(redirectURI + "?error=%3Cscript%3Ereflected%3C%2Fscript%3E&state=\(state)")
+        #expect(forged.status == 400)
+        #expect(received.status == 200)
+        for answer in [forged, received] {
+            #expect(answer.headers["Cache-Control"] == "no-store")
+            #expect(answer.headers["Referrer-Policy"] == "no-referrer")
+            #expect(answer.headers["Content-Type"]?.hasPrefix("text/html") == true)
+            #expect(!answer.bodyText.contains("reflected"))
+        }
         _ = try await command.wait()
     }
 
     @Test func anOversizedRedirectIsURLTooLong() async throws {
         let cli = try CLI()
         let command = try cli.start(["authorize", "--listen", "--store", cli.store] + Self.options)
-        let redirectURI = try #require(ListenerProbe.redirectURI(in: try await command.firstLineOfStdout()))
-        let answer = try await ListenerProbe.get(redirectURI + "?code=a&state=" + String(repeating: "x", count: 20_000))
+        let authorizeURL = try await command.firstLineOfStdout()
+        let redirectURI = try #require(ListenerProbe.redirectURI(in: authorizeURL))
+        let state = try #require(ListenerProbe.state(in: authorizeURL))
+        let answer = try await ListenerProbe.get(redirectURI + "?state=\(state)&code=" + String(repeating: "x", count: 20_000))
         #expect(answer.status == 414)
         let result = try await command.wait()
         #expect(result.status == 1)
@@ -78,9 +93,13 @@ struct ListenerFlowTests {
         let cli = try CLI()
         let port = try ListenerProbe.freePort()
         let command = try cli.start(["authorize", "--listen", "--redirect-uri", "http://127.0.0.1:\(port)/cb", "--store", cli.store] + Self.options)
-        let redirectURI = try #require(ListenerProbe.redirectURI(in: try await command.firstLineOfStdout()))
+        let authorizeURL = try await command.firstLineOfStdout()
+        let redirectURI = try #require(ListenerProbe.redirectURI(in: authorizeURL))
+        let state = try #require(ListenerProbe.state(in: authorizeURL))
         #expect(redirectURI == "http://127.0.0.1:\(port)/cb")
-        let answer = try await ListenerProbe.get(redirectURI + "?error=access_denied&state=forged")
+        let forged = try await ListenerProbe.get(redirectURI + "?error=access_denied&state=forged")
+        #expect(forged.status == 400)
+        let answer = try await ListenerProbe.get(redirectURI + "?error=access_denied&state=\(state)")
         #expect(answer.status == 200)
         #expect(try await command.wait().status == 1)
     }
@@ -98,6 +117,11 @@ enum ListenerProbe {
     /// The `redirect_uri` parameter of an authorize URL.
     static func redirectURI(in authorizeURL: String) -> String? {
         URLComponents(string: authorizeURL)?.queryItems?.first { $0.name == "redirect_uri" }?.value
+    }
+
+    /// The `state` parameter of an authorize URL.
+    static func state(in authorizeURL: String) -> String? {
+        URLComponents(string: authorizeURL)?.queryItems?.first { $0.name == "state" }?.value
     }
 
     /// A GET through the framework's transport.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import OAuth2
+import OAuth2Loopback
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -18,7 +19,8 @@ struct AuthorizeCommand: AsyncParsableCommand {
         redirect URI); the code is exchanged and the token stored. With --listen
         a listener on 127.0.0.1 receives the redirect instead: a redirect URI
         without a port gets a free one (RFC 8252 §7.3), and the printed URL
-        carries it.
+        carries it. Only the redirect carrying this sign-in's state ends the
+        wait; any other request gets an error page.
 
         Example:
           oauth2 authorize --authorize-url https://id.example/authorize \\
@@ -93,31 +95,61 @@ struct AuthorizeCommand: AsyncParsableCommand {
     }
 
     private func authorizeWithListener(_ client: OAuth2Client, redirectURI: URL) async throws -> AccessToken {
-        guard var components = URLComponents(url: redirectURI, resolvingAgainstBaseURL: false),
-              components.scheme?.lowercased() == "http",
-              let host = components.host?.lowercased(), host == "127.0.0.1" || host == "localhost"
-        else {
-            throw UsageError("--listen needs an http redirect URI on 127.0.0.1 (or localhost), such as \(Settings.defaultRedirectURI)")
-        }
-        let port = components.port ?? 0
-        guard (0...65_535).contains(port) else {
-            throw UsageError("the redirect URI's port is out of range")
-        }
-        let listener = try LoopbackListener(port: UInt16(port))
-        components.port = Int(listener.port)
-        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        guard let boundRedirectURI = components.url else {
-            throw UsageError("the redirect URI cannot carry the listener's port")
-        }
-        let pending = try client.authorizationURL(redirectURI: boundRedirectURI, additionalParameters: additionalParameters())
+        let receiver = try Self.receiver(for: redirectURI)
+        let pending = try client.authorizationURL(redirectURI: receiver.redirectURI, additionalParameters: additionalParameters())
         StandardOutput.line(pending.url.absoluteString)
         StandardError.line("Open the URL above in a browser and sign in.")
-        StandardError.line("Waiting for the browser to come back to \(boundRedirectURI.absoluteString) (up to \(listenTimeout) s; Ctrl-C to give up)…")
-        let target = try await listener.redirect(path: path, timeout: .seconds(listenTimeout)) { left in
-            StandardError.line("Still waiting for the browser (\(LoopbackListener.seconds(left)) s left)…")
-        }
+        StandardError.line("Waiting for the browser to come back to \(receiver.redirectURI.absoluteString) (up to \(listenTimeout) s; Ctrl-C to give up)…")
+        let redirect = try await waitForBrowser(receiver, pending: pending)
         StandardError.line("The browser came back. Exchanging the code for a token…")
-        let origin = "http://\(components.host ?? "127.0.0.1"):\(listener.port)"
-        return try await client.openRedirectURL(origin + target, pending: pending)
+        return try await client.openRedirectURL(redirect, pending: pending)
+    }
+
+    /// The redirect, saying now and then how long the wait may still last.
+    private func waitForBrowser(_ receiver: LoopbackReceiver, pending: PendingAuthorization) async throws -> URL {
+        let timeout = Duration.seconds(listenTimeout)
+        let reporter = Self.reportProgress(until: ContinuousClock.now + timeout)
+        defer { reporter.cancel() }
+        do {
+            return try await receiver.redirect(for: pending, timeout: timeout)
+        } catch where error.code == .timeout {
+            throw OAuth2Error(
+                code: .timeout,
+                message: error.message + "; run the command again and finish signing in sooner (or raise --listen-timeout)"
+            )
+        }
+    }
+
+    /// The receiver for `--listen`; a redirect URI it cannot listen on is the caller's mistake.
+    private static func receiver(for redirectURI: URL) throws -> LoopbackReceiver {
+        // Through Result: a do/catch around this typed-throwing initializer
+        // crashes Swift 6.3.1 (signal 11 in MandatoryAllocBoxToStack).
+        let receiver = Result { () throws(OAuth2Error) -> LoopbackReceiver in
+            try LoopbackReceiver(redirectURI: redirectURI, applicationName: "oauth2")
+        }
+        switch receiver {
+        case .success(let receiver):
+            return receiver
+        case .failure(let error) where error.code == .invalidConfiguration:
+            throw UsageError("--listen needs an http redirect URI on 127.0.0.1 (or [::1], localhost), such as \(Settings.defaultRedirectURI); \(error.message)")
+        case .failure(let error):
+            throw error
+        }
+    }
+
+    /// Says now and then how long the wait for the browser may still last.
+    private static func reportProgress(until deadline: ContinuousClock.Instant) -> Task<Void, Never> {
+        Task {
+            while true {
+                do {
+                    try await Task.sleep(for: .seconds(30))
+                } catch {
+                    return
+                }
+                let left = deadline - .now
+                guard left > .zero else { return }
+                StandardError.line("Still waiting for the browser (\(left.components.seconds) s left)…")
+            }
+        }
     }
 }

@@ -1,0 +1,134 @@
+import Foundation
+import OAuth2
+import OAuth2Loopback
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Talks to a receiver as a browser would, and checks its ports from outside.
+enum Probe {
+    /// A GET (or another method) through the framework's own transport.
+    static func request(_ url: String, method: String = "GET") async throws -> HTTPResponse {
+        let transport = CurlTransport(configuration: CurlTransport.Configuration(timeout: .seconds(10)))
+        let target = try #require(URL(string: url))
+        do {
+            let response = try await transport.send(HTTPRequest(method: method, url: target))
+            await transport.shutdown()
+            return response
+        } catch {
+            await transport.shutdown()
+            throw error
+        }
+    }
+
+    /// A port nobody listens on right now (the kernel's pick, released at once).
+    static func freePort() throws -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        var address = loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        try #require(bound)
+        return UInt16(bigEndian: address.sin_port)
+    }
+
+    /// Whether 127.0.0.1:`port` can be bound and listened on now, without
+    /// `SO_REUSEADDR`: nothing holds it, not even a closing socket.
+    static func canListen(onIPv4Port port: UInt16) -> Bool {
+        guard let fd = listener(port: port) else { return false }
+        close(fd)
+        return true
+    }
+
+    /// A socket listening on 127.0.0.1:`port`, for tests that need the port taken.
+    static func listener(port: UInt16) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var address = loopback(port: port)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 1) == 0 else {
+            close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    /// An open TCP connection to 127.0.0.1:`port` that sends nothing, like a
+    /// browser's speculative connection.
+    static func idleConnection(port: UInt16) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var address = loopback(port: port)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    /// Whether this machine has IPv6 loopback.
+    static let hasIPv6Loopback: Bool = {
+        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_addr = in6addr_loopback
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0 }
+        }
+    }()
+
+    private static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        return address
+    }
+}
+
+/// Runs a receiver's wait in a task of its own, as an app would.
+struct Waiting: Sendable {
+    let task: Task<URL, any Error>
+
+    init(_ receiver: LoopbackReceiver, state: String, timeout: Duration = .seconds(20)) {
+        task = Task { try await receiver.redirect(state: state, timeout: timeout) }
+    }
+
+    init(task: Task<URL, any Error>) {
+        self.task = task
+    }
+
+    /// The URL the wait returned.
+    func url() async throws -> URL {
+        try await task.value
+    }
+
+    /// The code of the error the wait ended with; `nil` when it returned a URL.
+    func errorCode() async -> OAuth2Error.Code? {
+        do {
+            _ = try await task.value
+            return nil
+        } catch let error as OAuth2Error {
+            return error.code
+        } catch {
+            Issue.record("not an OAuth2Error: \(error)")
+            return nil
+        }
+    }
+}
