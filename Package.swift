@@ -54,7 +54,7 @@ let package = Package(
         .target(
             name: "OAuth2Loopback",
             dependencies: ["OAuth2"],
-            swiftSettings: strictSettings
+            swiftSettings: librarySettings
         ),
         .executableTarget(
             name: "oauth2",

@@ -26,12 +26,12 @@
 //   plus a dependency.
 // Keep ours; revisit if the receiver ever needs more of HTTP than this.
 
-import OAuth2
+public import OAuth2
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
 
 /// Receives the authorization redirect on a loopback address (RFC 8252 §7.3),

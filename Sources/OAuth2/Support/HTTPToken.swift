@@ -22,8 +22,11 @@ package enum HTTPToken {
         }
     }
 
-    /// Whether `text` is a non-empty `token`.
-    package static func isToken(_ text: some StringProtocol) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy(isCharacter)
+    /// Whether `text` is a non-empty `token`: the only characters a method or header name may have.
+    package static func isToken(_ text: String) -> Bool {
+        guard !text.isEmpty else { return false }
+        var text = text
+        // Contiguous UTF-8: the transport asks for every header of every request.
+        return text.withUTF8 { $0.allSatisfy(isCharacter) }
     }
 }

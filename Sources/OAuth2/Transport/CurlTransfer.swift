@@ -110,7 +110,7 @@ final class CurlTransfer: @unchecked Sendable {
         guard !urlString.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
             throw HTTPTransportError.unsupportedURL.with(message: "the URL contains spaces or control characters")
         }
-        guard Self.isToken(request.method) else {
+        guard HTTPToken.isToken(request.method) else {
             throw HTTPTransportError.invalidRequest.with(message: "the method is not a valid HTTP token")
         }
         let method: Method
@@ -174,7 +174,7 @@ final class CurlTransfer: @unchecked Sendable {
         var hasExpect = false
         var hasContentType = false
         for field in headers {
-            guard isToken(field.name) else {
+            guard HTTPToken.isToken(field.name) else {
                 throw HTTPTransportError.invalidRequest.with(message: "a header name is not a valid HTTP token")
             }
             guard !field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
@@ -203,26 +203,5 @@ final class CurlTransfer: @unchecked Sendable {
         if hasBody, !hasContentType { try append("Content-Type:") }
         complete = true
         return list
-    }
-
-    /// Whether `text` is an RFC 9110 token: the only characters a method or header name may have.
-    static func isToken(_ text: String) -> Bool {
-        guard !text.isEmpty else { return false }
-        var text = text
-        return text.withUTF8 { bytes in
-            bytes.allSatisfy { byte in
-                switch byte {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                    UInt8(ascii: "0")...UInt8(ascii: "9"):
-                    return true
-                case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
-                    UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                    UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-                    return true
-                default:
-                    return false
-                }
-            }
-        }
     }
 }
