@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import OAuth2
 
 /// The server under test: the base URL of Benchmarks/nginx's configuration

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import OAuth2
 
 /// The framework's own cost per signed request, without a network: `send`

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 @_spi(Benchmarks) import OAuth2
 
 /// Scenario 4: token responses and redirect URLs parsed per second, in
