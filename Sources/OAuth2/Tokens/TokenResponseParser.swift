@@ -72,7 +72,9 @@ enum TokenResponseParser {
         case .absent:
             expiresAt = nil
         case .value(let seconds):
-            expiresAt = seconds == 0 ? nil : requestedAt.addingTimeInterval(min(seconds, maxExpiresIn))
+            // 0 means the token is already due: used for the request it came
+            // with, renewed before the next use. It never means "no expiry".
+            expiresAt = requestedAt.addingTimeInterval(min(seconds, maxExpiresIn))
         case .invalid:
             throw invalid("has an expires_in that is not a non-negative number", response)
         }

@@ -49,6 +49,22 @@ import Testing
         #expect(harness.tokenRequests.count == 2)
     }
 
+    @Test func aTokenThatExpiresAtOnceServesTheRequestItCameWithAndIsRenewedBeforeTheNext() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: -10)
+        let client = harness.client()
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-due-1", refresh: "rt-2", expiresIn: 0), for: Fixture.tokenURL)
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-due-2", refresh: "rt-3", expiresIn: 0), for: Fixture.tokenURL)
+        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.apiURL)
+        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.apiURL)
+
+        _ = try await client.send(HTTPRequest(url: Fixture.apiURL))
+        _ = try await client.send(HTTPRequest(url: Fixture.apiURL))
+
+        #expect(harness.transport.requests(for: Fixture.apiURL).map(\.authorization) == ["Bearer at-due-1", "Bearer at-due-2"])
+        #expect(harness.tokenRequests.count == 2, "one renewal per request")
+    }
+
     @Test func expiryIsComputedFromWhenTheRequestWasSent() async throws {
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: 3600)

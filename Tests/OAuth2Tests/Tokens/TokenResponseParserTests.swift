@@ -115,9 +115,9 @@ import Testing
         #expect(try expiresAt(#""59.25""#) == FlowFixtures.requestedAt.addingTimeInterval(59.25))
     }
 
-    @Test func readsZeroExpiresInAsNoExpiry() throws {
-        #expect(try expiresAt("0") == nil)
-        #expect(try expiresAt(#""0""#) == nil)
+    @Test func readsZeroExpiresInAsAlreadyDue() throws {
+        #expect(try expiresAt("0") == FlowFixtures.requestedAt)
+        #expect(try expiresAt(#""0""#) == FlowFixtures.requestedAt)
     }
 
     @Test func readsAbsentOrNullExpiresInAsNoExpiry() throws {
