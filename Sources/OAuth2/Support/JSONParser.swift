@@ -19,6 +19,9 @@ enum JSONParser {
 
     /// Parses one JSON value filling the whole of `data` (surrounding whitespace allowed).
     ///
+    /// A UTF-8 byte-order mark at the very start is skipped, as RFC 8259 §8.1
+    /// lets a parser do (some providers send one); anywhere else it is an error.
+    ///
     /// - Throws: ``Failure`` for anything RFC 8259 does not allow, and for
     ///   duplicate keys, non-finite numbers and nesting over `maxDepth`.
     static func parse(_ data: Data, maxDepth: Int = 64) throws(Failure) -> JSONValue {
@@ -47,6 +50,9 @@ extension JSONParser {
         }
 
         mutating func parseDocument() throws(Failure) -> JSONValue {
+            if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF {
+                index = 3
+            }
             skipWhitespace()
             guard index < bytes.count else { throw Failure(reason: "empty document") }
             let value = try parseValue()

@@ -44,6 +44,14 @@ import Testing
         #expect(thumbnail["Url"] == .string("http://www.example.com/image/481989943"))
     }
 
+    @Test func skipsAByteOrderMarkAtTheVeryStartOnly() throws {
+        #expect(try parse("\u{FEFF}{\"a\":1}") == .object(["a": .number(1)]))
+        #expect(!parses(" \u{FEFF}{\"a\":1}"), "not after whitespace")
+        #expect(!parses("{\"a\":\u{FEFF}1}"), "not inside")
+        #expect(!parses("\u{FEFF}\u{FEFF}{}"), "only one")
+        #expect(!parses("\u{FEFF}"), "a mark alone is no document")
+    }
+
     @Test func parsesTheRFC8259ArrayExample() throws {
         let text = """
         [

@@ -115,6 +115,11 @@ import Testing
         #expect(try expiresAt(#""59.25""#) == FlowFixtures.requestedAt.addingTimeInterval(59.25))
     }
 
+    @Test func acceptsATokenResponseStartingWithAByteOrderMark() throws {
+        let token = try parse(json: "\u{FEFF}{\"access_token\":\"a\",\"token_type\":\"Bearer\"}")
+        #expect(token.accessToken.value == "a")
+    }
+
     @Test func readsZeroExpiresInAsAlreadyDue() throws {
         #expect(try expiresAt("0") == FlowFixtures.requestedAt)
         #expect(try expiresAt(#""0""#) == FlowFixtures.requestedAt)
