@@ -25,17 +25,28 @@ struct BearerChallenge: Sendable, Equatable {
     /// malformed part, keeping what was read before it. A repeated parameter
     /// keeps its first value.
     static func parse(_ headerValues: [String]) -> BearerChallenge? {
+        read(headerValues).bearer
+    }
+
+    /// The first `Bearer` challenge, and whether any field value could not
+    /// be parsed to its end (an unterminated quoted string, a stray `=`): a
+    /// 401 whose challenge cannot be read counts as one without an error code.
+    static func read(_ headerValues: [String]) -> (bearer: BearerChallenge?, malformed: Bool) {
+        var malformed = false
         for value in headerValues {
             var parser = ChallengeParser(bytes: Array(value.utf8))
-            for challenge in parser.parseAll() where challenge.scheme.lowercased() == "bearer" {
-                return BearerChallenge(
+            let challenges = parser.parseAll()
+            malformed = malformed || parser.malformed
+            for challenge in challenges where challenge.scheme.lowercased() == "bearer" {
+                let bearer = BearerChallenge(
                     error: challenge.parameters["error"],
                     errorDescription: challenge.parameters["error_description"],
                     scope: challenge.parameters["scope"]
                 )
+                return (bearer, malformed)
             }
         }
-        return nil
+        return (nil, malformed)
     }
 }
 
@@ -60,7 +71,10 @@ extension BearerChallenge {
             while !malformed {
                 skipListSeparators()
                 guard index < bytes.count else { break }
-                guard let scheme = readToken() else { break }
+                guard let scheme = readToken() else {
+                    malformed = true
+                    break
+                }
                 var challenge = Challenge(scheme: scheme)
                 let hadSpace = skipSpaces()
                 if hadSpace, index < bytes.count, bytes[index] != UInt8(ascii: ",") {

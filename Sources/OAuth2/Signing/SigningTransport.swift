@@ -183,8 +183,11 @@ enum BearerRejection {
                 self = .invalidToken
                 return
             }
-            guard let challenge = BearerChallenge.parse(values) else {
-                self = .unauthorized
+            let (bearer, malformed) = BearerChallenge.read(values)
+            guard let challenge = bearer else {
+                // A challenge that cannot be read says nothing against refreshing:
+                // count it as a 401 without an error code.
+                self = malformed ? .invalidToken : .unauthorized
                 return
             }
             switch challenge.error {

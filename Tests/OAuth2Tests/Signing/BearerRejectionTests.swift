@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+@testable import OAuth2
+
+/// What a resource server's 401 or 403 says of the token that signed the request.
+@Suite struct BearerRejectionTests {
+    private func rejection(_ status: Int, _ challenges: [String]) -> String {
+        var headers = HTTPHeaders()
+        for challenge in challenges { headers.add(name: "WWW-Authenticate", value: challenge) }
+        switch BearerRejection(HTTPResponse(status: status, headers: headers)) {
+        case .none: return "none"
+        case .invalidToken: return "invalidToken"
+        case .insufficientScope: return "insufficientScope"
+        case .unauthorized: return "unauthorized"
+        }
+    }
+
+    @Test(arguments: [
+        #"Bearer error="invalid_token"#,
+        #"Bearer realm="api, error="invalid_token""#,
+        #"Bearer error=invalid_token, error_description="unterminated"#,
+        #"Bearer ,,, ="#,
+        "\"Bearer",
+        "=Bearer",
+    ])
+    func aChallengeThatCannotBeParsedCountsAsA401WithoutAnErrorCode(challenge: String) {
+        #expect(rejection(401, [challenge]) == "invalidToken", "\(challenge)")
+    }
+
+    @Test func a401WithoutAChallengeCountsAsInvalidToken() {
+        #expect(rejection(401, []) == "invalidToken")
+    }
+
+    @Test func a401WithOnlyAnotherSchemeIsUnauthorized() {
+        #expect(rejection(401, [#"Basic realm="api""#]) == "unauthorized")
+    }
+
+    @Test func a401WithAnotherBearerErrorIsUnauthorized() {
+        #expect(rejection(401, [#"Bearer error="invalid_request""#]) == "unauthorized")
+    }
+
+    @Test func insufficientScopeOn401Or403IsInsufficientScope() {
+        #expect(rejection(401, [#"Bearer error="insufficient_scope", scope="admin""#]) == "insufficientScope")
+        #expect(rejection(403, [#"Bearer error="insufficient_scope""#]) == "insufficientScope")
+    }
+
+    @Test func anyOther403IsReturned() {
+        #expect(rejection(403, []) == "none")
+    }
+}
