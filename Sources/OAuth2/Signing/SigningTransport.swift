@@ -22,6 +22,8 @@ import Foundation
 ///   redirect target on another origin never sees it, and its 401 is
 ///   returned as it is;
 /// - a 403 naming `insufficient_scope` throws `insufficient_scope` (no refresh);
+/// - a 429 throws `rate_limited`, with `Retry-After` in ``OAuth2Error/retryAfter``,
+///   as a 429 from the token endpoint does;
 /// - redirects are followed only when the request asks (``HTTPRequest/followRedirects``),
 ///   by hand, never from `https` to `http` (`insecure_redirect`), and the
 ///   token is dropped on any change of origin.
@@ -53,12 +55,13 @@ public struct SigningTransport: HTTPTransport {
     ///
     /// - Throws: ``OAuth2Error``: `insecure_endpoint`, the token source's
     ///   errors (`not_authenticated`, `reauthorization_required`, …),
-    ///   `invalid_token` / `unauthorized` after the retry, `insufficient_scope`,
+    ///   `invalid_token` / `unauthorized` after the retry, `insufficient_scope`, `rate_limited`,
     ///   `insecure_redirect`, `timeout`, `tls_error`, `transport_error`, `cancelled`.
     public func send(_ request: HTTPRequest) async throws(OAuth2Error) -> HTTPResponse {
         try EndpointPolicy.requireSecure(request.url, role: "URL a bearer token is sent to")
         let token = try await Self.sourced { () async throws in try await tokenSource.token() }
         let (response, carriedToken) = try await sendSigned(request, token: token)
+        if response.status == 429 { throw Self.rateLimited(response, request) }
         guard carriedToken else { return response }
         switch BearerRejection(response) {
         case .none:
@@ -72,6 +75,7 @@ public struct SigningTransport: HTTPTransport {
         }
         let fresh = try await Self.sourced { () async throws in try await tokenSource.token(replacing: token) }
         let (retried, retryCarriedToken) = try await sendSigned(request, token: fresh)
+        if retried.status == 429 { throw Self.rateLimited(retried, request) }
         guard retryCarriedToken else { return retried }
         switch BearerRejection(retried) {
         case .none:
@@ -100,6 +104,10 @@ public struct SigningTransport: HTTPTransport {
         } catch {
             throw OAuth2Error(code: .notAuthenticated, message: "the token source failed: \(type(of: error))")
         }
+    }
+
+    private static func rateLimited(_ response: HTTPResponse, _ request: HTTPRequest) -> OAuth2Error {
+        ProviderResponse.rateLimited(response, by: "the resource server (\(request.method) \(request.url.redactingQuery))", now: Date())
     }
 
     private static func insufficientScope(_ scope: String?, status: Int) -> OAuth2Error {

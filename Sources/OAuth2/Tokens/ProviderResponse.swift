@@ -42,13 +42,7 @@ enum ProviderResponse {
                 httpStatus: response.status
             )
         case 429:
-            let delay = response.headers["Retry-After"].flatMap { Self.retryAfter($0, now: now) }
-            throw OAuth2Error(
-                code: .rateLimited,
-                message: "the \(endpoint) is rate limiting requests (HTTP 429)",
-                httpStatus: response.status,
-                retryAfter: delay
-            )
+            throw rateLimited(response, by: "the \(endpoint)", now: now)
         default:
             if let error = providerError(in: response) { throw error }
             throw OAuth2Error(
@@ -193,6 +187,20 @@ enum ProviderResponse {
     /// as tokens and codes must be: anything else could split a header.
     static func isVisibleASCII(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.allSatisfy { (0x20...0x7E).contains($0) }
+    }
+
+    /// The `rate_limited` error of a 429 from `who` (the token endpoint, a
+    /// resource server), with `Retry-After` when it is given: one code and one
+    /// message wherever a 429 comes from.
+    static func rateLimited(_ response: HTTPResponse, by who: String, now: Date?) -> OAuth2Error {
+        let delay = response.headers["Retry-After"].flatMap { retryAfter($0, now: now) }
+        let when = delay.map { "; retry after \($0.secondsDescription)" } ?? ""
+        return OAuth2Error(
+            code: .rateLimited,
+            message: "\(who) is rate limiting requests (HTTP 429)\(when)",
+            httpStatus: response.status,
+            retryAfter: delay
+        )
     }
 
     /// A `Retry-After` value (RFC 9110 §10.2.3): delay-seconds or an IMF-fixdate, clamped to ``maxRetryAfter``.

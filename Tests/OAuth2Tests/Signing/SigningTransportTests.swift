@@ -119,6 +119,22 @@ import Testing
         #expect(source.calls.isEmpty)
     }
 
+    @Test func a429IsRateLimitedWithRetryAfterAsFromTheTokenEndpoint() async throws {
+        let inner = CannedTransport()
+        inner.enqueue(HTTPResponse(status: 429, headers: ["Retry-After": "120"]), for: api)
+        let source = FixedTokenSource(first: "t-1", replacement: "t-2")
+
+        let error = await #expect(throws: OAuth2Error.self) {
+            _ = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPRequest(url: self.api))
+        }
+
+        #expect(error?.code == .rateLimited)
+        #expect(error?.retryAfter == .seconds(120))
+        #expect(error?.httpStatus == 429)
+        #expect(error?.message.hasSuffix("retry after 120 s") == true, "\(error?.message ?? "")")
+        #expect(source.calls == ["token"], "no refresh for a 429")
+    }
+
     @Test func theInnerTransportsFailuresAreTypedErrors() async throws {
         let inner = CannedTransport()
         inner.enqueue(error: HTTPTransportError.timeout, for: api)
