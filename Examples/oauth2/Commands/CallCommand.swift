@@ -13,9 +13,10 @@ struct CallCommand: AsyncParsableCommand {
         if the server rejects it. The response body goes to stdout as is. An
         HTTP status of 400 or more exits 1 with "error: http_error: …"
         ("forbidden" for 403) after the body; a 429 exits 1 with
-        "error: rate_limited: …; retry after N s" when the server says when. --data sends a body (POST unless
-        --method says otherwise; form-encoded unless a Content-Type header is
-        given); --data @FILE sends a file's content, --data @- stdin's.
+        "error: rate_limited: …; retry after N s" when the server says when.
+        --data sends a body (POST unless --method says otherwise; form-encoded
+        unless a Content-Type header is given); --data @FILE sends a file's
+        content, --data @- stdin's.
 
         Example:
           oauth2 call https://api.example/me
