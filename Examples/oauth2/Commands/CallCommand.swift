@@ -74,7 +74,7 @@ struct CallCommand: AsyncParsableCommand {
                 let code: OAuth2Error.Code = response.status == 403 ? .forbidden : .httpError
                 throw OAuth2Error(
                     code: code,
-                    message: "\(request.method) \(Self.withoutQuery(target)) answered HTTP \(response.status)",
+                    message: "\(request.method) \(target.redactedForMessages(marksQuery: false)) answered HTTP \(response.status)",
                     httpStatus: response.status
                 )
             }
@@ -111,14 +111,5 @@ struct CallCommand: AsyncParsableCommand {
         } catch {
             throw UsageError("--data: cannot read \(path)")
         }
-    }
-
-    /// The URL for a message: a query may hold something secret.
-    static func withoutQuery(_ url: URL) -> String {
-        var text = url.absoluteString
-        if let index = text.firstIndex(where: { $0 == "?" || $0 == "#" }) {
-            text = String(text[..<index])
-        }
-        return text
     }
 }

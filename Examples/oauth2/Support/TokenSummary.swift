@@ -43,7 +43,7 @@ struct TokenSummary: Encodable {
         scopes = token.scopes
         hasRefreshToken = token.refreshToken != nil
         clientID = token.binding?.clientID
-        tokenEndpoint = token.binding.flatMap { URL(string: $0.tokenEndpoint) }.map(CallCommand.withoutQuery)
+        tokenEndpoint = token.binding.flatMap { URL(string: $0.tokenEndpoint) }.map { $0.redactedForMessages(marksQuery: false) }
         grantType = token.grant?.type
     }
 
