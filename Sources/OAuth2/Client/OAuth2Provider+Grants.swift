@@ -95,8 +95,15 @@ extension OAuth2Provider {
     ///
     /// An account's client renews such a token by itself when it expires.
     ///
-    /// - Throws: ``OAuth2Error``, the provider's error among them.
+    /// - Throws: ``OAuth2Error`` `invalid_configuration` for a public client
+    ///   (without a secret nothing proves it is the client), or the provider's error.
     public func clientCredentialsToken(scopes: [String]? = nil) async throws(OAuth2Error) -> AccessToken {
+        guard configuration.clientAuthentication != .none else {
+            throw OAuth2Error(
+                code: .invalidConfiguration,
+                message: "the client credentials grant needs a confidential client: the configuration has no client secret"
+            )
+        }
         let scopes = scopes ?? configuration.defaultScopes
         return try await requestToken(.clientCredentials(scopes: scopes), requestedScopes: scopes)
     }

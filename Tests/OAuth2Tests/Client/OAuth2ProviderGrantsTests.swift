@@ -18,6 +18,18 @@ import Testing
         #expect(harness.store.saveCount == 0)
     }
 
+    @Test func aPublicClientIsRefusedTheClientCredentialsGrant() async throws {
+        let configuration = try OAuth2Configuration(clientID: "public-1", tokenEndpoint: Fixture.tokenURL)
+        let harness = try ClientHarness(configuration: configuration)
+
+        let error = await oauth2Error { _ = try await harness.provider.clientCredentialsToken() }
+        let clientError = await oauth2Error { _ = try await harness.client("service").authenticateWithClientCredentials() }
+
+        #expect(error?.code == .invalidConfiguration)
+        #expect(clientError?.code == .invalidConfiguration)
+        #expect(harness.transport.requests.isEmpty)
+    }
+
     @Test func theCodeExchangeWithoutAnAccountValidatesAndReturnsTheToken() async throws {
         let harness = try ClientHarness()
         let pending = try harness.provider.authorizationURL(redirectURI: Fixture.redirectURI)
