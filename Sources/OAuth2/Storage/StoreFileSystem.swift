@@ -246,8 +246,14 @@ enum StoreFileSystem {
     static func makeDirectory(_ path: String) throws(Failure) -> Bool {
         if mkdir(path, 0o700) == 0 {
             // A umask can only take bits away; set the mode so a stray umask
-            // (0o777, say) cannot leave a directory we cannot use.
-            guard chmod(path, 0o700) == 0 else { throw Failure(call: "chmod", errno: errno) }
+            // (0o777, say) cannot leave a directory we cannot use. Through a
+            // descriptor opened without following a link: chmod by path would
+            // follow one that replaced the new directory in a shared parent,
+            // and change the mode of whatever it points to.
+            let fd = retryingOnInterrupt { open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+            guard fd >= 0 else { throw Failure(call: "open", errno: errno) }
+            defer { closeQuietly(fd) }
+            guard fchmod(fd, 0o700) == 0 else { throw Failure(call: "fchmod", errno: errno) }
             return true
         }
         switch errno {
