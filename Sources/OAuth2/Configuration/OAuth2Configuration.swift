@@ -14,7 +14,10 @@ public struct OAuth2Configuration: Sendable {
     /// The client identifier the provider issued.
     public var clientID: String
     /// The client secret of a confidential client; `nil` for a public client.
-    public var clientSecret: Secret?
+    /// Kept opaque: its description shows nothing of it (``Secret/opaque(_:)``).
+    public var clientSecret: Secret? {
+        didSet { clientSecret = clientSecret?.opaque }
+    }
     /// The authorization endpoint, for the user-agent (authorization code) flow.
     public var authorizationEndpoint: URL?
     /// The token endpoint.
@@ -71,7 +74,7 @@ public struct OAuth2Configuration: Sendable {
         assertionGrant: AssertionGrant? = nil
     ) throws(OAuth2Error) {
         self.clientID = clientID
-        self.clientSecret = clientSecret
+        self.clientSecret = clientSecret?.opaque
         self.authorizationEndpoint = authorizationEndpoint
         self.tokenEndpoint = tokenEndpoint
         self.revocationEndpoint = revocationEndpoint

@@ -122,3 +122,16 @@ public struct DeviceAuthorization: Sendable, Codable, Hashable, CustomStringConv
         return URL(string: text)
     }
 }
+
+extension DeviceAuthorization: CustomReflectable {
+    /// What `dump` and debuggers show: everything but the device code.
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "userCode": userCode,
+            "verificationURI": verificationURI,
+            "verificationURIComplete": verificationURIComplete as Any,
+            "expiresAt": expiresAt,
+            "interval": interval,
+        ], displayStyle: .struct)
+    }
+}

@@ -54,3 +54,17 @@ public struct PendingAuthorization: Sendable, Codable, Hashable, CustomStringCon
         "PendingAuthorization(\(url.redactingQuery), redirect \(redirectURI.redactingQuery), scopes \(scopes.joined(separator: " ")))"
     }
 }
+
+extension PendingAuthorization: CustomReflectable {
+    /// What `dump` and debuggers show: neither the state, nor the verifier,
+    /// nor the URL that carries the state.
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "redirectURI": redirectURI,
+            "scopes": scopes,
+            "expectedIssuer": expectedIssuer as Any,
+            "requiresIssuer": requiresIssuer,
+            "createdAt": createdAt,
+        ], displayStyle: .struct)
+    }
+}

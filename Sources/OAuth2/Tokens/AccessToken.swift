@@ -79,3 +79,19 @@ extension AccessToken: CustomStringConvertible {
         return "AccessToken(\(parts.joined(separator: ", ")))"
     }
 }
+
+extension AccessToken: CustomReflectable {
+    /// What `dump` and debuggers show: the metadata of ``description``, never
+    /// the tokens or the extra fields (an `id_token` is a credential too).
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "tokenType": tokenType,
+            "expiresAt": expiresAt as Any,
+            "issuedAt": issuedAt as Any,
+            "scopes": scopes,
+            "hasRefreshToken": refreshToken != nil,
+            "binding": binding as Any,
+            "grant": grant as Any,
+        ], displayStyle: .struct)
+    }
+}

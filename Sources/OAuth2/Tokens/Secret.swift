@@ -8,20 +8,51 @@ import Foundation
 /// secret, a password, an authorization code or a PKCE verifier.
 ///
 /// Its `description` and `debugDescription` are redacted (`"abc…(redacted)"`
-/// for long values, `"(redacted)"` for short ones), so interpolating it into a
-/// log line or an error shows nothing usable. Read ``value`` only where the
-/// secret is sent.
+/// for long values, `"(redacted)"` for short ones; ``opaque(_:)`` secrets
+/// never show a prefix), so interpolating it into a log line or an error
+/// shows nothing usable; `dump` and `Mirror` show only that redacted form.
+/// Read ``value`` only where the secret is sent. Two secrets are equal when
+/// their values are.
 public struct Secret: Sendable, Hashable, Codable {
     /// The secret itself. Never log it.
     public let value: String
+    /// Whether the redacted form may show the first characters (tokens: it
+    /// helps tell them apart in a log); never for passwords and client secrets.
+    private let showsPrefix: Bool
 
-    /// Wraps a secret value.
+    /// Wraps a secret value, such as a token.
     public init(_ value: String) {
         self.value = value
+        self.showsPrefix = true
+    }
+
+    /// A secret whose redacted form shows nothing of it: for passwords and
+    /// client secrets, where even three characters help a guess.
+    public static func opaque(_ value: String) -> Secret {
+        Secret(value: value, showsPrefix: false)
+    }
+
+    private init(value: String, showsPrefix: Bool) {
+        self.value = value
+        self.showsPrefix = showsPrefix
+    }
+
+    public static func == (lhs: Secret, rhs: Secret) -> Bool {
+        lhs.value == rhs.value
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(value)
+    }
+
+    /// The same secret, never showing a prefix.
+    var opaque: Secret {
+        .opaque(value)
     }
 
     public init(from decoder: any Decoder) throws {
         value = try decoder.singleValueContainer().decode(String.self)
+        showsPrefix = true
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -50,9 +81,17 @@ public struct Secret: Sendable, Hashable, Codable {
         return difference == 0
     }
 
-    /// The redacted form: the first three characters of a long secret, never more.
+    /// The redacted form: the first three characters of a long token, never
+    /// more; nothing of an opaque secret.
     public var redacted: String {
-        value.count >= 16 ? "\(value.prefix(3))…(redacted)" : "(redacted)"
+        showsPrefix && value.count >= 16 ? "\(value.prefix(3))…(redacted)" : "(redacted)"
+    }
+}
+
+extension Secret: CustomReflectable {
+    /// No children: `dump` and debuggers show the redacted description only.
+    public var customMirror: Mirror {
+        Mirror(self, children: [], displayStyle: .struct)
     }
 }
 

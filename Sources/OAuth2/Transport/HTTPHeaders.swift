@@ -92,3 +92,11 @@ extension HTTPHeaders: CustomStringConvertible {
         "HTTPHeaders(\(fields.map(\.name).joined(separator: ", ")))"
     }
 }
+
+extension HTTPHeaders: CustomReflectable {
+    /// What `dump` and debuggers show: the field names only, as
+    /// ``description`` does; a value may be a bearer token or a Basic secret.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["names": fields.map(\.name)], displayStyle: .struct)
+    }
+}
