@@ -46,9 +46,13 @@ def declarations(graph):
         declaration = "".join(fragment["spelling"] for fragment in symbol.get("declarationFragments", []))
         lines.add(f"{path}: {' '.join(declaration.split())}")
     # Conformances are API too: dropping Sendable or Codable breaks users.
+    # Copyable and Escapable are implicit for every type, and the symbol graph
+    # lists them for some types only: left out.
     for relation in document.get("relationships", []):
         if relation["kind"] == "conformsTo" and relation["source"] in paths:
             target = paths.get(relation["target"]) or relation.get("targetFallback") or relation["target"]
+            if target in ("Swift.Copyable", "Swift.Escapable"):
+                continue
             lines.add(f"{paths[relation['source']]}: conforms to {target}")
     return sorted(lines)
 
