@@ -1,10 +1,25 @@
 import Foundation
+import OAuth2
 import Testing
 
 /// The CLI's contract where no provider is needed: exit statuses, the
 /// `error:` line, and refusing before anything is sent.
 @Suite struct CommandLineTests {
     static let endpoints = ["--authorize-url", "http://127.0.0.1:9/authorize", "--token-url", "http://127.0.0.1:9/token"]
+
+    @Test func tokenShowsAFarFutureExpiryWithoutTrapping() async throws {
+        let cli = try CLI()
+        let tokenURL = try #require(URL(string: "http://127.0.0.1:9/token"))
+        var token = AccessToken(accessToken: Secret("at-far-future"), expiresAt: Date(timeIntervalSince1970: 1e300))
+        token.binding = TokenBinding(tokenEndpoint: tokenURL.absoluteString, clientID: "app")
+        try await FileTokenStore(directory: cli.store).save(token, account: "default")
+
+        let result = try await cli.run(["token", "--json", "--store", cli.store, "--client-id", "app"] + Self.endpoints)
+
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect((try JSONObject(result.stdout)["expires_in"] as? Int) == Int(Int32.max))
+        #expect(!result.stdout.contains("at-far-future"))
+    }
 
     @Test func aMissingRequiredOptionIsAUsageError() async throws {
         let cli = try CLI()

@@ -38,7 +38,8 @@ struct TokenSummary: Encodable {
         self.account = account
         tokenType = token.tokenType
         expiresAt = token.expiresAt.map { $0.formatted(.iso8601) }
-        expiresIn = token.expiresAt.map { max(0, Int($0.timeIntervalSince(now).rounded(.down))) }
+        // Clamped before the conversion: a token file may hold any date, and Int(_:) traps outside its range.
+        expiresIn = token.expiresAt.map { Int(min(max(0, $0.timeIntervalSince(now).rounded(.down)), Double(Int32.max))) }
         expired = token.isExpired(at: now)
         scopes = token.scopes
         hasRefreshToken = token.refreshToken != nil

@@ -169,8 +169,17 @@ extension OAuth2Provider {
         if (300..<400).contains(response.status) {
             throw OAuth2Error(code: .unexpectedRedirect, message: "the revocation endpoint answered with a redirect", httpStatus: response.status)
         }
-        throw TokenResponseParser.providerError(from: response)
+        if response.status == 429 {
+            throw ProviderResponse.rateLimited(response, by: "the revocation endpoint", now: clock.now())
+        }
+        var error = TokenResponseParser.providerError(from: response)
             ?? OAuth2Error(code: .httpError, message: "the revocation endpoint answered HTTP \(response.status)", httpStatus: response.status)
+        // RFC 7009 §2.2.1: a 503 may say when to try again.
+        if response.status == 503, let delay = response.headers["Retry-After"].flatMap({ ProviderResponse.retryAfter($0, now: clock.now()) }) {
+            error.retryAfter = delay
+            error.message += "; retry after \(delay.secondsDescription)"
+        }
+        throw error
     }
 
     // MARK: - The token endpoint

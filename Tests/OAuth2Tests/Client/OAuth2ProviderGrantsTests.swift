@@ -101,6 +101,19 @@ import Testing
         #expect(revoked.map { $0["token_type_hint"] } == ["refresh_token", "access_token"])
     }
 
+    @Test(arguments: [429, 503])
+    func aRevocationEndpointAskingToWaitSaysHowLong(status: Int) async throws {
+        let harness = try ClientHarness()
+        harness.transport.enqueue(HTTPResponse(status: status, headers: ["Retry-After": "30"]), for: Fixture.revokeURL)
+        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.revokeURL)
+
+        let error = await oauth2Error { try await harness.provider.revoke(Fixture.token(access: "at-x", refresh: "rt-x", expiresAt: nil)) }
+
+        #expect(error?.code == (status == 429 ? .rateLimited : .httpError))
+        #expect(error?.retryAfter == .seconds(30))
+        #expect(error?.message.hasSuffix("retry after 30 s") == true, "\(error?.message ?? "")")
+    }
+
     @Test func revokingAnotherProvidersTokenSendsNothing() async throws {
         let harness = try ClientHarness()
         var foreign = Fixture.token(expiresAt: nil)
