@@ -19,8 +19,15 @@ extension OAuth2Client {
     ///   locally all the same); `store_error` when it could not be deleted;
     ///   `provider_mismatch` when the stored token belongs to another
     ///   provider or client (nothing is sent or deleted); `lock_timeout`.
+    ///   A stored token that cannot be read (damaged, wrong mode, another
+    ///   owner) cannot be revoked: what can be deleted is, and `store_error`
+    ///   says the provider was not told.
     public func revoke() async throws(OAuth2Error) {
-        try await loadIfNeeded()
+        do throws(OAuth2Error) {
+            try await loadIfNeeded()
+        } catch where error.code == .storeError {
+            // Unreadable: revokeHoldingLock deletes it and says so.
+        }
         do {
             try await provider.withAccountLock(account) { () async throws in
                 try await self.revokeHoldingLock()
@@ -34,7 +41,13 @@ extension OAuth2Client {
 
     private func revokeHoldingLock() async throws(OAuth2Error) {
         let held = machine.withLock { $0.currentToken }
-        let stored = try await provider.load(account: account)
+        let stored: AccessToken?
+        do throws(OAuth2Error) {
+            stored = try await provider.load(account: account)
+        } catch where error.code == .storeError {
+            try await deleteUnreadable(error)
+            return
+        }
         guard let token = stored ?? held else {
             throw OAuth2Error(code: .notAuthenticated, message: "no token is stored for account \(account)")
         }
@@ -49,6 +62,16 @@ extension OAuth2Client {
         try await provider.delete(account: account)
         notify(machine.withLock { $0.tokenLost(nil) })
         if let providerError { throw providerError }
+    }
+
+    /// Deletes a stored token that cannot be read, then says it was not revoked.
+    private func deleteUnreadable(_ unreadable: OAuth2Error) async throws(OAuth2Error) {
+        try await provider.delete(account: account)
+        notify(machine.withLock { $0.tokenLost(nil) })
+        throw OAuth2Error(
+            code: .storeError,
+            message: "\(unreadable.message). It could not be revoked at the provider, since it could not be read; the local copy was deleted (revoke the grant in the provider's settings if it matters)"
+        )
     }
 
     /// Signs out: revokes at the provider when it can, and always deletes the token locally.

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import OAuth2
 import OAuth2Testing
 import Testing
@@ -46,5 +49,34 @@ import Testing
         let error = await oauth2Error { try await harness.client().revoke() }
         #expect(error?.code == .notAuthenticated)
         #expect(harness.transport.requests.isEmpty)
+    }
+
+    @Test(arguments: ["damaged", "open to others"])
+    func anUnreadableTokenIsDeletedAndTheErrorSaysItWasNotRevoked(problem: String) async throws {
+        let scratch = try ScratchDirectory()
+        let store = try FileTokenStore(directory: scratch.storePath)
+        let transport = CannedTransport()
+        let provider = try OAuth2Provider(configuration: Fixture.configuration(), store: store, transport: transport, clock: ManualClock())
+        try await store.save(Fixture.token(expiresAt: nil), account: "alice")
+        let file = try scratch.storeFile("alice")
+        if problem == "damaged" {
+            try StoreFixtures.write(Array("{not json".utf8), to: file)
+        } else {
+            #expect(chmod(file, 0o644) == 0)
+        }
+
+        let revoke = await oauth2Error { try await provider.client(account: "alice").revoke() }
+        try await store.save(Fixture.token(expiresAt: nil), account: "bob")
+        let bobFile = try scratch.storeFile("bob")
+        if problem == "damaged" { try StoreFixtures.write(Array("{not json".utf8), to: bobFile) } else { #expect(chmod(bobFile, 0o644) == 0) }
+        let logout = await oauth2Error { try await provider.client(account: "bob").logout() }
+
+        for error in [revoke, logout] {
+            #expect(error?.code == .storeError)
+            #expect(error?.message.contains("could not be revoked at the provider") == true, "\(error?.message ?? "")")
+        }
+        #expect(!FileManager.default.fileExists(atPath: file))
+        #expect(!FileManager.default.fileExists(atPath: bobFile))
+        #expect(transport.requests.isEmpty)
     }
 }
