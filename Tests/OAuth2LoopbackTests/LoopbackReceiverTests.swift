@@ -123,7 +123,9 @@ import Testing
         let start = clock.now
         wait.task.cancel()
         #expect(await wait.errorCode() == .cancelled)
-        #expect(clock.now - start < .seconds(1))
+        // Well before the wait's own 60 s: the cancellation ended it. Generous,
+        // as every bound here: a busy 2-core machine can take a second.
+        #expect(clock.now - start < .seconds(20))
         // The receiver is still alive: the end of the wait closed the socket, not deinit.
         #expect(Probe.canListen(onIPv4Port: port))
         withExtendedLifetime(receiver) {}
