@@ -80,10 +80,7 @@ extension OAuth2Client {
             throw OAuth2Error(code: .providerMismatch, message: "the token was issued to \(binding), not to this configuration's \(configuration.binding)")
         }
         let adoption = try await adoptHoldingLock(token)
-        notify(machine.withLock { $0.grantSucceeded(adoption.token) })
-        if let storeError = adoption.storeError {
-            notify(.storeFailed(storeError))
-        }
+        announce(adoption.token, storeError: adoption.storeError)
         guard let previous = adoption.previous, previous.accessToken != token.accessToken else { return nil }
         return previous
     }
@@ -99,7 +96,7 @@ extension OAuth2Client {
             notify(machine.withLock { $0.grantFailed(error) })
             throw error
         }
-        return try await adoptGrantedToken(token)
+        return await adoptGrantedToken(token)
     }
 
     /// Stores a token a grant produced, under the account lock, then reports it.
@@ -107,7 +104,7 @@ extension OAuth2Client {
     /// Only failing to take the lock (`lock_timeout`) keeps the token from
     /// the store, and then it is kept in memory: what the provider issued is
     /// never dropped.
-    func adoptGrantedToken(_ token: AccessToken) async throws(OAuth2Error) -> AccessToken {
+    func adoptGrantedToken(_ token: AccessToken) async -> AccessToken {
         let outcome: (token: AccessToken, storeError: OAuth2Error?)
         do throws(OAuth2Error) {
             let adoption = try await adoptHoldingLock(token)
@@ -115,11 +112,16 @@ extension OAuth2Client {
         } catch {
             outcome = await provider.persist(token, account: account)
         }
-        notify(machine.withLock { $0.grantSucceeded(outcome.token) })
-        if let storeError = outcome.storeError {
+        announce(outcome.token, storeError: outcome.storeError)
+        return outcome.token
+    }
+
+    /// The account now holds `token`: "did get", and "did fail to store" when the store refused it.
+    private func announce(_ token: AccessToken, storeError: OAuth2Error?) {
+        notify(machine.withLock { $0.grantSucceeded(token) })
+        if let storeError {
             notify(.storeFailed(storeError))
         }
-        return outcome.token
     }
 
     /// What adopting a token did: the token as saved, the store's failure

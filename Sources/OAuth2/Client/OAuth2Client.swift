@@ -236,27 +236,9 @@ public final class OAuth2Client: Sendable {
         }
     }
 
-    /// Stores a token obtained some other way (imported from elsewhere) as
-    /// this account's, bound to this configuration's provider and client.
-    ///
-    /// Like a grant's token, one the store cannot save is kept in memory and
-    /// used (the delegate hears "did fail to store").
-    ///
-    /// - Throws: ``OAuth2Error`` `lock_timeout` when the account's lock could not be had.
+    /// Stores a token obtained some other way as this account's.
+    @available(*, deprecated, renamed: "adopt(_:)", message: "use adopt(_:), which also returns the account's previous token")
     public func setToken(_ token: AccessToken) async throws(OAuth2Error) {
-        let outcome: (token: AccessToken, storeError: OAuth2Error?)
-        do {
-            outcome = try await provider.withAccountLock(account) {
-                await self.provider.persist(token, account: self.account)
-            }
-        } catch let error as OAuth2Error {
-            throw error
-        } catch {
-            throw OAuth2Error(code: .storeError, message: "the account lock failed: \(type(of: error))")
-        }
-        notify(machine.withLock { $0.grantSucceeded(outcome.token) })
-        if let storeError = outcome.storeError {
-            notify(.storeFailed(storeError))
-        }
+        _ = try await adopt(token)
     }
 }

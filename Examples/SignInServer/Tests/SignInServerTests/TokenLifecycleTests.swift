@@ -50,9 +50,7 @@ struct TokenLifecycleTests {
             try await app.signIn(alice, as: "alice")
             let token = try #require(try await app.storedToken(of: "alice"))
             // Revoke behind the app's back, as the user would at the provider's "connected apps" page.
-            let outsider = try OAuth2Client(configuration: app.app.configuration.oauth2, transport: TestBrowser.transport)
-            try await outsider.setToken(token)
-            try await outsider.revoke()
+            try await OAuth2Provider(configuration: app.app.configuration.oauth2, transport: TestBrowser.transport).revoke(token)
 
             let response = try await alice.get("/me")
             #expect(response.status == 303)
