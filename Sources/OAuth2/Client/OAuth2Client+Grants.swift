@@ -76,9 +76,7 @@ extension OAuth2Client {
     ///   provider or client issued; `lock_timeout`.
     @discardableResult
     public func adopt(_ token: AccessToken) async throws(OAuth2Error) -> AccessToken? {
-        if let binding = token.binding, binding != configuration.binding {
-            throw OAuth2Error(code: .providerMismatch, message: "the token was issued to \(binding), not to this configuration's \(configuration.binding)")
-        }
+        try configuration.requireOwnBinding(of: token)
         let adoption = try await adoptHoldingLock(token)
         announce(adoption.token, storeError: adoption.storeError)
         guard let previous = adoption.previous, previous.accessToken != token.accessToken else { return nil }

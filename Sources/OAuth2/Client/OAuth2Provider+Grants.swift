@@ -146,9 +146,7 @@ extension OAuth2Provider {
         guard configuration.revocationEndpoint != nil else {
             throw OAuth2Error(code: .invalidConfiguration, message: "the configuration has no revocation endpoint")
         }
-        if let binding = token.binding, binding != configuration.binding {
-            throw OAuth2Error(code: .providerMismatch, message: "the token was issued to \(binding), not to this configuration's \(configuration.binding); it is not sent")
-        }
+        try configuration.requireOwnBinding(of: token, consequence: "it is not sent")
         var firstError: OAuth2Error?
         let targets: [(Secret?, String)] = [(token.refreshToken, "refresh_token"), (token.accessToken, "access_token")]
         for case let (secret?, hint) in targets {

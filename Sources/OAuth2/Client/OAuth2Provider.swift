@@ -85,10 +85,11 @@ public final class OAuth2Provider: Sendable {
         } catch {
             throw OAuth2Error(storeError: error, doing: "read")
         }
-        if let binding = token?.binding, binding != configuration.binding {
-            throw OAuth2Error(
-                code: .providerMismatch,
-                message: "the token stored for \(FileTokenStore.describe(account)) was issued to \(binding), not to this configuration's \(configuration.binding); it is not used or sent anywhere (sign in under another account name, or sign out with the first provider's settings)"
+        if let token {
+            try configuration.requireOwnBinding(
+                of: token,
+                subject: "the token stored for \(FileTokenStore.describe(account))",
+                consequence: "it is not used or sent anywhere (sign in under another account name, or sign out with the first provider's settings)"
             )
         }
         return token
