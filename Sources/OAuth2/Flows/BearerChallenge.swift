@@ -7,13 +7,13 @@ import Foundation
 /// The `Bearer` challenge of a resource server's `WWW-Authenticate` (RFC 6750 §3),
 /// which says why a token was refused: `invalid_token` (refresh and retry),
 /// `insufficient_scope`, `invalid_request`.
-struct BearerChallenge: Sendable, Equatable {
+package struct BearerChallenge: Sendable, Equatable {
     /// The `error` parameter, such as `invalid_token`.
-    var error: String?
+    package var error: String?
     /// The `error_description` parameter.
-    var errorDescription: String?
+    package var errorDescription: String?
     /// The `scope` parameter: the scopes the resource needs.
-    var scope: String?
+    package var scope: String?
 
     /// The first `Bearer` challenge in the `WWW-Authenticate` field values, or
     /// `nil` when there is none.
@@ -24,14 +24,14 @@ struct BearerChallenge: Sendable, Equatable {
     /// or quoted strings with `\` escapes. Parsing stops at the first
     /// malformed part, keeping what was read before it. A repeated parameter
     /// keeps its first value.
-    static func parse(_ headerValues: [String]) -> BearerChallenge? {
+    package static func parse(_ headerValues: [String]) -> BearerChallenge? {
         read(headerValues).bearer
     }
 
     /// The first `Bearer` challenge, and whether any field value could not
     /// be parsed to its end (an unterminated quoted string, a stray `=`): a
     /// 401 whose challenge cannot be read counts as one without an error code.
-    static func read(_ headerValues: [String]) -> (bearer: BearerChallenge?, malformed: Bool) {
+    package static func read(_ headerValues: [String]) -> (bearer: BearerChallenge?, malformed: Bool) {
         var malformed = false
         for value in headerValues {
             var parser = ChallengeParser(bytes: Array(value.utf8))

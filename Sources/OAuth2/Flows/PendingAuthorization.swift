@@ -29,7 +29,7 @@ public struct PendingAuthorization: Sendable, Codable, Hashable, CustomStringCon
     /// When the request was made.
     public let createdAt: Date
 
-    init(
+    package init(
         url: URL,
         state: String,
         codeVerifier: Secret,

@@ -10,7 +10,7 @@ import Foundation
 /// The rules run in the order of DESIGN.md §5, so the first rule a redirect
 /// breaks names the error. Whether the state was already used is the
 /// client's business, not this validator's.
-enum RedirectValidator {
+package enum RedirectValidator {
     /// The longest redirect accepted, in UTF-8 bytes.
     static let maxLength = 8192
 
@@ -28,7 +28,7 @@ enum RedirectValidator {
     ///   `state_mismatch`, `issuer_mismatch`, `missing_issuer`, the provider's
     ///   own `error`, `unexpected_response` (`access_token` in the query),
     ///   `missing_code`. No message contains the code or the state.
-    static func validate(_ redirect: String, pending: PendingAuthorization) throws(OAuth2Error) -> Secret {
+    package static func validate(_ redirect: String, pending: PendingAuthorization) throws(OAuth2Error) -> Secret {
         guard redirect.utf8.count <= maxLength else {
             throw OAuth2Error(code: .urlTooLong, message: "the redirect URL is longer than \(maxLength) bytes")
         }

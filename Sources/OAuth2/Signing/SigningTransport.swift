@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+package import FoundationEssentials
 #else
-import Foundation
+package import Foundation
 #endif
 
 /// An ``HTTPTransport`` that signs every request with a bearer token from a
@@ -164,12 +164,12 @@ public struct SigningTransport: HTTPTransport {
 }
 
 /// A URL's origin (RFC 6454): scheme, host and port, with default ports filled in.
-struct Origin: Equatable {
-    let scheme: String
-    let host: String
-    let port: Int
+package struct Origin: Equatable {
+    package let scheme: String
+    package let host: String
+    package let port: Int
 
-    init(_ url: URL) {
+    package init(_ url: URL) {
         scheme = url.scheme?.lowercased() ?? ""
         host = url.host?.lowercased() ?? ""
         port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)

@@ -1,17 +1,17 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+package import FoundationEssentials
 #else
-import Foundation
+package import Foundation
 #endif
 
 /// The rule of DESIGN.md §5: endpoints and every URL a bearer token goes to
 /// are `https`, except loopback hosts, which may use `http`.
-enum EndpointPolicy {
+package enum EndpointPolicy {
     /// Whether the host is a loopback host: `localhost`, 127.0.0.0/8 or `::1`.
     ///
     /// Reads the UTF-8 bytes without building strings: every signed request
     /// asks, so this sits on the hot path.
-    static func isLoopback(host: String?) -> Bool {
+    package static func isLoopback(host: String?) -> Bool {
         guard let host else { return false }
         var bytes = Substring(host).utf8[...]
         if bytes.first == UInt8(ascii: "["), bytes.last == UInt8(ascii: "]") {
@@ -51,7 +51,7 @@ enum EndpointPolicy {
     }
 
     /// Whether a URL may carry secrets: `https`, or `http` to a loopback host.
-    static func isSecure(_ url: URL) -> Bool {
+    package static func isSecure(_ url: URL) -> Bool {
         guard let scheme = url.scheme else { return false }
         if asciiCaseInsensitiveEquals(Substring(scheme).utf8[...], "https") {
             guard let host = host(of: url) else { return false }
@@ -67,7 +67,7 @@ enum EndpointPolicy {
     ///
     /// Reads the host as written when it has no `%`, which is then the same
     /// text: `url.host` decodes it on every call, and every request asks.
-    static func host(of url: URL) -> String? {
+    package static func host(of url: URL) -> String? {
         if let written = url.host(percentEncoded: true), !written.utf8.contains(UInt8(ascii: "%")) {
             return written
         }

@@ -13,14 +13,14 @@ import Foundation
 /// is stricter than WHATWG's: a malformed `%` escape or bytes that are not
 /// UTF-8 are a ``Failure`` instead of being kept, because a redirect carrying
 /// them is not one the provider produced.
-enum FormURLEncoding {
+package enum FormURLEncoding {
     /// Why a form-encoded text was refused. The reason never quotes the text.
-    struct Failure: Error, Equatable {
-        let reason: String
+    package struct Failure: Error, Equatable {
+        package let reason: String
     }
 
     /// Serializes name–value pairs, in order: `a=1&b=2`.
-    static func encode(_ pairs: [(String, String)]) -> String {
+    package static func encode(_ pairs: [(String, String)]) -> String {
         var output: [UInt8] = []
         for (offset, pair) in pairs.enumerated() {
             if offset > 0 { output.append(UInt8(ascii: "&")) }
@@ -40,7 +40,7 @@ enum FormURLEncoding {
     ///
     /// `%20` is for URL queries: every form parser and every RFC 3986 query
     /// parser reads it as a space, while `+` is a space only to form parsers.
-    static func encodeComponent(_ s: String, spaceAsPlus: Bool) -> String {
+    package static func encodeComponent(_ s: String, spaceAsPlus: Bool) -> String {
         var output: [UInt8] = []
         output.reserveCapacity(s.utf8.count)
         append(s, to: &output, spaceAsPlus: spaceAsPlus)
@@ -54,7 +54,7 @@ enum FormURLEncoding {
     ///
     /// - Throws: ``Failure`` for a `%` not followed by two hex digits, or
     ///   decoded bytes that are not UTF-8.
-    static func decode(_ text: Substring) throws(Failure) -> [(String, String)] {
+    package static func decode(_ text: Substring) throws(Failure) -> [(String, String)] {
         var pairs: [(String, String)] = []
         for piece in text.split(separator: "&", omittingEmptySubsequences: true) {
             if let equals = piece.firstIndex(of: "=") {
@@ -69,7 +69,7 @@ enum FormURLEncoding {
     }
 
     /// Decodes one name or value: `+` is a space, `%XX` a byte.
-    static func decodeComponent(_ text: Substring) throws(Failure) -> String {
+    package static func decodeComponent(_ text: Substring) throws(Failure) -> String {
         let utf8 = text.utf8
         guard utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else {
             return String(text)

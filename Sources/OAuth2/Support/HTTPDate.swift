@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+package import FoundationEssentials
 #else
-import Foundation
+package import Foundation
 #endif
 
 /// The HTTP date format that senders must generate (RFC 9110 §5.6.7
@@ -9,12 +9,12 @@ import Foundation
 ///
 /// The obsolete RFC 850 and asctime forms are not read; a `Retry-After` in
 /// them is treated as absent.
-enum HTTPDate {
+package enum HTTPDate {
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
     private static let days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 
     /// The date of an IMF-fixdate, or `nil` when the text is not one.
-    static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         let fields = text.split(separator: " ", omittingEmptySubsequences: false)
         guard fields.count == 6,
               fields[0].count == 4, fields[0].hasSuffix(","), days.contains(String(fields[0].dropLast())),

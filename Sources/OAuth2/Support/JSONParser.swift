@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+package import FoundationEssentials
 #else
-import Foundation
+package import Foundation
 #endif
 
 /// A strict RFC 8259 JSON parser over bytes, for provider responses.
@@ -11,10 +11,10 @@ import Foundation
 /// UTF-8, control characters in strings, numbers that are not finite doubles,
 /// trailing bytes and nesting deeper than `maxDepth`. Recursion is bounded by
 /// that depth, so a hostile body cannot exhaust the stack.
-enum JSONParser {
+package enum JSONParser {
     /// Why a body is not acceptable JSON. The reason names a byte offset, never the content.
-    struct Failure: Error, Equatable {
-        let reason: String
+    package struct Failure: Error, Equatable {
+        package let reason: String
     }
 
     /// Parses one JSON value filling the whole of `data` (surrounding whitespace allowed).
@@ -24,7 +24,7 @@ enum JSONParser {
     ///
     /// - Throws: ``Failure`` for anything RFC 8259 does not allow, and for
     ///   duplicate keys, non-finite numbers and nesting over `maxDepth`.
-    static func parse(_ data: Data, maxDepth: Int = 64) throws(Failure) -> JSONValue {
+    package static func parse(_ data: Data, maxDepth: Int = 64) throws(Failure) -> JSONValue {
         let result: Result<JSONValue, Failure> = data.withUnsafeBytes { buffer in
             var parser = Parser(bytes: buffer, maxDepth: maxDepth)
             do throws(Failure) {

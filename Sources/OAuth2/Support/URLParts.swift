@@ -10,25 +10,25 @@ import Foundation
 /// Used where Foundation's `URL` would be too forgiving or would rewrite the
 /// text (percent-encoding "invalid" characters): comparing a redirect with the
 /// redirect URI that was sent, and building the RFC 8414 well-known URL.
-struct URLParts: Equatable {
+package struct URLParts: Equatable {
     /// The scheme as written; compare it case-insensitively.
-    var scheme: Substring
+    package var scheme: Substring
     /// The userinfo before `@`, when there is one.
-    var userinfo: Substring?
+    package var userinfo: Substring?
     /// The host (an IPv6 literal keeps its brackets); `nil` when the URI has no authority.
-    var host: Substring?
+    package var host: Substring?
     /// The port digits; `nil` or empty when not given.
-    var port: Substring?
+    package var port: Substring?
     /// The path, possibly empty.
-    var path: Substring
+    package var path: Substring
     /// The query without its `?`, when there is one.
-    var query: Substring?
+    package var query: Substring?
     /// The fragment without its `#`, when there is one.
-    var fragment: Substring?
+    package var fragment: Substring?
 
     /// Splits an absolute URI; `nil` when it has no valid scheme, has a
     /// malformed port, or contains a space, a control character or DEL.
-    init?(_ text: Substring) {
+    package init?(_ text: Substring) {
         guard let colon = text.firstIndex(of: ":"), colon > text.startIndex else { return nil }
         let scheme = text[..<colon]
         guard let first = scheme.utf8.first, Self.isAlpha(first),
@@ -76,7 +76,7 @@ struct URLParts: Equatable {
     }
 
     /// The port, or the scheme's default (80 for http, 443 for https); `nil` when neither is known or the port is out of range.
-    var effectivePort: Int? {
+    package var effectivePort: Int? {
         if let port, !port.isEmpty {
             guard port.count <= 5, let value = Int(port), value <= 65535 else { return nil }
             return value
@@ -89,7 +89,7 @@ struct URLParts: Equatable {
     }
 
     /// Whether the scheme is `http` or `https`, in any case.
-    var isHTTP: Bool {
+    package var isHTTP: Bool {
         let lowered = scheme.lowercased()
         return lowered == "http" || lowered == "https"
     }

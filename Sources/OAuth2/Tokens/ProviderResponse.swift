@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+package import FoundationEssentials
 #else
-import Foundation
+package import Foundation
 #endif
 
 /// What every answer of a provider endpoint (token, revocation, device
@@ -9,9 +9,9 @@ import Foundation
 /// JSON or form object, the OAuth error object, numeric fields.
 ///
 /// No error made here quotes the body: it may hold a token.
-enum ProviderResponse {
+package enum ProviderResponse {
     /// The longest `Retry-After` honoured; a longer one is clamped to it.
-    static let maxRetryAfter: Duration = .seconds(86_400)
+    package static let maxRetryAfter: Duration = .seconds(86_400)
 
     /// Throws unless the answer is a 2xx within the size limit.
     ///
@@ -204,7 +204,7 @@ enum ProviderResponse {
     }
 
     /// A `Retry-After` value (RFC 9110 §10.2.3): delay-seconds or an IMF-fixdate, clamped to ``maxRetryAfter``.
-    static func retryAfter(_ value: String, now: Date?) -> Duration? {
+    package static func retryAfter(_ value: String, now: Date?) -> Duration? {
         let text = String(value.trimmingOWS)
         if !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
             guard text.utf8.count <= 9, let seconds = Int(text) else { return maxRetryAfter }

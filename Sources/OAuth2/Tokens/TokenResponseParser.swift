@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+package import FoundationEssentials
 #else
-import Foundation
+package import Foundation
 #endif
 
 /// Reads a token endpoint's answer (RFC 6749 §5.1, §5.2) into an ``AccessToken``,
@@ -18,9 +18,9 @@ import Foundation
 ///   or empty `scope` means the requested scopes.
 /// - The access and refresh tokens must be printable ASCII: a line break in a
 ///   token would split the `Authorization` header it is sent in.
-enum TokenResponseParser {
+package enum TokenResponseParser {
     /// The longest expiry honoured: ten years.
-    static let maxExpiresIn: Double = 10 * 365 * 86_400
+    package static let maxExpiresIn: Double = 10 * 365 * 86_400
 
     /// The fields read into the token; every other field goes to `extraFields`.
     private static let knownFields: Set<String> = ["access_token", "token_type", "expires_in", "refresh_token", "scope"]
@@ -31,7 +31,7 @@ enum TokenResponseParser {
     ///   the provider's error (any status, including an `error` in a 2xx body),
     ///   `http_error`, `invalid_token_response` or `unsupported_token_type`.
     ///   No message contains a token or any part of the body.
-    static func parse(
+    package static func parse(
         _ response: HTTPResponse,
         requestedAt: Date,
         requestedScopes: [String],

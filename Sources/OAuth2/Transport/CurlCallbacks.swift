@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-import CCurl
+package import CCurl
 
 // libcurl's write and header callbacks. Both run on the engine thread, inside
 // curl_multi_perform, with the unretained address of the transfer as user data:
@@ -35,7 +35,7 @@ let curlWriteCallback: ccurl_data_callback = { data, size, count, context in
 }
 
 /// Collects the header fields of the last response; a status line starts a new response.
-let curlHeaderCallback: ccurl_data_callback = { data, size, count, context in
+package let curlHeaderCallback: ccurl_data_callback = { data, size, count, context in
     guard let context else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     let length = size &* count
@@ -126,7 +126,7 @@ extension CurlTransfer {
     }
 
     /// Adds the field being read, now that no continuation line can follow.
-    func flushPendingHeader() {
+    package func flushPendingHeader() {
         if let pending = pendingHeader {
             responseHeaders.add(name: pending.name, value: pending.value)
             pendingHeader = nil

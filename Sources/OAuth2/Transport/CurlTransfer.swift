@@ -12,7 +12,7 @@ import CCurl
 /// Created on the caller's thread, which also does the work that needs no
 /// libcurl (validation, the header list, the body copy), so the engine thread
 /// only sets options and drives the transfer.
-final class CurlTransfer: @unchecked Sendable {
+package final class CurlTransfer: @unchecked Sendable {
     // @unchecked: `state` is guarded by the engine's lock; `easy`, `activeIndex`
     // and the response fields are touched only by the engine thread (and handed
     // over through that lock); everything else is immutable after init.
@@ -61,10 +61,10 @@ final class CurlTransfer: @unchecked Sendable {
     var state: State = .created
 
     let url: URL
-    let urlString: String
+    package let urlString: String
     let isHTTPS: Bool
     /// Whether the host is a loopback host, which is always reached without a proxy.
-    let isLoopbackHost: Bool
+    package let isLoopbackHost: Bool
     let method: Method
     /// The header list handed to libcurl; freed in `deinit`, after the easy
     /// handle that pointed at it has left the multi handle (libcurl reads it
@@ -82,14 +82,14 @@ final class CurlTransfer: @unchecked Sendable {
     var easy: CurlEasyHandle?
     var activeIndex = -1
     /// The status code of the response being read, from its status line.
-    var responseStatus = 0
-    var responseHeaders = HTTPHeaders(reservingCapacity: CurlTransfer.typicalHeaderCount)
+    package var responseStatus = 0
+    package var responseHeaders = HTTPHeaders(reservingCapacity: CurlTransfer.typicalHeaderCount)
     /// The field being read, kept back until the next line shows it is not folded onto.
     var pendingHeader: (name: String, value: String)?
     var responseBody = Data()
     var headerBytes = 0
     /// Set when a callback refused data for being over a limit.
-    var exceededLimit = false
+    package var exceededLimit = false
 
     /// The most header bytes accepted over all responses of one request (redirects included).
     static let maxHeaderBytes = 256 * 1024
@@ -99,7 +99,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// - Throws: ``HTTPTransportError/unsupportedURL`` for anything but an
     ///   absolute `http`/`https` URL with a host; ``HTTPTransportError/invalidRequest``
     ///   for a malformed method or header.
-    init(request: HTTPRequest, configuration: CurlTransport.Configuration) throws(HTTPTransportError) {
+    package init(request: HTTPRequest, configuration: CurlTransport.Configuration) throws(HTTPTransportError) {
         let scheme = request.url.scheme?.lowercased()
         guard scheme == "http" || scheme == "https", let host = EndpointPolicy.host(of: request.url), !host.isEmpty else {
             throw .unsupportedURL
