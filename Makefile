@@ -2,7 +2,7 @@
 # and `make test` (every test). Each installs what is missing first.
 SWIFT ?= swift
 
-.PHONY: all build deps lint api-check api-update test test-tsan test-server-example demo clean
+.PHONY: all build deps lint api-check api-update test test-tsan test-server-example demo clean fuzz fuzz-merge fuzz-replay
 
 all: build
 
@@ -40,6 +40,7 @@ api-update: deps
 test: deps lint
 	$(SWIFT) build --build-tests
 	@python3 scripts/public-api.py --swift=$(SWIFT)
+	@"$$($(SWIFT) build --show-bin-path)/oauth2-fuzz" replay
 	@trap 'scripts/provider-stop.sh $(PROVIDERS) >/dev/null' EXIT; trap 'exit 130' INT TERM; \
 	scripts/provider-start.sh --name main >/dev/null && \
 	scripts/provider-start.sh --name short --access-token-lifetime 2 >/dev/null && \
@@ -69,8 +70,25 @@ test-server-example: deps
 demo: deps
 	@PASTE="$(PASTE)" SWIFT="$(SWIFT)" scripts/demo.sh
 
+# Fuzzing (Fuzz/, README "Fuzzing"): `make fuzz` runs each libFuzzer target
+# for FUZZ_SECONDS under AddressSanitizer (FUZZ_TARGETS="json host" for some);
+# `make fuzz-merge` adds what those runs found that covers new code to
+# Fuzz/Corpus. `make test` replays the corpus without exploring (fuzz-replay).
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+
+fuzz: deps
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) SWIFT="$(SWIFT)" scripts/fuzz.sh run $(FUZZ_TARGETS)
+
+fuzz-merge: deps
+	@SWIFT="$(SWIFT)" scripts/fuzz.sh merge $(FUZZ_TARGETS)
+
+fuzz-replay: deps
+	$(SWIFT) build --product oauth2-fuzz
+	@"$$($(SWIFT) build --show-bin-path)/oauth2-fuzz" replay $(FUZZ_TARGETS)
+
 clean:
-	rm -rf .build .build-tsan
+	rm -rf .build .build-tsan .build-fuzz
 
 # Benchmarks (Benchmarks/, a package of its own): libcurl from C against
 # swift-oauth2 on a local nginx, interleaved, as ratios. `make bench N=5000`

@@ -66,6 +66,16 @@ let package = Package(
             path: "Examples/oauth2",
             swiftSettings: strictSettings
         ),
+        // The fuzz targets (README, "Fuzzing"): this build replays Fuzz/Corpus
+        // (`make test`); scripts/fuzz.sh builds the same sources with -DFUZZING
+        // under libFuzzer (`make fuzz`). Uses the package-level internals of
+        // OAuth2, and Foundation, which the library itself must not.
+        .executableTarget(
+            name: "oauth2-fuzz",
+            dependencies: ["OAuth2", "CCurl"],
+            path: "Fuzz/Sources",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "OAuth2Tests",
             dependencies: ["OAuth2", "OAuth2Testing"],
