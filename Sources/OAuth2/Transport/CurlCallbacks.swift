@@ -73,15 +73,27 @@ extension CurlTransfer {
             return !announcesBodyOverLimit()
         }
         let bytes = UnsafeBufferPointer(start: base, count: end)
-        if end >= 5, base[0] == UInt8(ascii: "H"), base[1] == UInt8(ascii: "T"), base[2] == UInt8(ascii: "T"),
-            base[3] == UInt8(ascii: "P"), base[4] == UInt8(ascii: "/") {
+        // libcurl splits lines at LF only, so a bare CR (or a NUL) can sit inside
+        // a line; passed on in a value, it could split the field for whoever
+        // forwards it. RFC 9110 §5.5: replace each with SP.
+        guard bytes.contains(where: { $0 == UInt8(ascii: "\r") || $0 == 0 }) else {
+            return receiveHeaderContent(bytes)
+        }
+        let cleaned = bytes.map { $0 == UInt8(ascii: "\r") || $0 == 0 ? UInt8(ascii: " ") : $0 }
+        return cleaned.withUnsafeBufferPointer { receiveHeaderContent($0) }
+    }
+
+    /// A header line without its line ending and without CR or NUL: a status line, a folded continuation or a field.
+    private func receiveHeaderContent(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        if bytes.count >= 5, bytes[0] == UInt8(ascii: "H"), bytes[1] == UInt8(ascii: "T"), bytes[2] == UInt8(ascii: "T"),
+            bytes[3] == UInt8(ascii: "P"), bytes[4] == UInt8(ascii: "/") {
             pendingHeader = nil
             responseHeaders = HTTPHeaders(reservingCapacity: Self.typicalHeaderCount)
             responseBody = Data()
             responseStatus = Self.statusCode(inStatusLine: bytes)
             return true
         }
-        if base[0] == UInt8(ascii: " ") || base[0] == UInt8(ascii: "\t") {
+        if bytes[0] == UInt8(ascii: " ") || bytes[0] == UInt8(ascii: "\t") {
             // Obsolete line folding (RFC 9112 §5.2): the line continues the previous value.
             guard let pending = pendingHeader else { return true }
             let more = Self.trimmedString(bytes)

@@ -1,0 +1,36 @@
+import Foundation
+@testable import OAuth2
+import Testing
+
+/// The header lines libcurl hands the transport, one by one, as libcurl
+/// delivers them (split at LF only, CRLF included).
+@Suite struct CurlHeaderLineTests {
+    private func receive(_ lines: [String]) throws -> CurlTransfer {
+        let transfer = try CurlTransfer(request: HTTPRequest(url: URL(string: "http://127.0.0.1:8080/")!), configuration: .init())
+        for line in lines {
+            let bytes = Array(line.utf8)
+            _ = bytes.withUnsafeBytes { transfer.receiveHeaderLine($0) }
+        }
+        transfer.flushPendingHeader()
+        return transfer
+    }
+
+    // Found by the header-lines fuzz target (Fuzz/Corpus/header-lines/bare-cr):
+    // a bare CR inside a line reached the field value, where whoever passes
+    // the value on could see two fields. RFC 9110 §5.5: replace it with SP.
+    @Test func bareCarriageReturnInAValueBecomesASpace() throws {
+        let transfer = try receive(["HTTP/1.1 401 Unauthorized\r\n", "WWW-Authenticate: Bearer error=\"invalid_token\"\rX-Injected: 1\r\n", "\r\n"])
+        #expect(transfer.responseHeaders["WWW-Authenticate"] == "Bearer error=\"invalid_token\" X-Injected: 1")
+        #expect(transfer.responseHeaders.count == 1)
+    }
+
+    @Test func nulInAValueBecomesASpace() throws {
+        let transfer = try receive(["HTTP/1.1 200 OK\r\n", "X-Value: a\u{0}b\r\n", "\r\n"])
+        #expect(transfer.responseHeaders["X-Value"] == "a b")
+    }
+
+    @Test func bareCarriageReturnInAFoldedLineBecomesASpace() throws {
+        let transfer = try receive(["HTTP/1.1 200 OK\r\n", "X-Folded: first\r\n", "  sec\rond\r\n", "\r\n"])
+        #expect(transfer.responseHeaders["X-Folded"] == "first sec ond")
+    }
+}
