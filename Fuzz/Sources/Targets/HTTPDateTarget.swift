@@ -9,7 +9,8 @@ import OAuth2
 /// proleptic Gregorian, as HTTP's), Foundation writes it and `HTTPDate` must
 /// read back that instant. Any other input is text: when `HTTPDate` reads a
 /// date from it, it is a whole second, and Foundation's spelling of that
-/// date (from 1600 on) reads back the same.
+/// date (from 1600 to 9999: 9999-12-31 23:59:60 is in year 10000, which
+/// has five digits) reads back the same.
 /// `Retry-After` on the text stays within 0…24 h.
 enum HTTPDateTarget {
     private static let formatter: DateFormatter = {
@@ -37,7 +38,7 @@ enum HTTPDateTarget {
         if let date = HTTPDate.parse(text) {
             guard date.timeIntervalSince1970.rounded() == date.timeIntervalSince1970 else { violation("a date with a fraction of a second") }
         }
-        if let date = HTTPDate.parse(text), date.timeIntervalSince1970 >= Double(earliest) {
+        if let date = HTTPDate.parse(text), date.timeIntervalSince1970 >= Double(earliest), date.timeIntervalSince1970 < Double(latest) {
             let again = formatter.string(from: date)
             guard HTTPDate.parse(again) == date else { violation("HTTPDate misreads Foundation's spelling of a date it read") }
         }

@@ -23,8 +23,10 @@ import OAuth2
 /// - the hosts name the same thing: equal ignoring case, or the same IPv4
 ///   or IPv6 address however written (libcurl normalises `127.1` to
 ///   `127.0.0.1` and IPv6 text to its shortest form; the token then goes to
-///   the address Foundation's host names, so this is no leak), an IPv6 zone
-///   included (percent-decoded: libcurl keeps `%25` escapes in the zone);
+///   the address Foundation's host names, so this is no leak); an IPv6
+///   zone id is left out (the two disagree on an empty one, `[::%25]`, and
+///   on how far to decode it; a zone only picks the interface for the same
+///   address, and the library never calls a host with a zone loopback);
 /// - the ports are equal, defaults filled in;
 /// - what the library calls a loopback host, libcurl's host is too (by a
 ///   judgement of its own: `localhost`, 127.0.0.0/8, ::1), and a URL the
@@ -57,23 +59,23 @@ enum HostTarget {
         guard origin.scheme == curl.scheme.lowercased() else {
             violation("scheme: Foundation \(origin.scheme), libcurl \(curl.scheme)")
         }
-        guard Address(origin.host) == Address(curl.host, zone: curl.zone) else {
-            violation("host: Foundation \(origin.host), libcurl \(curl.host) zone \(curl.zone ?? "-")")
+        guard Address(origin.host) == Address(curl.host) else {
+            violation("host: Foundation \(origin.host), libcurl \(curl.host)")
         }
         guard origin.port == curl.port else {
             violation("port: Foundation \(origin.port), libcurl \(curl.port)")
         }
         let loopback = EndpointPolicy.isLoopback(host: EndpointPolicy.host(of: url))
         guard loopback == transfer.isLoopbackHost else { violation("the transfer's loopback judgement differs from EndpointPolicy's") }
-        if loopback && !Address(curl.host, zone: curl.zone).isLoopback {
+        if loopback && !Address(curl.host).isLoopback {
             violation("EndpointPolicy calls \(origin.host) loopback, libcurl connects to \(curl.host)")
         }
-        if EndpointPolicy.isSecure(url) && !(curl.scheme.lowercased() == "https" || Address(curl.host, zone: curl.zone).isLoopback) {
+        if EndpointPolicy.isSecure(url) && !(curl.scheme.lowercased() == "https" || Address(curl.host).isLoopback) {
             violation("EndpointPolicy lets a token go to \(curl.scheme)://\(curl.host)")
         }
         if let parts = URLParts(transfer.urlString[...]), let host = parts.host, let port = parts.effectivePort {
             let decoded = host.removingPercentEncoding ?? String(host)
-            guard Address(decoded) == Address(curl.host, zone: curl.zone), port == curl.port else {
+            guard Address(decoded) == Address(curl.host), port == curl.port else {
                 violation("URLParts reads \(host):\(port), libcurl \(curl.host):\(curl.port)")
             }
         }
@@ -84,7 +86,6 @@ enum HostTarget {
 private struct CurlURL {
     var scheme: String
     var host: String
-    var zone: String?
     var port: Int
 
     init?(_ text: String) {
@@ -104,32 +105,25 @@ private struct CurlURL {
         else { return nil }
         self.scheme = scheme
         self.host = host
-        self.zone = get(CURLUPART_ZONEID)
         self.port = port
     }
 }
 
 /// What a host names, for comparing two spellings: an IPv4 address (any
 /// form `inet_aton` reads, as libcurl and the resolver do), an IPv6 address
-/// with its zone, or a name ignoring ASCII case.
+/// (its zone id left out), or a name ignoring ASCII case.
 private enum Address: Equatable {
     case ipv4(UInt32)
-    case ipv6([UInt8], zone: String?)
+    case ipv6([UInt8])
     case name(String)
 
-    /// - Parameter zone: libcurl's zone id, which it keeps percent-encoded
-    ///   where Foundation's host has it decoded.
-    init(_ host: String, zone: String? = nil) {
+    init(_ host: String) {
         var text = Substring(host)
         if text.hasPrefix("["), text.hasSuffix("]") { text = text.dropFirst().dropLast() }
-        var zone = zone.map { $0.removingPercentEncoding ?? $0 }
-        if zone == nil, let percent = text.firstIndex(of: "%") {
-            zone = String(text[text.index(after: percent)...])
-            text = text[..<percent]
-        }
+        if let percent = text.firstIndex(of: "%") { text = text[..<percent] }
         var v6 = in6_addr()
         if inet_pton(AF_INET6, String(text), &v6) == 1 {
-            self = .ipv6(withUnsafeBytes(of: &v6) { Array($0) }, zone: zone)
+            self = .ipv6(withUnsafeBytes(of: &v6) { Array($0) })
             return
         }
         var v4 = in_addr()
@@ -144,7 +138,7 @@ private enum Address: Equatable {
     var isLoopback: Bool {
         switch self {
         case .ipv4(let address): return address >> 24 == 127
-        case .ipv6(let bytes, _): return bytes == Array(repeating: 0, count: 15) + [1]
+        case .ipv6(let bytes): return bytes == Array(repeating: 0, count: 15) + [1]
         case .name(let name): return name == "localhost"
         }
     }

@@ -44,11 +44,14 @@ enum RedirectTarget {
                 }
             }
         } catch {
-            // What the provider's own error fields say, a message may quote.
+            // A message may quote the provider's own parameters (error, its
+            // description, iss): the state or code inside one of those is the
+            // provider's text, not a leak.
             let message = "\(error) \(error.message)"
-            let quoted = TokenResponseTarget.printable([error.errorDescription, error.errorURI, error.code.rawValue].compactMap { $0 }.joined(separator: " "))
-            if message.contains(state), !quoted.contains(state) { violation("a redirect error (\(error.code)) quotes the state") }
-            if let code = codeParameter(text), message.contains(code), !quoted.contains(code) {
+            if message.contains(state), !inOtherParameters(state, of: text, than: "state") {
+                violation("a redirect error (\(error.code)) quotes the state")
+            }
+            if let code = codeParameter(text), message.contains(code), !inOtherParameters(code, of: text, than: "code") {
                 violation("a redirect error (\(error.code)) quotes the code")
             }
         }
@@ -56,11 +59,20 @@ enum RedirectTarget {
 
     /// The query's `code`, when long and unusual enough not to occur in a message by chance.
     private static func codeParameter(_ text: String) -> String? {
-        guard let query = text.split(separator: "?", maxSplits: 1).dropFirst().first,
-              let pairs = try? FormURLEncoding.decode(query.split(separator: "#", maxSplits: 1).first ?? "")
-        else { return nil }
-        return pairs.first { $0.0 == "code" }.map(\.1).flatMap { code in
+        queryParameters(text).first { $0.0 == "code" }.map(\.1).flatMap { code in
             code.count >= 12 && code.contains(where: \.isNumber) ? code : nil
         }
+    }
+
+    /// Whether a parameter other than `name` has `needle` in its name or value, as a message would quote it.
+    private static func inOtherParameters(_ needle: String, of text: String, than name: String) -> Bool {
+        queryParameters(text).contains { parameter in
+            parameter.0 != name && TokenResponseTarget.printable(parameter.0 + " " + parameter.1).contains(needle)
+        }
+    }
+
+    private static func queryParameters(_ text: String) -> [(String, String)] {
+        guard let query = text.split(separator: "?", maxSplits: 1).dropFirst().first else { return [] }
+        return (try? FormURLEncoding.decode(query.split(separator: "#", maxSplits: 1).first ?? "")) ?? []
     }
 }
