@@ -97,6 +97,7 @@ extension CurlTransfer {
             // Obsolete line folding (RFC 9112 §5.2): the line continues the previous value.
             guard let pending = pendingHeader else { return true }
             let more = Self.trimmedString(bytes)
+            guard !more.isEmpty else { return true }
             pendingHeader = (pending.name, pending.value.isEmpty ? more : pending.value + " " + more)
             return true
         }

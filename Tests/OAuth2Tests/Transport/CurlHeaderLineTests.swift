@@ -33,4 +33,11 @@ import Testing
         let transfer = try receive(["HTTP/1.1 200 OK\r\n", "X-Folded: first\r\n", "  sec\rond\r\n", "\r\n"])
         #expect(transfer.responseHeaders["X-Folded"] == "first sec ond")
     }
+
+    // Found by the header-lines fuzz target (Fuzz/Corpus/header-lines/empty-fold):
+    // a continuation line of only spaces left a trailing space on the value.
+    @Test func emptyContinuationLineAddsNothing() throws {
+        let transfer = try receive(["HTTP/1.1 200 OK\r\n", "X-Folded: a\r\n", "   \r\n", "\r\n"])
+        #expect(transfer.responseHeaders["X-Folded"] == "a")
+    }
 }
