@@ -27,11 +27,16 @@ package enum EndpointPolicy {
     }
 
     /// Whether the bytes are a dotted quad `127.a.b.c`, each part 1 to 3 ASCII digits and at most 255.
+    ///
+    /// A part with a leading 0 is octal to libcurl and the resolver
+    /// (`inet_aton`): one holding an 8 or a 9 is no number to them, so they
+    /// look the whole host up in DNS, which may answer with any address.
     private static func isLoopbackIPv4(_ bytes: Substring.UTF8View.SubSequence) -> Bool {
         var octets = 0
         var value = 0
         var digits = 0
         var first = 0
+        var octal = false
         for byte in bytes {
             if byte == UInt8(ascii: ".") {
                 guard digits > 0, octets < 3 else { return false }
@@ -42,6 +47,8 @@ package enum EndpointPolicy {
                 continue
             }
             guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 3 else { return false }
+            if digits == 0 { octal = byte == UInt8(ascii: "0") }
+            guard !octal || byte <= UInt8(ascii: "7") else { return false }
             value = value * 10 + Int(byte - UInt8(ascii: "0"))
             digits += 1
             guard value <= 255 else { return false }

@@ -20,6 +20,16 @@ import Testing
         #expect(!EndpointPolicy.isLoopback(host: host))
     }
 
+    // Found by the host fuzz target (Fuzz/Corpus/host/octal-8): a part with a
+    // leading 0 is octal to libcurl and the resolver (inet_aton), and "018" is
+    // no octal number, so "127.0.0.018" is a name they look up in DNS, which
+    // may answer with any address: it must not count as loopback (http).
+    @Test(arguments: ["127.0.0.018", "127.08.0.1", "127.0.09.1", "127.00.0.09"])
+    func refusesLeadingZeroPartsThatAreNotOctal(_ host: String) throws {
+        #expect(!EndpointPolicy.isLoopback(host: host))
+        #expect(!EndpointPolicy.isSecure(try #require(URL(string: "http://\(host):8080/token"))))
+    }
+
     @Test func refusesAMissingHost() {
         #expect(!EndpointPolicy.isLoopback(host: nil))
     }
