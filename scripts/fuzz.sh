@@ -3,7 +3,8 @@
 #
 #   scripts/fuzz.sh run [TARGET...]     each target for FUZZ_SECONDS (default 60)
 #   scripts/fuzz.sh merge [TARGET...]   add what the runs found that covers new
-#                                       code to Fuzz/Corpus (commit it)
+#                                       code to Fuzz/Corpus, at most
+#                                       FUZZ_MERGE_LIMIT (25) per target (commit it)
 #
 # `make fuzz` and `make fuzz-merge` call it. A run starts from the committed
 # corpus, Fuzz/Corpus/<target>, and writes what it discovers to a working
@@ -64,9 +65,23 @@ for target in "${targets[@]}"; do
         echo "fuzz: $target: $(( $(date +%s) - started )) s, $executions executions, $added new inputs, $finding"
         ;;
     merge)
-        before=$(ls "Fuzz/Corpus/$target" | wc -l)
-        OAUTH2_FUZZ_TARGET="$target" "$binary" -merge=1 -max_len=4096 "Fuzz/Corpus/$target" "$work" >"$scratch/logs/$target-merge.log" 2>&1
-        echo "fuzz: $target: corpus $before → $(ls "Fuzz/Corpus/$target" | wc -l) files"
+        # Edges only (no hit counts) and a greedy set cover keep the additions
+        # few; then at most FUZZ_MERGE_LIMIT of them, the smallest, so the
+        # committed corpus stays small enough to read and to replay in make test.
+        fresh="$scratch/merge/$target"
+        committed="$PWD/Fuzz/Corpus/$target"
+        rm -rf "$fresh"
+        mkdir -p "$fresh"
+        cp "Fuzz/Corpus/$target/"* "$fresh/"
+        OAUTH2_FUZZ_TARGET="$target" "$binary" -set_cover_merge=1 -use_counters=0 -max_len=1024 \
+            "$fresh" "$work" >"$scratch/logs/$target-merge.log" 2>&1
+        added=0
+        while IFS= read -r name; do
+            cp "$fresh/$name" "$committed/$name"
+            added=$((added + 1))
+        done < <(cd "$fresh" && for name in *; do [ -e "$committed/$name" ] || echo "$(wc -c <"$name") $name"; done \
+                 | sort -n | head -n "${FUZZ_MERGE_LIMIT:-25}" | cut -d' ' -f2)
+        echo "fuzz: $target: $added inputs added to Fuzz/Corpus/$target ($(ls "Fuzz/Corpus/$target" | wc -l) files)"
         ;;
     *)
         echo "usage: scripts/fuzz.sh run|merge [TARGET...]" >&2

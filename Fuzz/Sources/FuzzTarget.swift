@@ -34,8 +34,9 @@ struct FuzzTarget: Sendable {
 
 /// Stops the process: a target's property does not hold for this input.
 ///
-/// The message must not quote the input (libFuzzer saves it as a file, and
-/// replay names the file), only say which property failed.
+/// The message says which property failed, with the parts each side read
+/// where that helps; the input itself is in the file libFuzzer saves (and
+/// replay names). Fuzz inputs hold no secrets, so a message may show them.
 func violation(_ message: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) -> Never {
     fatalError("fuzz property violated: \(message())", file: file, line: line)
 }

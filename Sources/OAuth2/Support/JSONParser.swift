@@ -11,6 +11,11 @@ package import Foundation
 /// UTF-8, control characters in strings, numbers that are not finite doubles,
 /// trailing bytes and nesting deeper than `maxDepth`. Recursion is bounded by
 /// that depth, so a hostile body cannot exhaust the stack.
+///
+/// The `json` fuzz target (Fuzz/) holds it to Foundation's `JSONSerialization`:
+/// the same values wherever both accept; where only Foundation accepts, the
+/// reason is a duplicate key, the depth, or Foundation's trailing commas and
+/// UTF-16/32 input.
 package enum JSONParser {
     /// Why a body is not acceptable JSON. The reason names a byte offset, never the content.
     package struct Failure: Error, Equatable {
