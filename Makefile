@@ -71,14 +71,16 @@ demo: deps
 	@PASTE="$(PASTE)" SWIFT="$(SWIFT)" scripts/demo.sh
 
 # Fuzzing (Fuzz/, README "Fuzzing"): `make fuzz` runs each libFuzzer target
-# for FUZZ_SECONDS under AddressSanitizer (FUZZ_TARGETS="json host" for some);
+# for FUZZ_SECONDS under AddressSanitizer (FUZZ_TARGETS="json host" for some,
+# FUZZ_OPTIONS for more libFuzzer options);
 # `make fuzz-merge` adds what those runs found that covers new code to
 # Fuzz/Corpus. `make test` replays the corpus without exploring (fuzz-replay).
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
+FUZZ_OPTIONS ?=
 
 fuzz: deps
-	@FUZZ_SECONDS=$(FUZZ_SECONDS) SWIFT="$(SWIFT)" scripts/fuzz.sh run $(FUZZ_TARGETS)
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_OPTIONS="$(FUZZ_OPTIONS)" SWIFT="$(SWIFT)" scripts/fuzz.sh run $(FUZZ_TARGETS)
 
 fuzz-merge: deps
 	@SWIFT="$(SWIFT)" scripts/fuzz.sh merge $(FUZZ_TARGETS)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The fuzz targets of Fuzz/ (issue 11) under libFuzzer and AddressSanitizer.
 #
-#   scripts/fuzz.sh run [TARGET...]     each target for FUZZ_SECONDS (default 60)
+#   scripts/fuzz.sh run [TARGET...]     each target for FUZZ_SECONDS (default 60),
+#                                       with FUZZ_OPTIONS passed to libFuzzer
 #   scripts/fuzz.sh merge [TARGET...]   add what the runs found that covers new
 #                                       code to Fuzz/Corpus, at most
 #                                       FUZZ_MERGE_LIMIT (25) per target (commit it)
@@ -49,6 +50,9 @@ for target in "${targets[@]}"; do
         options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1
                  -artifact_prefix="$scratch/artifacts/$target-")
         [ -f "Fuzz/Dictionaries/$target.dict" ] && options+=(-dict="Fuzz/Dictionaries/$target.dict")
+        # More libFuzzer options, e.g. FUZZ_OPTIONS="-use_value_profile=1 -jobs=2".
+        read -r -a extra <<<"${FUZZ_OPTIONS:-}"
+        options+=("${extra[@]}")
         log="$scratch/logs/$target.log"
         started=$(date +%s)
         code=0
