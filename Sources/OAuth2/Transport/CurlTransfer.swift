@@ -145,7 +145,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.urlString = urlString
         timeoutMilliseconds = (request.timeout ?? configuration.timeout).curlMilliseconds
         maxResponseSize = Swift.max(request.maxResponseSize ?? configuration.maxResponseSize, 0)
-        followRedirects = request.followRedirects
+        followRedirects = request.redirects == .follow
     }
 
     deinit {
