@@ -117,7 +117,8 @@ public struct OAuth2Error: Error, Sendable, Hashable {
     public var message: String
     /// The provider's `error_description`, control characters stripped, when it sent one.
     public var errorDescription: String?
-    /// The provider's `error_uri`, when it sent one.
+    /// The provider's `error_uri`, when it sent an absolute `http` or `https`
+    /// URI of RFC 6749's characters; any other is dropped.
     public var errorURI: String?
     /// The HTTP status of the answer that caused the error, when there was one.
     public var httpStatus: Int?
@@ -136,7 +137,7 @@ public struct OAuth2Error: Error, Sendable, Hashable {
         self.code = code
         self.message = message
         self.errorDescription = errorDescription.map(Self.sanitize)
-        self.errorURI = errorURI.map(Self.sanitize)
+        self.errorURI = errorURI.flatMap(ProviderText.errorURI)
         self.httpStatus = httpStatus
         self.retryAfter = retryAfter
     }

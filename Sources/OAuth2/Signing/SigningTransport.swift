@@ -115,7 +115,8 @@ public struct SigningTransport: HTTPTransport {
     }
 
     private static func insufficientScope(_ scope: String?, status: Int) -> OAuth2Error {
-        let needed = scope.map { " (needs: \(OAuth2Error.sanitize($0)))" } ?? ""
+        let tokens = scope.map(ProviderText.scopeTokens) ?? []
+        let needed = tokens.isEmpty ? "" : " (needs: \(tokens.joined(separator: " ")))"
         return OAuth2Error(code: .insufficientScope, message: "the token lacks the scope this request needs\(needed)", httpStatus: status)
     }
 

@@ -118,6 +118,22 @@ import Testing
         #expect(try await harness.store.load(account: "alice") != nil)
     }
 
+    @Test(arguments: [
+        #"Bearer error="insufficient_scope", scope="admin r\\x wr\"ite caf\#u{E9} write""#,
+        "Bearer error=\"insufficient_scope\", scope=\"admin \u{1B}]0;pwned\u{07} write\"",
+    ])
+    func aNeededScopeOutsideRFC6749sCharactersIsLeftOutOfTheMessage(challenge: String) async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        harness.transport.enqueue(HTTPResponse(status: 403, headers: ["WWW-Authenticate": challenge]), for: Fixture.apiURL)
+        let error = await oauth2Error { _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL)) }
+        #expect(error?.code == .insufficientScope)
+        let message = error?.message ?? ""
+        #expect(!message.contains("\u{1B}") && !message.contains("\\") && !message.contains("\"") && !message.contains("caf"), "\(message)")
+        // A challenge the parser reads keeps its good scope tokens; one it cannot read names none.
+        #expect(message.hasSuffix("(needs: admin write)") || message.hasSuffix("needs"), "\(message)")
+    }
+
     @Test func otherErrorStatusesAreReturned() async throws {
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: 3600)

@@ -176,6 +176,33 @@ import Testing
         #expect(error(json: #"{"access_token":"a","scope":5}"#)?.code == .invalidTokenResponse)
     }
 
+    @Test(arguments: [
+        #"{"access_token":"a","scope":"read \u001b[31mred admin"}"#,
+        #"{"access_token":"a","scope":"read line\nbreak admin"}"#,
+        #"{"access_token":"a","scope":"read quo\"te back\\slash admin"}"#,
+        #"{"access_token":"a","scope":"read caf\u00e9 admin"}"#,
+        #"{"access_token":"a","scope":["read","\u001b]0;title\u0007","admin"]}"#,
+    ])
+    func dropsScopeTokensOutsideRFC6749sCharacters(json: String) throws {
+        #expect(try parse(json: json).scopes == ["read", "admin"])
+    }
+
+    @Test func aScopeOfOnlyForbiddenTokensLeavesNoScopesRatherThanTheRequestedOnes() throws {
+        #expect(try parse(FlowFixtures.json(#"{"access_token":"a","scope":"\u001b[2J"}"#), scopes: ["x"]).scopes == [])
+    }
+
+    @Test(arguments: ["javascript:alert(1)", "file:///etc/passwd", "https://docs.example/\\u001b[31m", "//docs.example/x", "docs.example/x", "https://", "https://docs.example/a b"])
+    func dropsAnErrorURIThatIsNotAPlainHTTPURI(uri: String) throws {
+        let body = #"{"error":"invalid_grant","error_uri":"\#(uri)"}"#
+        let error = error(FlowFixtures.json(body, status: 400))
+        #expect(error?.code == .invalidGrant)
+        #expect(error?.errorURI == nil)
+    }
+
+    @Test func keepsAnHTTPErrorURI() throws {
+        #expect(error(FlowFixtures.json(#"{"error":"invalid_grant","error_uri":"http://docs.example/errors#grant"}"#, status: 400))?.errorURI == "http://docs.example/errors#grant")
+    }
+
     // MARK: provider quirks
 
     @Test func readsAFormEncodedBodyLikeGitHub() throws {
