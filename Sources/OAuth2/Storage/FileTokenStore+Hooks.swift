@@ -15,13 +15,18 @@ extension FileTokenStore {
         /// outcome (see ``StoreFileSystem/InjectedFault``), so every failure a
         /// disk can produce is reachable without filling or breaking one.
         var failing: (@Sendable (SaveStep) -> StoreFileSystem.InjectedFault?)?
+        /// Runs right after the store makes a directory of its path (the
+        /// path made so far), before it opens it.
+        var afterCreatingDirectory: (@Sendable (_ path: String) -> Void)?
 
         init(
             beforeRename: (@Sendable (_ temporaryFileName: String) async throws -> Void)? = nil,
-            failing: (@Sendable (SaveStep) -> StoreFileSystem.InjectedFault?)? = nil
+            failing: (@Sendable (SaveStep) -> StoreFileSystem.InjectedFault?)? = nil,
+            afterCreatingDirectory: (@Sendable (_ path: String) -> Void)? = nil
         ) {
             self.beforeRename = beforeRename
             self.failing = failing
+            self.afterCreatingDirectory = afterCreatingDirectory
         }
     }
 

@@ -102,16 +102,11 @@ public final class FileTokenStore: TokenStore {
         guard !directory.isEmpty else {
             throw OAuth2Error.store("the token store's directory path is empty")
         }
-        let created: Bool
-        do {
-            created = try StoreFileSystem.makeDirectory(directory)
-        } catch {
-            throw OAuth2Error.store("cannot create the token store's directory \(directory): \(error.reason)")
-        }
         let fd: Int32
         do {
-            // A directory we just made is not followed through a link that replaced it.
-            fd = try StoreFileSystem.openFile(directory, flags: O_RDONLY | O_DIRECTORY | (created ? O_NOFOLLOW : 0))
+            fd = try StoreFileSystem.openDirectory(creating: directory, afterCreating: { hooks.afterCreatingDirectory?($0) }).descriptor
+        } catch where error.call == "mkdir" || error.call == "fchmod" {
+            throw OAuth2Error.store("cannot create the token store's directory \(directory): \(error.reason)")
         } catch {
             let reason = error.errno == ENOTDIR ? "it is not a directory" : error.reason
             throw OAuth2Error.store("cannot open the token store's directory \(directory): \(reason)")
