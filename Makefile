@@ -12,6 +12,10 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# A throwaway PostgreSQL (scripts/postgres.sh: Debian's package, installed when
+# missing; a cluster under .build/postgres on a free 127.0.0.1 port) serves the
+# PostgreSQL token store's tests (Tests/OAuth2PostgresTests); the same trap
+# stops it. `make demo` needs none of it.
 # The integration tests (Tests/IntegrationTests) drive the built oauth2 binary
 # against four local providers: main (hour-long tokens), short (2-second
 # tokens), and rotate and grace (2-second tokens, refresh-token reuse
@@ -40,7 +44,8 @@ api-update: deps
 test: deps lint
 	$(SWIFT) build --build-tests
 	@python3 scripts/public-api.py --swift=$(SWIFT)
-	@trap 'scripts/provider-stop.sh $(PROVIDERS) >/dev/null' EXIT; trap 'exit 130' INT TERM; \
+	@trap 'scripts/provider-stop.sh $(PROVIDERS) >/dev/null; scripts/postgres.sh stop' EXIT; trap 'exit 130' INT TERM; \
+	scripts/postgres.sh start >/dev/null && . "$(CURDIR)/.build/postgres/env.sh" && \
 	scripts/provider-start.sh --name main >/dev/null && \
 	scripts/provider-start.sh --name short --access-token-lifetime 2 >/dev/null && \
 	scripts/provider-start.sh --name rotate --access-token-lifetime 2 --reuse-protection >/dev/null && \
@@ -58,6 +63,8 @@ test: deps lint
 # other processes and need providers; here they are skipped, and say so.
 test-tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	@trap 'scripts/postgres.sh stop' EXIT; trap 'exit 130' INT TERM; \
+	scripts/postgres.sh start >/dev/null && . "$(CURDIR)/.build/postgres/env.sh" && \
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
 
 # The Hummingbird example (Examples/SignInServer), its own package, against local providers.
@@ -70,6 +77,7 @@ demo: deps
 	@PASTE="$(PASTE)" SWIFT="$(SWIFT)" scripts/demo.sh
 
 clean:
+	-scripts/postgres.sh stop
 	rm -rf .build .build-tsan
 
 # Benchmarks (Benchmarks/, a package of its own): libcurl from C against

@@ -155,7 +155,7 @@ public struct OAuth2Error: Error, Sendable, Hashable {
     }
 
     /// Strips control characters and bounds the length of text that came from outside.
-    static func sanitize(_ text: String) -> String {
+    package static func sanitize(_ text: String) -> String {
         var scalars = String.UnicodeScalarView()
         for scalar in text.unicodeScalars.prefix(512) where !(scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format) {
             scalars.append(scalar)

@@ -341,7 +341,7 @@ public final class FileTokenStore: TokenStore {
     }
 
     /// `account "name"`, control characters removed and bounded: account names come from callers and may be odd.
-    static func describe(_ account: String) -> String {
+    package static func describe(_ account: String) -> String {
         "account \"\(OAuth2Error.sanitize(String(account.prefix(100))))\""
     }
 }

@@ -53,7 +53,7 @@ import Crypto
 /// account name's UTF-8. Its token normally has no `binding` (it loads as
 /// `nil`, and the client stamps and saves it again, which writes version 2);
 /// one that has a binding inside the token keeps it.
-enum TokenFileFormat {
+package enum TokenFileFormat {
     static let formatName = "swift-oauth2-token"
     /// The version every save writes.
     static let currentVersion = 2
@@ -78,7 +78,7 @@ enum TokenFileFormat {
     }
 
     /// The file's bytes for `token` in the current version, encrypted when `encryption` has a key.
-    static func encode(_ token: AccessToken, account: String, encryption: FileTokenStore.Encryption) throws(OAuth2Error) -> [UInt8] {
+    package static func encode(_ token: AccessToken, account: String, encryption: FileTokenStore.Encryption) throws(OAuth2Error) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         encoder.dateEncodingStrategy = .secondsSince1970
@@ -113,7 +113,7 @@ enum TokenFileFormat {
     ///   not a token file, unknown version, encrypted without a key, plaintext
     ///   where encryption is required, a different key, a failed authentication,
     ///   a header binding that disagrees with the token's.
-    static func decode(
+    package static func decode(
         _ bytes: [UInt8],
         account: String,
         encryption: FileTokenStore.Encryption,
