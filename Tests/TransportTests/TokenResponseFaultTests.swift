@@ -1,0 +1,196 @@
+import Foundation
+import OAuth2
+import Testing
+
+/// The network failing around a token response, with the real transport and
+/// a real client: the client holds an expired token with a refresh token in
+/// a ``FileTokenStore``, and its token endpoint is a ``ScriptedServer``.
+/// Whatever the failure, the client ends with a typed error and the stored
+/// token, refresh token included, is the one it had.
+@Suite(.timeLimit(.minutes(5))) struct TokenResponseFaultTests {
+    static let newAccessToken = "at-new-fault-test"
+    static let newRefreshToken = "rt-new-fault-test"
+    static let tokenJSON = #"{"access_token":"\#(newAccessToken)","token_type":"Bearer","expires_in":3600,"refresh_token":"\#(newRefreshToken)","scope":"read"}"#
+
+    /// Interim responses a server may send before the final one: `100
+    /// Continue`, and `103 Early Hints` with fields of its own (one that
+    /// would break the token response if it leaked into the final one).
+    static let continueResponse = "HTTP/1.1 100 Continue\r\n\r\n"
+    static let earlyHints = "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload; as=style\r\nContent-Type: text/html\r\n\r\n"
+
+    /// How the token response is framed.
+    enum Framing: CaseIterable, CustomTestStringConvertible {
+        case contentLength
+        case chunked
+        /// No length: the body ends when the connection does.
+        case closeDelimited
+        /// `100 Continue` and `103 Early Hints`, then a `Content-Length` response.
+        case afterInterimResponses
+
+        var response: String {
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n"
+            let json = TokenResponseFaultTests.tokenJSON
+            switch self {
+            case .contentLength:
+                return head + "Content-Length: \(json.utf8.count)\r\n\r\n" + json
+            case .chunked:
+                let half = json.utf8.count / 2
+                let (first, second) = (String(json.prefix(half)), String(json.dropFirst(half)))
+                let chunks = [first, second].map { String($0.utf8.count, radix: 16) + "\r\n" + $0 + "\r\n" }.joined()
+                return head + "Transfer-Encoding: chunked\r\n\r\n" + chunks + "0\r\n\r\n"
+            case .closeDelimited:
+                return head + "Connection: close\r\n\r\n" + json
+            case .afterInterimResponses:
+                return TokenResponseFaultTests.continueResponse + TokenResponseFaultTests.earlyHints
+                    + Self.contentLength.response
+            }
+        }
+
+        /// Whether all of it is a whole response even when a reset follows;
+        /// without a length, a reset leaves the body's end unknown.
+        var isWholeWithoutItsEnd: Bool { self != .closeDelimited }
+
+        var testDescription: String { "\(self)" }
+    }
+
+    /// A reset after every byte count of the response, 0 to all of it, one
+    /// connection each (with interim responses first: a reset inside them,
+    /// or right after them, too): a `transport_error` saying the connection
+    /// was lost, and the old token kept. Once the whole response arrived it
+    /// is a refresh like any other, and its token is saved; except without a
+    /// length, where only a normal close would have said the body was whole.
+    @Test(arguments: Framing.allCases)
+    func aResetAtEveryByteOfTheTokenResponseIsATransportErrorAndKeepsTheToken(framing: Framing) async throws {
+        let response = Array(framing.response.utf8)
+        try await RefreshFixture.with { fixture in
+            for count in 0...response.count {
+                fixture.server.enqueue(.reset(afterSending: Array(response[..<count])))
+                let result = await fixture.token()
+                if count == response.count && framing.isWholeWithoutItsEnd {
+                    let token = try result.get()
+                    #expect(token.accessToken == Secret(Self.newAccessToken))
+                    try await fixture.expectStored(access: Self.newAccessToken, refresh: Self.newRefreshToken)
+                } else {
+                    guard case .failure(let error) = result else {
+                        Issue.record("a reset after \(count) of \(response.count) bytes gave a token")
+                        return
+                    }
+                    #expect(error.code == .transportError, "after \(count) of \(response.count) bytes: \(error)")
+                    #expect(error.message.contains("the connection was lost"), "\(error.message)")
+                    try await fixture.expectOldTokenKept("after \(count) of \(response.count) bytes")
+                }
+            }
+            // One request per byte count: the transport retried none.
+            #expect(fixture.server.requests.count == response.count + 1)
+            #expect(fixture.server.requests.allSatisfy { $0.contains("grant_type=refresh_token") })
+        }
+    }
+
+    /// A server that takes the request and never answers, or stops halfway:
+    /// `timeout` once the request timeout has passed (not the test's
+    /// patience), and the old token kept.
+    @Test(arguments: [0, 60])
+    func aStalledServerIsATimeoutAndKeepsTheToken(bytesBeforeStalling: Int) async throws {
+        let response = Array(Framing.contentLength.response.utf8)
+        try await RefreshFixture.with(requestTimeout: .seconds(1)) { fixture in
+            fixture.server.enqueue(.stall(afterSending: Array(response.prefix(bytesBeforeStalling))))
+            let started = ContinuousClock.now
+            let result = await fixture.token()
+            let waited = ContinuousClock.now - started
+
+            guard case .failure(let error) = result else {
+                Issue.record("a stalled server gave a token")
+                return
+            }
+            #expect(error.code == .timeout, "\(error)")
+            #expect(waited < .seconds(20), "the 1 s request timeout took \(waited)")
+            try await fixture.expectOldTokenKept("after a stall")
+        }
+    }
+
+    /// Interim (1xx) responses before the 200 are skipped, their fields with
+    /// them: the refresh succeeds and its token is saved.
+    @Test(arguments: [
+        [continueResponse], [earlyHints], [continueResponse, earlyHints], [earlyHints, earlyHints],
+    ])
+    func interimResponsesBeforeThe200AreSkipped(interim: [String]) async throws {
+        try await RefreshFixture.with { fixture in
+            fixture.server.enqueue(.close(afterSending: Array((interim.joined() + Framing.contentLength.response).utf8)))
+
+            let token = try await fixture.token().get()
+
+            #expect(token.accessToken == Secret(Self.newAccessToken))
+            #expect(token.refreshToken == Secret(Self.newRefreshToken))
+            try await fixture.expectStored(access: Self.newAccessToken, refresh: Self.newRefreshToken)
+        }
+    }
+}
+
+/// A client of account "alice" whose stored token has expired, a
+/// ``FileTokenStore`` in a fresh directory, a ``CurlTransport``, and a
+/// ``ScriptedServer`` as the token endpoint.
+struct RefreshFixture {
+    static let oldAccessToken = "at-old-fault-test"
+    static let oldRefreshToken = "rt-old-fault-test"
+
+    let server: ScriptedServer
+    let store: FileTokenStore
+    let client: OAuth2Client
+    let oldToken: AccessToken
+
+    /// Runs `body` with a fixture, then stops the transport and the server and removes the directory.
+    static func with(requestTimeout: Duration = .seconds(30), _ body: (RefreshFixture) async throws -> Void) async throws {
+        let server = try ScriptedServer()
+        let transport = CurlTransport()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("oauth2-fault-\(UUID().uuidString)").path
+        defer {
+            server.stop()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+        do {
+            let configuration = try OAuth2Configuration(
+                clientID: "client-1",
+                tokenEndpoint: try server.url("/token"),
+                defaultScopes: ["read"],
+                requestTimeout: requestTimeout
+            )
+            var oldToken = AccessToken(
+                accessToken: Secret(oldAccessToken),
+                expiresAt: Date(timeIntervalSinceNow: -60),
+                refreshToken: Secret(oldRefreshToken),
+                scopes: ["read"]
+            )
+            oldToken.binding = configuration.binding
+            let store = try FileTokenStore(directory: directory + "/tokens")
+            try await store.save(oldToken, account: "alice")
+            // As the store gives it back (the expiry in the file's precision).
+            oldToken = try #require(try await store.load(account: "alice"))
+            let client = try OAuth2Client(configuration: configuration, account: "alice", store: store, transport: transport)
+            try await body(RefreshFixture(server: server, store: store, client: client, oldToken: oldToken))
+        } catch {
+            await transport.shutdown()
+            throw error
+        }
+        await transport.shutdown()
+    }
+
+    /// A token from the client, which refreshes the expired one.
+    func token() async -> Result<AccessToken, OAuth2Error> {
+        do {
+            return .success(try await client.token())
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    func expectOldTokenKept(_ when: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        #expect(try await store.load(account: "alice") == oldToken, "the stored token changed \(when)", sourceLocation: sourceLocation)
+        #expect(client.currentToken == oldToken, "the client's token changed \(when)", sourceLocation: sourceLocation)
+    }
+
+    func expectStored(access: String, refresh: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let stored = try await store.load(account: "alice")
+        #expect(stored?.accessToken == Secret(access), sourceLocation: sourceLocation)
+        #expect(stored?.refreshToken == Secret(refresh), sourceLocation: sourceLocation)
+    }
+}
