@@ -21,6 +21,8 @@ final class ScriptedServer: Sendable {
         case close(afterSending: [UInt8])
         /// Sends the bytes, then neither sends more nor closes until the server stops.
         case stall(afterSending: [UInt8])
+        /// Waits, then sends the bytes and closes normally (the client may have given up).
+        case later(Duration, sending: [UInt8])
     }
 
     private struct State {
@@ -112,6 +114,10 @@ final class ScriptedServer: Sendable {
         case .stall(let bytes)?:
             Self.sendAll(connection, bytes)
             state.withLock { $0.stalled.append(connection) }
+        case .later(let delay, let bytes)?:
+            Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
+            Self.sendAll(connection, bytes)
+            close(connection)
         case nil:
             Self.reset(connection)
         }

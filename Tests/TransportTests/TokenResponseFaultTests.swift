@@ -126,12 +126,46 @@ import Testing
     }
 }
 
+extension TokenResponseFaultTests {
+    /// A code exchange over the real transport, cancelled at a random moment
+    /// while the provider takes a random few milliseconds to answer: it ends
+    /// with the token, saved, or with `cancelled` and the old token kept;
+    /// the transport resumes it once either way (a second resume would trap).
+    @Test func aCodeExchangeCancelledAtRandomEndsWithTheTokenOrCancelled() async throws {
+        var random = SystemRandomNumberGenerator()
+        let response = Array(Framing.contentLength.response.utf8)
+        try await RefreshFixture.with { fixture in
+            for round in 0..<60 {
+                let pending = try fixture.client.authorizationURL(redirectURI: RefreshFixture.redirectURI)
+                fixture.server.enqueue(.later(.microseconds(Int.random(in: 0...4000, using: &random)), sending: response))
+                let exchange = Task { [client = fixture.client] in
+                    try await client.openRedirectURL("\(RefreshFixture.redirectURI.absoluteString)?code=code-\(round)&state=\(pending.state)")
+                }
+                try await Task.sleep(for: .microseconds(Int.random(in: 0...5000, using: &random)))
+                exchange.cancel()
+
+                switch await exchange.result {
+                case .success(let token):
+                    #expect(token.accessToken == Secret(Self.newAccessToken))
+                    try await fixture.expectStored(access: Self.newAccessToken, refresh: Self.newRefreshToken)
+                case .failure(let error):
+                    #expect((error as? OAuth2Error)?.code == .cancelled, "round \(round): \(error)")
+                    #expect(try await fixture.store.load(account: "alice") == fixture.oldToken)
+                }
+                // Back to the old token for the next round.
+                try await fixture.store.save(fixture.oldToken, account: "alice")
+            }
+        }
+    }
+}
+
 /// A client of account "alice" whose stored token has expired, a
 /// ``FileTokenStore`` in a fresh directory, a ``CurlTransport``, and a
 /// ``ScriptedServer`` as the token endpoint.
 struct RefreshFixture {
     static let oldAccessToken = "at-old-fault-test"
     static let oldRefreshToken = "rt-old-fault-test"
+    static let redirectURI = URL(string: "http://127.0.0.1/callback")!
 
     let server: ScriptedServer
     let store: FileTokenStore
@@ -150,6 +184,7 @@ struct RefreshFixture {
         do {
             let configuration = try OAuth2Configuration(
                 clientID: "client-1",
+                authorizationEndpoint: try server.url("/authorize"),
                 tokenEndpoint: try server.url("/token"),
                 defaultScopes: ["read"],
                 requestTimeout: requestTimeout
