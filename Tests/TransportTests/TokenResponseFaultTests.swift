@@ -46,38 +46,69 @@ import Testing
             }
         }
 
-        /// Whether all of it is a whole response even when a reset follows;
-        /// without a length, a reset leaves the body's end unknown.
-        var isWholeWithoutItsEnd: Bool { self != .closeDelimited }
+        /// Whether the first `count` of `total` bytes, followed by `ending`,
+        /// may give the token: once the body is known to be whole. Without a
+        /// length only a normal close ends the body. A chunked body
+        /// is whole once its last chunk arrived, before the final line break.
+        func mayGiveTheToken(after count: Int, of total: Int, endedBy ending: Ending) -> Bool {
+            switch self {
+            case .contentLength, .afterInterimResponses: count == total
+            case .chunked: count == total || (ending == .close && count >= total - 2)
+            case .closeDelimited: count == total && ending == .close
+            }
+        }
+
+        /// Whether all of it, followed by `ending`, must give the token.
+        func mustGiveTheToken(endedBy ending: Ending) -> Bool {
+            self != .closeDelimited || ending == .close
+        }
 
         var testDescription: String { "\(self)" }
     }
 
-    /// A reset after every byte count of the response, 0 to all of it, one
-    /// connection each (with interim responses first: a reset inside them,
-    /// or right after them, too): a `transport_error` saying the connection
-    /// was lost, and the old token kept. Once the whole response arrived it
-    /// is a refresh like any other, and its token is saved; except without a
-    /// length, where only a normal close would have said the body was whole.
-    @Test(arguments: Framing.allCases)
-    func aResetAtEveryByteOfTheTokenResponseIsATransportErrorAndKeepsTheToken(framing: Framing) async throws {
+    /// How the server ends the connection after its bytes.
+    enum Ending: CaseIterable, CustomTestStringConvertible {
+        /// RST (`SO_LINGER` 0): the connection was cut.
+        case reset
+        /// FIN: the server closed as if it had said everything.
+        case close
+
+        var testDescription: String { "\(self)" }
+    }
+
+    /// The connection ended after every byte count of the response, 0 to all
+    /// of it, one connection each (with interim responses first: inside them,
+    /// or right after them, too). Cut by a reset it is a `transport_error`
+    /// saying the connection was lost; closed normally, a `transport_error`
+    /// or, where HTTP cannot tell a cut from an end, `invalid_token_response`.
+    /// The old token is kept, refresh token included. A token comes only from
+    /// a body known to be whole (``Framing/mayGiveTheToken(after:of:endedBy:)``),
+    /// and then it is saved.
+    @Test(arguments: Framing.allCases, Ending.allCases)
+    func aConnectionEndingAtEveryByteOfTheTokenResponseIsAnErrorAndKeepsTheToken(framing: Framing, ending: Ending) async throws {
         let response = Array(framing.response.utf8)
         try await RefreshFixture.with { fixture in
             for count in 0...response.count {
-                fixture.server.enqueue(.reset(afterSending: Array(response[..<count])))
-                let result = await fixture.token()
-                if count == response.count && framing.isWholeWithoutItsEnd {
-                    let token = try result.get()
-                    #expect(token.accessToken == Secret(Self.newAccessToken))
+                let bytes = Array(response[..<count])
+                fixture.server.enqueue(ending == .reset ? .reset(afterSending: bytes) : .close(afterSending: bytes))
+                let after = "after \(count) of \(response.count) bytes (\(ending))"
+                switch await fixture.token() {
+                case .success(let token):
+                    #expect(framing.mayGiveTheToken(after: count, of: response.count, endedBy: ending), "a token \(after)")
+                    #expect(token.accessToken == Secret(Self.newAccessToken) && token.refreshToken == Secret(Self.newRefreshToken))
                     try await fixture.expectStored(access: Self.newAccessToken, refresh: Self.newRefreshToken)
-                } else {
-                    guard case .failure(let error) = result else {
-                        Issue.record("a reset after \(count) of \(response.count) bytes gave a token")
-                        return
+                    // The old token again, for the next byte count.
+                    _ = try await fixture.client.adopt(fixture.oldToken)
+                case .failure(let error):
+                    #expect(count < response.count || !framing.mustGiveTheToken(endedBy: ending), "no token \(after): \(error)")
+                    switch ending {
+                    case .reset:
+                        #expect(error.code == .transportError, "\(after): \(error)")
+                        #expect(error.message.contains("the connection was lost"), "\(after): \(error.message)")
+                    case .close:
+                        #expect([.transportError, .invalidTokenResponse].contains(error.code), "\(after): \(error)")
                     }
-                    #expect(error.code == .transportError, "after \(count) of \(response.count) bytes: \(error)")
-                    #expect(error.message.contains("the connection was lost"), "\(error.message)")
-                    try await fixture.expectOldTokenKept("after \(count) of \(response.count) bytes")
+                    try await fixture.expectOldTokenKept(after)
                 }
             }
             // One request per byte count: the transport retried none.
@@ -127,6 +158,22 @@ import Testing
 }
 
 extension TokenResponseFaultTests {
+    /// The transport itself: a connection closed after an interim response,
+    /// or inside its fields (which libcurl reports as a transfer done with
+    /// that status), is lost; it is never answered with a 1xx "response".
+    @Test(arguments: [continueResponse, earlyHints, continueResponse + earlyHints], [false, true])
+    func aConnectionClosedAfterOrInsideAnInterimResponseIsLost(interim: String, cutInside: Bool) async throws {
+        let server = try ScriptedServer()
+        defer { server.stop() }
+        let bytes = Array(interim.utf8)
+        server.enqueue(.close(afterSending: cutInside ? Array(bytes.dropLast(2)) : bytes))
+        let request = HTTPRequest(url: try server.url("/"))
+        try await withTransport { transport in
+            let error = try await #require(throws: HTTPTransportError.self) { try await transport.send(request) }
+            #expect(error == .connectionLost, "\(error)")
+        }
+    }
+
     /// A code exchange over the real transport, cancelled at a random moment
     /// while the provider takes a random few milliseconds to answer: it ends
     /// with the token, saved, or with `cancelled` and the old token kept;

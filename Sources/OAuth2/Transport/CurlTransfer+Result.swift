@@ -23,6 +23,13 @@ extension CurlTransfer {
         flushPendingHeader()
         var status = 0
         _ = ccurl_easy_getinfo_long(easy.handle, CURLINFO_RESPONSE_CODE, &status)
+        guard !(100..<200).contains(status) else {
+            // libcurl reports a connection closed after an interim response
+            // (100 Continue, 103 Early Hints) as a transfer done, with that
+            // status: the final response never came.
+            let lost = HTTPTransportError.connectionLost
+            return .failure(lost.with(message: "\(lost.message): it ended after an interim response (HTTP \(status)), before the final one"))
+        }
         var responseURL = url
         if followRedirects {
             var effective: UnsafeMutablePointer<CChar>?
