@@ -18,6 +18,8 @@ import Testing
     static let continueResponse = "HTTP/1.1 100 Continue\r\n\r\n"
     static let earlyHints = "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload; as=style\r\nContent-Type: text/html\r\n\r\n"
 
+    static let tokenForm = "access_token=\(newAccessToken)&token_type=Bearer&expires_in=3600&refresh_token=\(newRefreshToken)&scope=read"
+
     /// How the token response is framed.
     enum Framing: CaseIterable, CustomTestStringConvertible {
         case contentLength
@@ -26,6 +28,9 @@ import Testing
         case closeDelimited
         /// `100 Continue` and `103 Early Hints`, then a `Content-Length` response.
         case afterInterimResponses
+        /// A form-encoded body (GitHub's quirk) without a length: unlike a
+        /// JSON object, a form body cut short still parses.
+        case closeDelimitedForm
 
         var response: String {
             let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n"
@@ -43,24 +48,29 @@ import Testing
             case .afterInterimResponses:
                 return TokenResponseFaultTests.continueResponse + TokenResponseFaultTests.earlyHints
                     + Self.contentLength.response
+            case .closeDelimitedForm:
+                return "HTTP/1.1 200 OK\r\nContent-Type: application/x-www-form-urlencoded\r\nConnection: close\r\n\r\n"
+                    + TokenResponseFaultTests.tokenForm
             }
         }
 
         /// Whether the first `count` of `total` bytes, followed by `ending`,
         /// may give the token: once the body is known to be whole. Without a
-        /// length only a normal close ends the body. A chunked body
+        /// length only a normal close ends the body, and then only a JSON
+        /// object shows it is whole: a form body never does. A chunked body
         /// is whole once its last chunk arrived, before the final line break.
         func mayGiveTheToken(after count: Int, of total: Int, endedBy ending: Ending) -> Bool {
             switch self {
             case .contentLength, .afterInterimResponses: count == total
             case .chunked: count == total || (ending == .close && count >= total - 2)
             case .closeDelimited: count == total && ending == .close
+            case .closeDelimitedForm: false
             }
         }
 
         /// Whether all of it, followed by `ending`, must give the token.
         func mustGiveTheToken(endedBy ending: Ending) -> Bool {
-            self != .closeDelimited || ending == .close
+            self != .closeDelimitedForm && (self != .closeDelimited || ending == .close)
         }
 
         var testDescription: String { "\(self)" }
@@ -136,6 +146,24 @@ import Testing
             #expect(error.code == .timeout, "\(error)")
             #expect(waited < .seconds(20), "the 1 s request timeout took \(waited)")
             try await fixture.expectOldTokenKept("after a stall")
+        }
+    }
+
+    /// A form-encoded token response (GitHub's quirk) with a length, or
+    /// chunked, is whole when it all arrived: accepted, unlike one without.
+    @Test(arguments: [false, true])
+    func aFormEncodedTokenResponseWithALengthIsAccepted(chunked: Bool) async throws {
+        let form = Self.tokenForm
+        let framing = chunked
+            ? "Transfer-Encoding: chunked\r\n\r\n\(String(form.utf8.count, radix: 16))\r\n\(form)\r\n0\r\n\r\n"
+            : "Content-Length: \(form.utf8.count)\r\n\r\n\(form)"
+        try await RefreshFixture.with { fixture in
+            fixture.server.enqueue(.close(afterSending: Array("HTTP/1.1 200 OK\r\nContent-Type: application/x-www-form-urlencoded\r\n\(framing)".utf8)))
+
+            let token = try await fixture.token().get()
+
+            #expect(token.refreshToken == Secret(Self.newRefreshToken))
+            try await fixture.expectStored(access: Self.newAccessToken, refresh: Self.newRefreshToken)
         }
     }
 
