@@ -159,18 +159,17 @@ final class StoppedChild {
         process.standardError = errors
         try process.run()
         // The child prints its line, then waits; it cannot outlive its alarm (120 s).
-        var bytes = Data()
-        while !bytes.contains(UInt8(ascii: "\n")) {
-            let more = output.fileHandleForReading.availableData
-            if more.isEmpty { break }
-            bytes.append(more)
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(output.fileHandleForReading.fileDescriptor, &byte, 1) == 1, byte != UInt8(ascii: "\n") {
+            bytes.append(byte)
         }
-        guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else {
+        guard !bytes.isEmpty else {
             process.waitUntilExit()
             let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             throw Failure(description: "StoreCrashChild \(arguments[1]) exited (\(process.terminationStatus)) without stopping: \(stderr)")
         }
-        line = String(decoding: bytes[..<newline], as: UTF8.self)
+        line = String(decoding: bytes, as: UTF8.self)
     }
 
     deinit {
@@ -184,15 +183,14 @@ final class StoppedChild {
         return (process.terminationReason, process.terminationStatus)
     }
 
-    /// StoreCrashChild, next to the test binary: `swift build --build-tests` builds both.
+    /// StoreCrashChild, in the directory of the test binary (the build's
+    /// bin path): `swift build --build-tests` builds both.
     static func binary() throws -> String {
         let tests = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
-        var directory = tests.deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("StoreCrashChild").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            directory = directory.deletingLastPathComponent()
+        let child = tests.deletingLastPathComponent().appendingPathComponent("StoreCrashChild").path
+        guard FileManager.default.isExecutableFile(atPath: child) else {
+            throw Failure(description: "StoreCrashChild is not in \(tests.deletingLastPathComponent().path), beside the test binary: build it with `swift build --build-tests`")
         }
-        throw Failure(description: "StoreCrashChild was not found next to the test binary \(tests.path): build it with `swift build --build-tests`")
+        return child
     }
 }
