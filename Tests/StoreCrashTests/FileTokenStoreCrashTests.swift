@@ -62,12 +62,12 @@ import Testing
             let encryption: FileTokenStore.Encryption = try keyText.map { .aesGCM(try FileTokenStore.EncryptionKey(text: $0)) } ?? .plaintext
             try await FileTokenStore(directory: scratch.store, encryption: encryption).save(Self.oldToken, account: "alice")
 
-            let child = try StoppedChild(
+            let child = try await StoppedChild.start(
                 [scratch.store, point.argument, Self.newAccessToken, Self.newRefreshToken],
                 environment: keyText.map { ["STORE_CRASH_CHILD_KEY": $0] } ?? [:]
             )
             #expect(child.line == "stopped \(point.argument)")
-            let (reason, status) = child.kill()
+            let (reason, status) = try await child.kill()
             #expect(reason == .uncaughtSignal && status == SIGKILL, "the child ended with \(reason) \(status), not SIGKILL")
 
             // A process started after the crash.
@@ -140,17 +140,27 @@ final class Scratch {
 }
 
 /// StoreCrashChild, started and read until it says where it stopped.
+///
+/// Waiting on it never blocks a thread: the tests share Swift's few
+/// cooperative threads (two on two cores), and a child that takes a while to
+/// start, under ThreadSanitizer on a busy machine, would stall every other test.
 final class StoppedChild {
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
 
-    private let process = Process()
+    private let process: Process
     /// The line the child printed when it stopped.
     let line: String
 
-    init(_ arguments: [String], environment: [String: String]) throws {
-        process.executableURL = URL(fileURLWithPath: try Self.binary())
+    private init(process: Process, line: String) {
+        self.process = process
+        self.line = line
+    }
+
+    static func start(_ arguments: [String], environment: [String: String]) async throws -> StoppedChild {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try binary())
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let output = Pipe()
@@ -159,17 +169,27 @@ final class StoppedChild {
         process.standardError = errors
         try process.run()
         // The child prints its line, then waits; it cannot outlive its alarm (120 s).
+        let fd = output.fileHandleForReading.fileDescriptor
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
-        while read(output.fileHandleForReading.fileDescriptor, &byte, 1) == 1, byte != UInt8(ascii: "\n") {
-            bytes.append(byte)
+        while true {
+            let count = read(fd, &byte, 1)
+            if count == 1 {
+                if byte == UInt8(ascii: "\n") { break }
+                bytes.append(byte)
+            } else if count < 0 && (errno == EAGAIN || errno == EINTR) {
+                try await Task.sleep(for: .milliseconds(2))
+            } else {
+                break
+            }
         }
         guard !bytes.isEmpty else {
-            process.waitUntilExit()
+            try await exit(of: process)
             let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             throw Failure(description: "StoreCrashChild \(arguments[1]) exited (\(process.terminationStatus)) without stopping: \(stderr)")
         }
-        line = String(decoding: bytes, as: UTF8.self)
+        return StoppedChild(process: process, line: String(decoding: bytes, as: UTF8.self))
     }
 
     deinit {
@@ -177,10 +197,16 @@ final class StoppedChild {
     }
 
     /// Kills the child with SIGKILL and waits for it; how it ended.
-    func kill() -> (Process.TerminationReason, Int32) {
+    func kill() async throws -> (Process.TerminationReason, Int32) {
         Glibc.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        try await Self.exit(of: process)
         return (process.terminationReason, process.terminationStatus)
+    }
+
+    private static func exit(of process: Process) async throws {
+        while process.isRunning {
+            try await Task.sleep(for: .milliseconds(2))
+        }
     }
 
     /// StoreCrashChild, in the directory of the test binary (the build's
