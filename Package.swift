@@ -105,6 +105,21 @@ let package = Package(
             dependencies: ["OAuth2Postgres", "OAuth2", "OAuth2Testing", .product(name: "PostgresNIO", package: "postgres-nio")],
             swiftSettings: strictSettings
         ),
+        // The crash tests' child process: saves a token and stops at a chosen
+        // step of the save for the parent to SIGKILL it there. Built with the
+        // tests (`swift build --build-tests`); not a product.
+        .executableTarget(
+            name: "StoreCrashChild",
+            dependencies: ["OAuth2"],
+            path: "Tests/StoreCrashChild",
+            swiftSettings: strictSettings
+        ),
+        // Kills StoreCrashChild at every step of a save and reads what it left.
+        .testTarget(
+            name: "StoreCrashTests",
+            dependencies: ["OAuth2"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "TransportTests",
             dependencies: ["OAuth2"],

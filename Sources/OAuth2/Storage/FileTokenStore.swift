@@ -98,7 +98,8 @@ public final class FileTokenStore: TokenStore {
         try self.init(directory: directory, encryption: encryption, hooks: Hooks())
     }
 
-    init(directory: String, encryption: Encryption, hooks: Hooks) throws(OAuth2Error) {
+    /// Opens the store with test hooks on its saves (``Hooks``).
+    package init(directory: String, encryption: Encryption, hooks: Hooks) throws(OAuth2Error) {
         guard !directory.isEmpty else {
             throw OAuth2Error.store("the token store's directory path is empty")
         }

@@ -17,7 +17,7 @@ import Foundation
 /// Everything works relative to a directory descriptor (`openat`, `renameat`,
 /// `unlinkat`) so a store keeps using the directory it checked when it was
 /// opened, whatever later happens to the path.
-enum StoreFileSystem {
+package enum StoreFileSystem {
     /// A failed system call: which one, and its `errno`.
     struct Failure: Error {
         var call: String
@@ -37,7 +37,7 @@ enum StoreFileSystem {
     /// `shortWrite`, which makes it with fewer bytes), so the code that
     /// handles the outcome, retries on `EINTR` included, is the code that
     /// runs in production.
-    enum InjectedFault: Sendable, Equatable {
+    package enum InjectedFault: Sendable, Equatable {
         /// The call is not made and fails with this `errno`.
         case error(Int32)
         /// `write` writes at most this many bytes and reports that count, as

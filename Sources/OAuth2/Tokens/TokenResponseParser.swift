@@ -21,6 +21,10 @@ import Foundation
 ///   is dropped: scopes are shown in the CLI and in logs.
 /// - The access and refresh tokens must be printable ASCII: a line break in a
 ///   token would split the `Authorization` header it is sent in.
+/// - A form-encoded answer whose body only the end of the connection ended
+///   (HTTP/1.x without a length, ``HTTPResponse/bodyEndedWithConnection``) is
+///   refused: cut short, it still parses, and a truncated refresh token would
+///   replace the account's good one. A JSON object shows its own end.
 enum TokenResponseParser {
     /// The longest expiry honoured: ten years.
     static let maxExpiresIn: Double = 10 * 365 * 86_400
@@ -41,6 +45,12 @@ enum TokenResponseParser {
         maxBodySize: Int = 1 << 20
     ) throws(OAuth2Error) -> AccessToken {
         try ProviderResponse.requireSuccess(response, endpoint: "token endpoint", maxBodySize: maxBodySize, now: requestedAt)
+        if response.bodyEndedWithConnection && ProviderResponse.bodyFormat(of: response) == .form {
+            throw invalid(
+                "is form-encoded and has no length (HTTP/1.x without Content-Length or chunked coding): the connection's end may have cut it short",
+                response
+            )
+        }
         let object = try ProviderResponse.object(of: response, endpoint: "token endpoint")
         if let error = ProviderResponse.providerError(in: object, httpStatus: response.status) {
             throw error

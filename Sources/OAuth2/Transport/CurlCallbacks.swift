@@ -79,6 +79,7 @@ extension CurlTransfer {
             responseHeaders = HTTPHeaders(reservingCapacity: Self.typicalHeaderCount)
             responseBody = Data()
             responseStatus = Self.statusCode(inStatusLine: bytes)
+            responseIsHTTP1 = end >= 7 && base[5] == UInt8(ascii: "1") && base[6] == UInt8(ascii: ".")
             return true
         }
         if base[0] == UInt8(ascii: " ") || base[0] == UInt8(ascii: "\t") {

@@ -83,6 +83,8 @@ final class CurlTransfer: @unchecked Sendable {
     var activeIndex = -1
     /// The status code of the response being read, from its status line.
     var responseStatus = 0
+    /// Whether the response being read is HTTP/1.x, from its status line.
+    var responseIsHTTP1 = false
     var responseHeaders = HTTPHeaders(reservingCapacity: CurlTransfer.typicalHeaderCount)
     /// The field being read, kept back until the next line shows it is not folded onto.
     var pendingHeader: (name: String, value: String)?

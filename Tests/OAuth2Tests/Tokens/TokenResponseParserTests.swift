@@ -240,6 +240,25 @@ import Testing
         #expect(error(response)?.code == .invalidTokenResponse)
     }
 
+    /// A form body that only the end of the connection ended may have been
+    /// cut short and still parse (a truncated refresh token would replace
+    /// the account's good one): refused, sniffed or declared.
+    @Test(arguments: ["application/x-www-form-urlencoded", nil])
+    func refusesAFormBodyThatOnlyTheConnectionsEndEnded(contentType: String?) {
+        var response = FlowFixtures.json("access_token=\(Self.token)&refresh_token=\(Self.refresh)", contentType: contentType)
+        response.bodyEndedWithConnection = true
+        let error = error(response)
+        #expect(error?.code == .invalidTokenResponse)
+        #expect(error?.message.contains("may have cut it short") == true, "\(String(describing: error))")
+    }
+
+    /// A JSON object shows its own end, however the body ended.
+    @Test func readsJSONThatOnlyTheConnectionsEndEnded() throws {
+        var response = FlowFixtures.json(#"{"access_token":"a","refresh_token":"r"}"#)
+        response.bodyEndedWithConnection = true
+        #expect(try parse(response).refreshToken?.value == "r")
+    }
+
     // MARK: errors
 
     @Test func errorInA200IsTheProvidersError() {
