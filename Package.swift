@@ -77,6 +77,8 @@ let package = Package(
             dependencies: [
                 "OAuth2",
                 "OAuth2Loopback",
+                "OAuth2Postgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/oauth2",
