@@ -13,7 +13,7 @@ build: deps
 	$(SWIFT) build
 
 # A throwaway PostgreSQL (scripts/postgres.sh: Debian's package, installed when
-# missing; a cluster under .build/postgres on a free 127.0.0.1 port) serves the
+# missing; a cluster under .build/postgres/main on a free 127.0.0.1 port) serves the
 # PostgreSQL token store's tests (Tests/OAuth2PostgresTests); the same trap
 # stops it. `make demo` needs none of it.
 # The integration tests (Tests/IntegrationTests) drive the built oauth2 binary
@@ -44,8 +44,8 @@ api-update: deps
 test: deps lint
 	$(SWIFT) build --build-tests
 	@python3 scripts/public-api.py --swift=$(SWIFT)
-	@trap 'scripts/provider-stop.sh $(PROVIDERS) >/dev/null; scripts/postgres.sh stop' EXIT; trap 'exit 130' INT TERM; \
-	scripts/postgres.sh start >/dev/null && . "$(CURDIR)/.build/postgres/env.sh" && \
+	@trap 'scripts/provider-stop.sh $(PROVIDERS) >/dev/null; scripts/postgres.sh stop; scripts/postgres.sh --name restart stop' EXIT; trap 'exit 130' INT TERM; \
+	scripts/postgres.sh start >/dev/null && . "$(CURDIR)/.build/postgres/main/env.sh" && \
 	scripts/provider-start.sh --name main >/dev/null && \
 	scripts/provider-start.sh --name short --access-token-lifetime 2 >/dev/null && \
 	scripts/provider-start.sh --name rotate --access-token-lifetime 2 --reuse-protection >/dev/null && \
@@ -64,7 +64,7 @@ test: deps lint
 test-tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	@trap 'scripts/postgres.sh stop' EXIT; trap 'exit 130' INT TERM; \
-	scripts/postgres.sh start >/dev/null && . "$(CURDIR)/.build/postgres/env.sh" && \
+	scripts/postgres.sh start >/dev/null && . "$(CURDIR)/.build/postgres/main/env.sh" && \
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
 
 # The Hummingbird example (Examples/SignInServer), its own package, against local providers.

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL cluster for the tests of the PostgreSQL token store.
 #
-#   scripts/postgres.sh start | stop | restart | status
+#   scripts/postgres.sh [--name NAME] start | stop | restart | status
 #
 # start: installs Debian's postgresql package when it is missing, makes a new
-# cluster under .build/postgres/ (owned by an unprivileged user when run as
+# cluster under .build/postgres/NAME/ (NAME: main by default; owned by an unprivileged user when run as
 # root: PostgreSQL refuses to run as root), with password (SCRAM) login for
 # user oauth2 and a database oauth2_test, and starts it on a free 127.0.0.1
 # port, TCP only. When it returns 0 the server answers, and
-# .build/postgres/env.sh and env.json say where: OAUTH2_IT_POSTGRES_URL (no
+# .build/postgres/NAME/env.sh and env.json say where: OAUTH2_IT_POSTGRES_URL (no
 # password in it) and OAUTH2_IT_POSTGRES_PASSWORD_FILE.
 # stop: stops it at once (a running cluster is stopped before a new start).
 # restart: stops it at once and starts the same cluster on the same port
@@ -17,7 +17,13 @@
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-root="$repo_root/.build/postgres"
+name=main
+if [ "${1:-}" = "--name" ]; then
+    [ $# -ge 2 ] || { echo "postgres: --name needs a value" >&2; exit 64; }
+    name="$2"
+    shift 2
+fi
+root="$repo_root/.build/postgres/$name"
 data="$root/data"
 log="$root/server.log"
 
@@ -75,6 +81,7 @@ start() {
     stop
     rm -rf "$root"
     mkdir -p "$root"
+    chmod 755 "$repo_root/.build/postgres"
     local owner
     owner="$(id -un)"
     if [ "$(id -u)" -eq 0 ]; then
@@ -109,7 +116,7 @@ start() {
 export OAUTH2_IT_POSTGRES_URL='$url'
 export OAUTH2_IT_POSTGRES_PASSWORD_FILE='$root/password'
 EOF
-    printf '{"url": "%s", "password_file": "%s", "control": "%s"}\n' "$url" "$root/password" "$repo_root/scripts/postgres.sh" > "$root/env.json"
+    printf '{"url": "%s", "password_file": "%s"}\n' "$url" "$root/password" > "$root/env.json"
     echo "postgres: serving $url (data in $data)" >&2
     echo "$root/env.sh"
 }
