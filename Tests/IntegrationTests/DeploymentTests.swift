@@ -201,8 +201,12 @@ struct DeploymentTests {
 
     /// Starts `count` copies of `oauth2 arguments…` at once and returns how each ended.
     static func runTogether(_ count: Int, _ cli: CLI, _ arguments: [String]) async throws -> [Subprocess.Result] {
+        try await runTogether(count, environment: cli.environment, arguments)
+    }
+
+    /// Starts `count` copies of `oauth2 arguments…` with `environment` at once and returns how each ended.
+    static func runTogether(_ count: Int, environment: [String: String], _ arguments: [String]) async throws -> [Subprocess.Result] {
         let binary = try CLI.binary()
-        let environment = cli.environment
         return try await withThrowingTaskGroup(of: Subprocess.Result.self) { group in
             for _ in 0..<count {
                 group.addTask { try await Subprocess.run(binary, arguments, environment: environment, timeout: .seconds(90)) }

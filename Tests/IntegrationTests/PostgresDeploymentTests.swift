@@ -52,15 +52,8 @@ extension DeploymentTests {
             // Requests running while the database restarts: each succeeds or
             // says store_error; none hangs, none fails otherwise.
             let arguments = ["call", provider.endpoints.apiMe] + options
-            let (binary, environment) = (try CLI.binary(), cli.environment)
-            let during = Task {
-                try await withThrowingTaskGroup(of: Subprocess.Result.self) { group in
-                    for _ in 0..<6 {
-                        group.addTask { try await Subprocess.run(binary, arguments, environment: environment, timeout: .seconds(90)) }
-                    }
-                    return try await group.reduce(into: []) { $0.append($1) }
-                }
-            }
+            let environment = cli.environment
+            let during = Task { try await Self.runTogether(6, environment: environment, arguments) }
             try await Task.sleep(for: .milliseconds(200))
             try await database.restart()
             for result in try await during.value {
