@@ -16,7 +16,7 @@ struct PostgresLockTests {
             try await TestDatabase.withClient { second in
                 let holderStore = try TestDatabase.store(first, table: table)
                 let waiterStore = try TestDatabase.store(second, table: table)
-                let holder = try await Holder.hold(holderStore, account: "alice")
+                let holder = try await AccountLockHolder.hold(holderStore, account: "alice")
 
                 let error = try await #require(throws: OAuth2Error.self) {
                     try await waiterStore.withLock(account: "alice", timeout: .milliseconds(300)) {}
@@ -25,7 +25,7 @@ struct PostgresLockTests {
                 // Another account is not held up.
                 #expect(try await waiterStore.withLock(account: "bob", timeout: .seconds(5)) { true })
 
-                try await holder.release { store, account in try await store.save(TestDatabase.token(7), account: account) }
+                try await holder.release(storing: TestDatabase.token(7))
                 // The next holder reads what the previous one saved under the lock.
                 let seen = try await waiterStore.withLock(account: "alice", timeout: .seconds(10)) {
                     try await waiterStore.load(account: "alice")?.accessToken
@@ -67,7 +67,7 @@ struct PostgresLockTests {
         let table = TestDatabase.uniqueTable()
         try await TestDatabase.withClient { client in
             let store = try TestDatabase.store(client, table: table)
-            let holder = try await Holder.hold(store, account: "alice")
+            let holder = try await AccountLockHolder.hold(store, account: "alice")
             let waiter = Task { try await store.withLock(account: "alice", timeout: .seconds(60)) {} }
             try await Task.sleep(for: .milliseconds(100))
             waiter.cancel()
@@ -82,7 +82,7 @@ struct PostgresLockTests {
         try await TestDatabase.withClient { admin in
             try await TestDatabase.withClient { first in
                 let holderStore = try TestDatabase.store(first, table: table)
-                let holder = try await Holder.hold(holderStore, account: "alice")
+                let holder = try await AccountLockHolder.hold(holderStore, account: "alice")
                 // The holder's backend dies, as it does when its process is killed.
                 let key = holderStore.lockKey("alice")
                 let killed = try await TestDatabase.execute(
@@ -148,47 +148,4 @@ final class Counter: Sendable {
     private let count = Mutex(0)
     func increment() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
-}
-
-/// Holds an account's lock from another task until released, as another instance would.
-final class Holder: Sendable {
-    typealias Change = @Sendable (any TokenStore, String) async throws -> Void
-    private let releaseSignal: AsyncStream<Change?>.Continuation
-    private let task: Task<Void, any Error>
-
-    private init(releaseSignal: AsyncStream<Change?>.Continuation, task: Task<Void, any Error>) {
-        self.releaseSignal = releaseSignal
-        self.task = task
-    }
-
-    static func hold(_ store: some TokenStore, account: String) async throws -> Holder {
-        let (entered, enteredSignal) = AsyncStream<Void>.makeStream()
-        let (released, releaseSignal) = AsyncStream<Change?>.makeStream()
-        let task = Task {
-            defer { enteredSignal.finish() }
-            try await store.withLock(account: account, timeout: .seconds(10)) {
-                enteredSignal.yield()
-                for await change in released {
-                    if let change { try await change(store, account) }
-                    break
-                }
-            }
-        }
-        var didEnter = false
-        for await _ in entered {
-            didEnter = true
-            break
-        }
-        guard didEnter else {
-            try await task.value
-            throw CancellationError()
-        }
-        return Holder(releaseSignal: releaseSignal, task: task)
-    }
-
-    func release(_ change: Change? = nil) async throws {
-        releaseSignal.yield(change)
-        releaseSignal.finish()
-        try await task.value
-    }
 }
