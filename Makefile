@@ -26,9 +26,12 @@ build: deps
 PROVIDERS = --name main --name short --name rotate --name grace
 
 # The architecture's rules that the compiler does not check: the folders of
-# Sources/OAuth2 depend on each other one way (README, "Architecture").
-lint:
+# Sources/OAuth2 depend on each other one way (README, "Architecture"), and
+# OAuth2, OAuth2Testing and OAuth2Loopback depend on nothing that pulls in
+# SwiftNIO or postgres-nio.
+lint: deps
 	@python3 scripts/check-layers.py
+	@python3 scripts/check-isolation.py $(SWIFT)
 
 # The public API is a reviewed record (API/*.txt): make test fails when the
 # built products' public declarations differ from it; `make api-update`
