@@ -12,8 +12,9 @@ struct PostgresTokenStoreTests {
             let store = try TestDatabase.store(client, table: TestDatabase.uniqueTable())
             #expect(try await store.load(account: "alice") == nil)
 
-            try await store.save(TestDatabase.token(1), account: "alice")
-            var expected = TestDatabase.token(1)
+            let token = TestDatabase.token(1)
+            try await store.save(token, account: "alice")
+            var expected = token
             expected.binding = TestDatabase.binding
             #expect(try await store.load(account: "alice") == expected)
 
