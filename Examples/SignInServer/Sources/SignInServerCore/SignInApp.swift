@@ -10,14 +10,14 @@ import OAuth2
 /// ``CurlTransport``, one ``FileTokenStore``), and a client per account
 /// made per request: clients are cheap, and refreshes of one account are
 /// single-flight across all of them because the provider coordinates them.
-/// Sessions live in a ``SessionStore``.
+/// Sessions live in a ``SessionStore``, in memory by default.
 public final class SignInApp: Sendable {
     /// The configuration the app was started with.
     public let configuration: SignInConfiguration
     /// The framework's provider, shared by every request.
     public let provider: OAuth2Provider
     /// The visitors' sessions.
-    public let sessions: SessionStore
+    public let sessions: any SessionStore
     /// The app's logger; it never receives a token, code or secret.
     public let logger: Logger
 
@@ -30,7 +30,7 @@ public final class SignInApp: Sendable {
     ///   unusable (another owner, open to others), or the configuration's error.
     public init(
         configuration: SignInConfiguration,
-        sessions: SessionStore = SessionStore(),
+        sessions: any SessionStore = InMemorySessionStore(),
         logger: Logger = Logger(label: "SignInServer")
     ) throws(OAuth2Error) {
         let encryption: FileTokenStore.Encryption = configuration.storeKey.map { .aesGCM($0) } ?? .plaintext
@@ -56,6 +56,7 @@ public final class SignInApp: Sendable {
     ) -> some ApplicationProtocol {
         let router = Router()
         router.middlewares.add(RequestLogMiddleware())
+        router.middlewares.add(SessionStoreFailureMiddleware())
         let routes = SignInRoutes(app: self)
         router.get("/", use: routes.home)
         router.get("/login", use: routes.login)
