@@ -21,10 +21,12 @@ let package = Package(
             name: "SignInServerCore",
             dependencies: [
                 .product(name: "OAuth2", package: "swift-oauth2"),
+                .product(name: "OAuth2Postgres", package: "swift-oauth2"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSettings
         ),
