@@ -55,8 +55,9 @@ use_provider OAUTH2_IT_PROVIDER signin-example
 use_provider OAUTH2_IT_SHORT_PROVIDER signin-example-short --access-token-lifetime 2
 if [ -z "${OAUTH2_IT_POSTGRES_URL:-}" ]; then
     started_postgres=1
-    "$repo_root/scripts/postgres.sh" start >/dev/null
-    . "$repo_root/.build/postgres/env.sh"
+    # start prints the path of the env.sh it wrote.
+    postgres_env="$("$repo_root/scripts/postgres.sh" start)"
+    . "$postgres_env"
 fi
 # The suites skip without providers or a database; here they must run.
 export SIGNIN_REQUIRE_PROVIDER=1
