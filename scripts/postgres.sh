@@ -7,9 +7,10 @@
 # cluster under .build/postgres/NAME/ (NAME: main by default; owned by an unprivileged user when run as
 # root: PostgreSQL refuses to run as root), with password (SCRAM) login for
 # user oauth2 and a database oauth2_test, and starts it on a free 127.0.0.1
-# port, TCP only. When it returns 0 the server answers, and
+# port, TCP only, TLS offered (a certificate for 127.0.0.1 that is its own CA,
+# ca.crt). When it returns 0 the server answers, and
 # .build/postgres/NAME/env.sh and env.json say where: OAUTH2_IT_POSTGRES_URL (no
-# password in it) and OAUTH2_IT_POSTGRES_PASSWORD_FILE.
+# password in it), OAUTH2_IT_POSTGRES_PASSWORD_FILE and OAUTH2_IT_POSTGRES_CA_FILE.
 # stop: stops it at once (a running cluster is stopped before a new start).
 # restart: stops it at once and starts the same cluster on the same port
 # (the tests of what a client sees while the database is away).
@@ -72,7 +73,7 @@ start_server() {
     bin="$(bin_dir)"
     port="$(cat "$root/port")"
     as_owner "$bin/pg_ctl" -D "$data" -l "$log" -w -t 60 \
-        -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories= -c fsync=off -c max_connections=200" \
+        -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories= -c fsync=off -c max_connections=200 -c ssl=on" \
         start >/dev/null || { tail -20 "$log" >&2 || true; die "the server did not start (log: $log)"; }
 }
 
@@ -105,6 +106,13 @@ start() {
     as_owner "$bin/initdb" -D "$data" -U oauth2 --pwfile="$pwfile" -A scram-sha-256 -E UTF8 --locale=C.UTF-8 >"$root/initdb.log" 2>&1 \
         || { rm -f "$pwfile"; cat "$root/initdb.log" >&2; die "initdb failed"; }
     rm -f "$pwfile"
+    # TLS, for the tests of sslmode: a certificate for 127.0.0.1 that is its
+    # own CA (ca.crt beside env.sh); plain TCP is still accepted.
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" \
+        -keyout "$data/server.key" -out "$data/server.crt" >/dev/null 2>&1 || die "openssl could not make the server certificate"
+    cp "$data/server.crt" "$root/ca.crt"
+    chmod 600 "$data/server.key"
+    if [ "$(id -u)" -eq 0 ]; then chown "$owner" "$data/server.key" "$data/server.crt"; fi
     free_port > "$root/port"
     start_server
     local port url
@@ -115,6 +123,7 @@ start() {
     cat > "$root/env.sh" <<EOF
 export OAUTH2_IT_POSTGRES_URL='$url'
 export OAUTH2_IT_POSTGRES_PASSWORD_FILE='$root/password'
+export OAUTH2_IT_POSTGRES_CA_FILE='$root/ca.crt'
 EOF
     printf '{"url": "%s", "password_file": "%s"}\n' "$url" "$root/password" > "$root/env.json"
     echo "postgres: serving $url (data in $data)" >&2

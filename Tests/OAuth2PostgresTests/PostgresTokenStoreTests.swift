@@ -179,6 +179,42 @@ struct PostgresTokenStoreTests {
         }
     }
 
+    // MARK: TLS
+
+    @Test func sslmodeVerifyFullConnectsOverTLSCheckingTheServersCertificate() async throws {
+        let caFile = try #require(ProcessInfo.processInfo.environment["OAUTH2_IT_POSTGRES_CA_FILE"])
+        let configuration = try PostgresTokenStore.clientConfiguration(
+            url: TestDatabase.url + "?sslmode=verify-full&sslrootcert=" + caFile, password: try TestDatabase.password()
+        )
+        let client = PostgresClient(configuration: configuration)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            let store = try TestDatabase.store(client, table: TestDatabase.uniqueTable())
+            try await store.save(TestDatabase.token(1), account: "alice")
+            #expect(try await store.load(account: "alice")?.accessToken == TestDatabase.token(1).accessToken)
+            // The server says this session is encrypted.
+            let rows = try await TestDatabase.execute(client, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+            #expect(try rows.first?.decode(Bool.self) == true)
+        }
+    }
+
+    @Test func sslmodeRequireRefusesAServerCertificateNoTrustedRootSigned() async throws {
+        var configuration = try PostgresTokenStore.clientConfiguration(url: TestDatabase.url + "?sslmode=require", password: try TestDatabase.password())
+        configuration.options.connectTimeout = .seconds(5)
+        let client = PostgresClient(configuration: configuration)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            let store = try PostgresTokenStore(
+                client: client, binding: TestDatabase.binding, table: TestDatabase.uniqueTable(),
+                encryption: .aesGCM(TestDatabase.key), connectionTimeout: .seconds(3)
+            )
+            let error = try await #require(throws: OAuth2Error.self) { try await store.load(account: "alice") }
+            #expect(error.code == .storeError)
+        }
+    }
+
     // MARK: failures
 
     @Test func aWrongPasswordIsAStoreErrorThatNamesNoPassword() async throws {
