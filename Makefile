@@ -12,6 +12,10 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# A throwaway PostgreSQL (scripts/postgres.sh: Debian's package, installed when
+# missing; a cluster under .build/postgres/main on a free 127.0.0.1 port) serves the
+# PostgreSQL token store's tests (Tests/OAuth2PostgresTests); the same trap
+# stops it. `make demo` needs none of it.
 # The integration tests (Tests/IntegrationTests) drive the built oauth2 binary
 # against four local providers: main (hour-long tokens), short (2-second
 # tokens), and rotate and grace (2-second tokens, refresh-token reuse
@@ -22,9 +26,12 @@ build: deps
 PROVIDERS = --name main --name short --name rotate --name grace
 
 # The architecture's rules that the compiler does not check: the folders of
-# Sources/OAuth2 depend on each other one way (README, "Architecture").
-lint:
+# Sources/OAuth2 depend on each other one way (README, "Architecture"), and
+# OAuth2, OAuth2Testing and OAuth2Loopback depend on nothing that pulls in
+# SwiftNIO or postgres-nio.
+lint: deps
 	@python3 scripts/check-layers.py
+	@python3 scripts/check-isolation.py $(SWIFT)
 
 # The public API is a reviewed record (API/*.txt): make test fails when the
 # built products' public declarations differ from it; `make api-update`
@@ -41,7 +48,8 @@ test: deps lint
 	$(SWIFT) build --build-tests
 	@python3 scripts/public-api.py --swift=$(SWIFT)
 	@"$$($(SWIFT) build --show-bin-path)/oauth2-fuzz" replay
-	@trap 'scripts/provider-stop.sh $(PROVIDERS) >/dev/null' EXIT; trap 'exit 130' INT TERM; \
+	@trap 'scripts/provider-stop.sh $(PROVIDERS) >/dev/null; scripts/postgres.sh stop; scripts/postgres.sh --name restart stop' EXIT; trap 'exit 130' INT TERM; \
+	scripts/postgres.sh start >/dev/null && . "$(CURDIR)/.build/postgres/main/env.sh" && \
 	scripts/provider-start.sh --name main >/dev/null && \
 	scripts/provider-start.sh --name short --access-token-lifetime 2 >/dev/null && \
 	scripts/provider-start.sh --name rotate --access-token-lifetime 2 --reuse-protection >/dev/null && \
@@ -59,6 +67,8 @@ test: deps lint
 # other processes and need providers; here they are skipped, and say so.
 test-tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	@trap 'scripts/postgres.sh stop' EXIT; trap 'exit 130' INT TERM; \
+	scripts/postgres.sh start >/dev/null && . "$(CURDIR)/.build/postgres/main/env.sh" && \
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
 
 # The Hummingbird example (Examples/SignInServer), its own package, against local providers.
@@ -90,6 +100,7 @@ fuzz-replay: deps
 	@"$$($(SWIFT) build --show-bin-path)/oauth2-fuzz" replay $(FUZZ_TARGETS)
 
 clean:
+	-scripts/postgres.sh stop
 	rm -rf .build .build-tsan .build-fuzz
 
 # Benchmarks (Benchmarks/, a package of its own): libcurl from C against

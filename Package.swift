@@ -21,12 +21,15 @@ let package = Package(
         .library(name: "OAuth2", targets: ["OAuth2"]),
         .library(name: "OAuth2Testing", targets: ["OAuth2Testing"]),
         .library(name: "OAuth2Loopback", targets: ["OAuth2Loopback"]),
+        .library(name: "OAuth2Postgres", targets: ["OAuth2Postgres"]),
         .executable(name: "oauth2", targets: ["oauth2"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         .systemLibrary(
@@ -56,11 +59,26 @@ let package = Package(
             dependencies: ["OAuth2"],
             swiftSettings: librarySettings
         ),
+        // The PostgreSQL token store: postgres-nio (and so SwiftNIO) is built
+        // only by an app that uses this product, never for OAuth2 alone.
+        .target(
+            name: "OAuth2Postgres",
+            dependencies: [
+                "OAuth2",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: librarySettings
+        ),
         .executableTarget(
             name: "oauth2",
             dependencies: [
                 "OAuth2",
                 "OAuth2Loopback",
+                "OAuth2Postgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/oauth2",
@@ -91,6 +109,27 @@ let package = Package(
         .testTarget(
             name: "OAuth2LoopbackTests",
             dependencies: ["OAuth2Loopback", "OAuth2", "OAuth2Testing"],
+            swiftSettings: strictSettings
+        ),
+        // Against a real PostgreSQL (`make test` starts one: scripts/postgres.sh).
+        .testTarget(
+            name: "OAuth2PostgresTests",
+            dependencies: ["OAuth2Postgres", "OAuth2", "OAuth2Testing", .product(name: "PostgresNIO", package: "postgres-nio")],
+            swiftSettings: strictSettings
+        ),
+        // The crash tests' child process: saves a token and stops at a chosen
+        // step of the save for the parent to SIGKILL it there. Built with the
+        // tests (`swift build --build-tests`); not a product.
+        .executableTarget(
+            name: "StoreCrashChild",
+            dependencies: ["OAuth2"],
+            path: "Tests/StoreCrashChild",
+            swiftSettings: strictSettings
+        ),
+        // Kills StoreCrashChild at every step of a save and reads what it left.
+        .testTarget(
+            name: "StoreCrashTests",
+            dependencies: ["OAuth2"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -8,11 +8,18 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "swift-oauth2", path: ".."),
+        // For PostgresClient, which the PostgreSQL store's rows run (the framework's own dependency, same version).
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         .executableTarget(
             name: "oauth2-bench",
-            dependencies: [.product(name: "OAuth2", package: "swift-oauth2")],
+            dependencies: [
+                .product(name: "OAuth2", package: "swift-oauth2"),
+                // The PostgreSQL store's rows (issue 12): signed requests with it, and the storm across processes.
+                .product(name: "OAuth2Postgres", package: "swift-oauth2"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
     ]

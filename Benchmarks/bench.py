@@ -9,7 +9,14 @@ each of our results as a ratio to the baseline of the same round, with
 medians and ranges. Times are never judged: only the refresh storm's token
 count (it must be 1) and errors (non-200 answers) fail the run.
 
-    Benchmarks/bench.py [--requests N] [--rounds R] [--memory-requests N] [--leaks]
+It also starts a throwaway PostgreSQL cluster (scripts/postgres.sh --name
+bench, stopped at the end) for the token store rows: sequential signed
+requests with the file store and with the PostgreSQL store, and the refresh
+storm across processes (--storm-processes processes, each with its own
+client, on one store), which must also make exactly one token request.
+
+    Benchmarks/bench.py [--requests N] [--rounds R] [--memory-requests N]
+                        [--storm-processes P] [--storm-callers C] [--leaks]
 
 `--leaks` instead runs the leak checks: valgrind memcheck on a short run of
 the release binary, and an AddressSanitizer (LeakSanitizer) build.
@@ -140,6 +147,49 @@ class Nginx:
         shutil.rmtree(self.prefix, ignore_errors=True)
 
 
+class Postgres:
+    """The throwaway cluster of scripts/postgres.sh --name bench, for the PostgreSQL store's rows."""
+
+    SCRIPT = os.path.join(ROOT, "scripts", "postgres.sh")
+
+    def __init__(self):
+        self.started = False
+        self.url = None
+        self.password_file = None
+
+    def start(self):
+        self.started = True
+        run([self.SCRIPT, "--name", "bench", "start"], stdout=subprocess.DEVNULL)
+        with open(os.path.join(ROOT, ".build", "postgres", "bench", "env.json")) as env:
+            settings = json.load(env)
+        self.url = settings["url"] + "?sslmode=disable"
+        self.password_file = settings["password_file"]
+
+    def stop(self):
+        if self.started:
+            subprocess.run([self.SCRIPT, "--name", "bench", "stop"], check=False)
+
+
+class Stores:
+    """The oauth2-bench options of the file store (a temporary directory) and the PostgreSQL store."""
+
+    def __init__(self, postgres):
+        self.directory = tempfile.mkdtemp(prefix="oauth2-bench-stores-")
+        self.postgres = postgres
+
+    def options(self, kind, use):
+        if kind == "file":
+            return ["--store", "file", "--store-dir", os.path.join(self.directory, use)]
+        return ["--store", "postgres", "--database-url", self.postgres.url,
+                "--database-password-file", self.postgres.password_file]
+
+    def remove(self):
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+STORE_KINDS = (("file", "file store"), ("postgres", "PostgreSQL store"))
+
+
 # MARK: - Running
 
 
@@ -156,7 +206,8 @@ def measure(command):
 # Every request scenario also runs "on the transport's executor": the same
 # callers as tasks that prefer CurlTransport.executor, against the same
 # baseline.
-def scenarios(url, requests, token_log):
+def scenarios(url, requests, token_log, stores=None):
+    store_options = (lambda kind: stores.options(kind, "requests")) if stores else (lambda kind: [])
     request_scenarios = [
         ("sequential", "sequential", "1 connection",
          [BASELINE, "sequential", url, str(requests)],
@@ -173,17 +224,85 @@ def scenarios(url, requests, token_log):
         rows.append((key, f"{label}, {detail}" if detail else label, baseline, ours))
         rows.append((f"{key}-on-transport", f"{label}, on the transport's executor", key,
                      ours + ["--executor", "transport"]))
+        if key == "sequential":
+            # The token in a file or PostgreSQL store: the client keeps it in
+            # memory, so only the grant touches the store; same baseline.
+            for kind, store_label in STORE_KINDS:
+                rows.append((f"sequential-{kind}", f"sequential, {store_label}", key, ours + store_options(kind)))
     rows.append(("storm", "refresh storm, 1000 callers",
                  [BASELINE, "concurrent", url, "1000", "1000"],
                  [BENCH, "storm", "--url", url, "--callers", "1000", "--token-log", token_log]))
     return rows
 
 
-def run_rounds(nginx, requests, rounds, parse_iterations):
+def wait_for_lines(path, count):
+    """The line count of nginx's token log once it reaches `count` (nginx logs after answering)."""
+    deadline = time.monotonic() + 2
+    while True:
+        lines = count_lines(path)
+        if lines >= count or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.01)
+
+
+def count_lines(path):
+    try:
+        with open(path, "rb") as log_file:
+            return log_file.read().count(b"\n")
+    except OSError:
+        return 0
+
+
+def process_storm(nginx, options, processes, callers):
+    """The refresh storm across processes: `processes` oauth2-bench storm-process
+    on one store holding an expired token, started together; the token
+    requests nginx saw and the time from the start signal until all finished."""
+    seeded = count_lines(nginx.token_log)
+    measure([BENCH, "storm-seed", "--url", nginx.base_url] + options)
+    before = wait_for_lines(nginx.token_log, seeded + 1)
+    command = [BENCH, "storm-process", "--url", nginx.base_url, "--callers", str(callers)] + options
+    log(f"+ {processes} × " + " ".join(command))
+    children = [subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for _ in range(processes)]
+    records = []
+    try:
+        for child in children:
+            if child.stdout.readline().strip() != "ready":
+                child.wait(timeout=30)
+                raise RuntimeError(f"storm-process failed ({child.returncode}):\n{child.stderr.read()}")
+        started_us = time.monotonic_ns() // 1000
+        for child in children:
+            child.stdin.write("go\n")
+            child.stdin.flush()  # communicate() closes it
+        for child in children:
+            out, err = child.communicate(timeout=120)
+            if child.returncode != 0:
+                raise RuntimeError(f"storm-process failed ({child.returncode}):\n{out}{err}")
+            records += [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+    time.sleep(0.2)  # the last token request's log line, if there were more than one
+    return {
+        "scenario": "process-storm",
+        "processes": processes,
+        "requests": processes * callers,
+        "errors": sum(record["errors"] for record in records),
+        "token_requests": count_lines(nginx.token_log) - before,
+        "seconds": (max(record["finished_us"] for record in records) - started_us) / 1e6,
+    }
+
+
+def run_rounds(nginx, stores, requests, rounds, parse_iterations, storm_processes, storm_callers):
     results = []  # (round, key, implementation, record)
     for number in range(1, rounds + 1):
         log(f"round {number}/{rounds}")
-        for key, _, baseline, ours in scenarios(nginx.base_url, requests, nginx.token_log):
+        for kind, _ in STORE_KINDS:
+            record = process_storm(nginx, stores.options(kind, "storm"), storm_processes, storm_callers)
+            results.append((number, f"process-storm-{kind}", "swift-oauth2", record))
+        for key, _, baseline, ours in scenarios(nginx.base_url, requests, nginx.token_log, stores):
             for implementation, command in (("libcurl", baseline), ("swift-oauth2", ours)):
                 if isinstance(command, str):
                     continue  # compared with another scenario's baseline of this round
@@ -250,6 +369,24 @@ def table(results, rounds):
         f"Refresh storm: token requests nginx saw per storm of 1000 callers: {', '.join(map(str, counts))}"
         f"; time until all 1000 completed: {median_range([rec['seconds'] * 1000 for rec in storms.values()], lambda v: f'{v:.1f} ms')}."
     )
+    file_rows, postgres_rows = records("sequential-file", "swift-oauth2"), records("sequential-postgres", "swift-oauth2")
+    common = sorted(set(file_rows) & set(postgres_rows))
+    lines.append(
+        "Sequential signed requests, PostgreSQL store / file store time ratio (same round): "
+        + median_range([file_rows[r]["requests_per_second"] / postgres_rows[r]["requests_per_second"] for r in common], ratio)
+        + "."
+    )
+    for kind, store_label in STORE_KINDS:
+        storms = records(f"process-storm-{kind}", "swift-oauth2")
+        if not storms:
+            continue
+        sample = next(iter(storms.values()))
+        counts = sorted({int(rec["token_requests"]) for rec in storms.values()})
+        lines.append(
+            f"Refresh storm across {sample['processes']} processes ({sample['requests'] // sample['processes']} callers each), "
+            f"{store_label}: token requests nginx saw per storm: {', '.join(map(str, counts))}; time from the start "
+            f"signal until all finished: {median_range([rec['seconds'] * 1000 for rec in storms.values()], lambda v: f'{v:.1f} ms')}."
+        )
     lines.append(f"Medians over {rounds} rounds, range in parentheses; a time ratio of 1.00× is parity, higher is slower.")
     return "\n".join(lines)
 
@@ -290,8 +427,9 @@ def check_results(results, memory_record):
     for number, key, implementation, record in results:
         if record.get("errors", 0):
             problems.append(f"round {number} {key} {implementation}: {record['errors']} answers were not 200")
-        if key == "storm" and implementation == "swift-oauth2" and record.get("token_requests") != 1:
-            problems.append(f"round {number}: the refresh storm made {record.get('token_requests')} token requests, not 1")
+        if ((key == "storm" or key.startswith("process-storm")) and implementation == "swift-oauth2"
+                and record.get("token_requests") != 1):
+            problems.append(f"round {number}: the {key} made {record.get('token_requests')} token requests, not 1")
     if memory_record and memory_record.get("errors", 0):
         problems.append("memory check: some answers were not 200")
     return problems
@@ -362,6 +500,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=int(os.environ.get("ROUNDS") or 7))
     parser.add_argument("--memory-requests", type=int, default=100000)
     parser.add_argument("--parse-iterations", type=int, default=100000)
+    parser.add_argument("--storm-processes", type=int, default=8, help="processes in the refresh storm across processes")
+    parser.add_argument("--storm-callers", type=int, default=10, help="concurrent callers in each of those processes")
     parser.add_argument("--skip-build", action="store_true")
     parser.add_argument("--leaks", action="store_true", help="run the leak checks instead of the benchmarks")
     parser.add_argument("--results", default=os.path.join(BUILD, "results.jsonl"), help="where to keep every raw result")
@@ -373,17 +513,23 @@ def main():
     if not args.skip_build:
         build()
     nginx = Nginx()
+    postgres = Postgres()
+    stores = Stores(postgres)
     try:
         nginx.start()
         if args.leaks:
             return 0 if leak_checks(nginx) else 1
+        postgres.start()
         machine = machine_description()
         started = time.monotonic()
-        results = run_rounds(nginx, args.requests, args.rounds, args.parse_iterations)
+        results = run_rounds(nginx, stores, args.requests, args.rounds, args.parse_iterations,
+                             args.storm_processes, args.storm_callers)
         memory_record, memory_line = memory_check(nginx, args.memory_requests)
         elapsed = time.monotonic() - started
     finally:
         nginx.stop()
+        postgres.stop()
+        stores.remove()
 
     with open(args.results, "w") as out:
         for number, key, implementation, record in results:

@@ -1,5 +1,7 @@
 import Logging
 import OAuth2
+import OAuth2Postgres
+import PostgresNIO
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -13,6 +15,8 @@ struct Session: Sendable {
     let settings: Settings
     let transport: CurlTransport
     let logger: Logger
+    /// The database client of a PostgreSQL store, running while the command runs.
+    let postgres: PostgresClient?
     /// The clients this run made, so that a token the store refused is saved
     /// (or reported) before the process exits with it.
     private let clients = LockedValue<[OAuth2Client]>([])
@@ -25,11 +29,15 @@ struct Session: Sendable {
             settings.verbose ? StreamLogHandler.standardError(label: label) as any LogHandler : SwiftLogNoOpLogHandler()
         }
         logger.logLevel = settings.verbose ? Logger.Level.debug : Logger.Level.critical
+        let postgres = try Self.postgresClient(settings.store, logger: logger)
         let transport = CurlTransport(configuration: CurlTransport.Configuration(timeout: settings.timeout, caFile: settings.caFile))
-        let session = Session(settings: settings, transport: transport, logger: logger)
+        let session = Session(settings: settings, transport: transport, logger: logger, postgres: postgres)
         do {
-            let result = try await body(session)
-            try await session.saveWhatTheStoreRefused()
+            let result = try await session.runningTheDatabase {
+                let result = try await body(session)
+                try await session.saveWhatTheStoreRefused()
+                return result
+            }
             await transport.shutdown()
             return result
         } catch {
@@ -38,15 +46,66 @@ struct Session: Sendable {
         }
     }
 
-    /// The token store: the settings' directory, encrypted when `OAUTH2_STORE_KEY` holds a key.
-    func store() throws(OAuth2Error) -> FileTokenStore {
-        let encryption: FileTokenStore.Encryption
-        if EnvironmentVariables.value("OAUTH2_STORE_KEY") != nil {
-            encryption = .aesGCM(try FileTokenStore.EncryptionKey.fromEnvironment("OAUTH2_STORE_KEY"))
-        } else {
-            encryption = .plaintext
+    /// Runs `body` with the PostgreSQL client running (its pool works only
+    /// while `run()` does), and stops it afterwards.
+    private func runningTheDatabase<Result>(_ body: () async throws -> Result) async throws -> Result {
+        guard let postgres else { return try await body() }
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await postgres.run() }
+            defer { group.cancelAll() }
+            return try await body()
         }
-        return try FileTokenStore(directory: settings.storeDirectory, encryption: encryption)
+    }
+
+    /// The client for a PostgreSQL store, its password from `PGPASSWORD` or
+    /// the file `OAUTH2_STORE_PASSWORD_FILE` names (never from a flag or the URL).
+    private static func postgresClient(_ store: StoreLocation, logger: Logger) throws -> PostgresClient? {
+        guard case .postgres(let url, _) = store else { return nil }
+        var password = EnvironmentVariables.value("PGPASSWORD")
+        if let file = EnvironmentVariables.value("OAUTH2_STORE_PASSWORD_FILE") {
+            password = try SecretFile.load(file, what: "the PostgreSQL password file (OAUTH2_STORE_PASSWORD_FILE)").value
+        }
+        let configuration = try PostgresTokenStore.clientConfiguration(url: url, password: password)
+        return PostgresClient(configuration: configuration, backgroundLogger: logger)
+    }
+
+    /// The token store: the settings' directory or PostgreSQL table, encrypted
+    /// when `OAUTH2_STORE_KEY` holds a key. A PostgreSQL store holds one
+    /// provider's tokens, `binding`'s, and requires a key unless
+    /// `OAUTH2_STORE_PLAINTEXT=1` says to keep its rows readable.
+    func store(for binding: TokenBinding?) throws -> any TokenStore {
+        let key = EnvironmentVariables.value("OAUTH2_STORE_KEY") != nil
+            ? try FileTokenStore.EncryptionKey.fromEnvironment("OAUTH2_STORE_KEY") : nil
+        switch settings.store {
+        case .directory(let directory):
+            return try FileTokenStore(directory: directory, encryption: key.map { .aesGCM($0) } ?? .plaintext)
+        case .postgres(_, let table):
+            guard let postgres, let binding else {
+                throw UsageError("a PostgreSQL store holds one provider's tokens: give --client-id and --token-url (or --issuer)")
+            }
+            let encryption: PostgresTokenStore.Encryption
+            if let key {
+                encryption = .aesGCM(key)
+            } else if EnvironmentVariables.isTrue("OAUTH2_STORE_PLAINTEXT") {
+                encryption = .plaintext
+            } else {
+                throw UsageError("a PostgreSQL store needs a key in OAUTH2_STORE_KEY (or OAUTH2_STORE_PLAINTEXT=1 to keep tokens readable to whoever reads the table)")
+            }
+            return try PostgresTokenStore(
+                client: postgres, binding: binding, table: table, encryption: encryption,
+                connectionTimeout: settings.timeout, logger: logger
+            )
+        }
+    }
+
+    /// The store, for a command that only reads it: a file store needs no
+    /// provider, a PostgreSQL store needs the client id and token endpoint.
+    func storeForReading() throws -> any TokenStore {
+        guard case .postgres = settings.store else { return try store(for: nil) }
+        guard let clientID = settings.clientID, let tokenURL = settings.tokenURL else {
+            throw UsageError("a PostgreSQL store holds one provider's tokens: give --client-id and --token-url")
+        }
+        return try store(for: TokenBinding(tokenEndpoint: tokenURL.absoluteString, clientID: clientID))
     }
 
     /// The client of the settings' account, its configuration completed from
@@ -92,7 +151,7 @@ struct Session: Sendable {
         let client = try OAuth2Client(
             configuration: configuration,
             account: settings.account,
-            store: try store(),
+            store: try store(for: configuration.binding),
             transport: transport,
             logger: logger
         )

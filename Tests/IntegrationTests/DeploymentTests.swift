@@ -17,8 +17,13 @@ struct DeploymentTests {
     static let burst = 8
 
     @Test func eightProcessesOnAnExpiredTokenRefreshOnceAndAllSucceedThreeTimesOver() async throws {
+        try await Self.expectBurstsRefreshOnce(cli: try CLI())
+    }
+
+    /// Signs alice in, then three times over: waits for the token to expire
+    /// and runs a burst of `call`s; the provider must see one refresh each time.
+    static func expectBurstsRefreshOnce(cli: CLI, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let provider = try Provider.rotate()
-        let cli = try CLI()
         let options = try provider.options(client: "confidential", for: cli)
         // Other tests' grants of alice to this client count too; this test's adds one.
         let otherGrants = try await provider.liveRefreshTokens(client: "confidential")
@@ -32,14 +37,20 @@ struct DeploymentTests {
             let results = try await Self.runTogether(Self.burst, cli, ["call", provider.endpoints.apiMe] + options)
 
             for result in results {
-                #expect(result.status == 0, "round \(round): \(result.stderr)")
-                #expect((try? JSONObject(result.stdout))?.string("username") == "alice", "round \(round)")
+                #expect(result.status == 0, "round \(round): \(result.stderr)", sourceLocation: sourceLocation)
+                #expect((try? JSONObject(result.stdout))?.string("username") == "alice", "round \(round)", sourceLocation: sourceLocation)
             }
             let refreshes = try await provider.tokenRequests(client: "confidential").requests
                 .filter { $0.grantType == "refresh_token" }.dropFirst(recordedBefore.count)
-            #expect(refreshes.count == 1, "round \(round): one refresh at the provider, not \(refreshes.map { "\($0.status) \($0.error ?? "")" })")
-            #expect(refreshes.allSatisfy { $0.status == 200 }, "round \(round)")
-            #expect(try await provider.liveRefreshTokens(client: "confidential") == otherGrants + 1, "round \(round): the grant is alive")
+            #expect(
+                refreshes.count == 1, "round \(round): one refresh at the provider, not \(refreshes.map { "\($0.status) \($0.error ?? "")" })",
+                sourceLocation: sourceLocation
+            )
+            #expect(refreshes.allSatisfy { $0.status == 200 }, "round \(round)", sourceLocation: sourceLocation)
+            #expect(
+                try await provider.liveRefreshTokens(client: "confidential") == otherGrants + 1, "round \(round): the grant is alive",
+                sourceLocation: sourceLocation
+            )
         }
     }
 
@@ -51,7 +62,7 @@ struct DeploymentTests {
         #expect(try await provider.authorize(with: cli, options: options).result.status == 0)
         try await Task.sleep(for: .seconds(3))
 
-        let (killed, results) = try await burstWithTheLockHolderKilled(provider, cli, options)
+        let (killed, results) = try await Self.burstWithTheLockHolderKilled(provider, cli, options)
         #expect(killed.status != 0)
 
         for result in results {
@@ -72,7 +83,7 @@ struct DeploymentTests {
         try await Task.sleep(for: .seconds(3))
 
         let recordedBefore = try await provider.tokenRequests(client: "confidential").requests.count + 1
-        let (_, results) = try await burstWithTheLockHolderKilled(provider, cli, options)
+        let (_, results) = try await Self.burstWithTheLockHolderKilled(provider, cli, options)
 
         // The killed process took the only copy of the rotated refresh token
         // with it; the stored one is spent, and presenting it revoked the
@@ -157,7 +168,7 @@ struct DeploymentTests {
     /// SIGKILL, the kernel releases its lock, and the seven go on.
     ///
     /// - Returns: how the killed process and the seven others ended.
-    private func burstWithTheLockHolderKilled(_ provider: Provider, _ cli: CLI, _ options: [String]) async throws -> (killed: Subprocess.Result, others: [Subprocess.Result]) {
+    static func burstWithTheLockHolderKilled(_ provider: Provider, _ cli: CLI, _ options: [String]) async throws -> (killed: Subprocess.Result, others: [Subprocess.Result]) {
         // An answer still held from an earlier run would look like this one's.
         let quiet = ContinuousClock.now + .seconds(30)
         while try await provider.tokenRequests(client: "confidential").delaying != 0, ContinuousClock.now < quiet {
@@ -190,8 +201,12 @@ struct DeploymentTests {
 
     /// Starts `count` copies of `oauth2 arguments…` at once and returns how each ended.
     static func runTogether(_ count: Int, _ cli: CLI, _ arguments: [String]) async throws -> [Subprocess.Result] {
+        try await runTogether(count, environment: cli.environment, arguments)
+    }
+
+    /// Starts `count` copies of `oauth2 arguments…` with `environment` at once and returns how each ended.
+    static func runTogether(_ count: Int, environment: [String: String], _ arguments: [String]) async throws -> [Subprocess.Result] {
         let binary = try CLI.binary()
-        let environment = cli.environment
         return try await withThrowingTaskGroup(of: Subprocess.Result.self) { group in
             for _ in 0..<count {
                 group.addTask { try await Subprocess.run(binary, arguments, environment: environment, timeout: .seconds(90)) }

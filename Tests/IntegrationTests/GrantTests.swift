@@ -17,6 +17,35 @@ struct GrantTests {
         try await expectCallReturnsAlice(provider, cli, options)
     }
 
+    @Test func callFollowsASameOrigin307WithItsMethodBodyAndToken() async throws {
+        let provider = try Provider.main()
+        let cli = try CLI()
+        let options = try provider.options(client: "password", for: cli)
+        let signIn = try await cli.run(["password", "--username", "alice", "--password-stdin"] + options, input: try provider.password(of: "alice") + "\n")
+        #expect(signIn.status == 0, "\(signIn.stderr)")
+        let moved = try Self.redirect(provider, to: provider.endpoints.apiMe, status: 307)
+
+        let followed = try await cli.run(["call", moved, "--data", "note=moved"] + options)
+
+        #expect(followed.status == 0, "\(followed.stderr)")
+        let body = try JSONObject(followed.stdout)
+        #expect(body.string("username") == "alice")
+        #expect(body.string("method") == "POST")
+        #expect((body["form"] as? [String: Any])?["note"] as? String == "moved")
+
+        let returned = try await cli.run(["call", moved, "--no-follow-redirects"] + options)
+
+        #expect(returned.status == 0, "\(returned.stderr)")
+        #expect(returned.stdout.isEmpty)
+        #expect(returned.stderr.contains("note: HTTP 307 to \(provider.endpoints.apiMe), not followed"), "\(returned.stderr)")
+    }
+
+    /// The provider's `/test/redirect` URL answering `status` with `Location: target`.
+    static func redirect(_ provider: Provider, to target: String, status: Int) throws -> String {
+        let query = target.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        return provider.endpoints.testRedirect + "?status=\(status)&to=" + query
+    }
+
     @Test func aWrongPasswordIsTheProvidersInvalidGrant() async throws {
         let provider = try Provider.main()
         let cli = try CLI()

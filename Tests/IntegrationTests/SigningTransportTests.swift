@@ -81,7 +81,7 @@ struct SigningTransportTests {
         let elsewhere = provider.endpoints.apiMe.replacingOccurrences(of: "127.0.0.1", with: "localhost")
         let moved = provider.endpoints.testRedirect + "?to=" + (elsewhere.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
         var request = HTTPRequest(url: try #require(URL(string: moved)))
-        request.followRedirects = true
+        request.redirects = .follow
 
         let response = try await api.send(request)
 

@@ -34,7 +34,7 @@ extension CurlTransportTests {
                 Step(request: HTTPRequest(method: "DELETE", url: echo), method: "DELETE", body: Data()),
                 Step(request: HTTPRequest(method: "POST", url: echo), method: "POST", body: Data()),
                 // Following a redirect, then a request that must not follow.
-                Step(request: HTTPRequest(url: try server.url("/redirect?to=/echo/target"), followRedirects: true), body: Data("target".utf8)),
+                Step(request: HTTPRequest(url: try server.url("/redirect?to=/echo/target"), redirects: .follow), body: Data("target".utf8)),
                 Step(request: HTTPRequest(url: try server.url("/redirect?to=/echo/target")), status: 302),
                 Step(request: HTTPRequest(url: echo, timeout: .seconds(5)), method: "GET", body: Data()),
             ]

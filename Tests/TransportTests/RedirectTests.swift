@@ -17,7 +17,7 @@ extension CurlTransportTests {
 
         @Test func redirectIsFollowedWhenAsked() async throws {
             let server = try currentServer()
-            let request = HTTPRequest(url: try server.url("/redirect?to=/echo/target"), followRedirects: true)
+            let request = HTTPRequest(url: try server.url("/redirect?to=/echo/target"), redirects: .follow)
             let response = try await withTransport { transport in
                 try await transport.send(request)
             }
@@ -28,7 +28,7 @@ extension CurlTransportTests {
 
         @Test func followedRedirectReportsOnlyTheFinalResponsesHeaders() async throws {
             let server = try currentServer()
-            let request = HTTPRequest(url: try server.url("/redirect?to=/headers"), followRedirects: true)
+            let request = HTTPRequest(url: try server.url("/redirect?to=/headers"), redirects: .follow)
             let response = try await withTransport { transport in
                 try await transport.send(request)
             }
@@ -40,7 +40,7 @@ extension CurlTransportTests {
 
         @Test func endlessRedirectsStopAtTheLimit() async throws {
             let server = try currentServer()
-            let request = HTTPRequest(url: try server.url("/loop"), followRedirects: true)
+            let request = HTTPRequest(url: try server.url("/loop"), redirects: .follow)
             await #expect(throws: HTTPTransportError.tooManyRedirects) {
                 try await withTransport { transport in try await transport.send(request) }
             }

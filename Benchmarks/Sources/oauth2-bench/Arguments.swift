@@ -2,13 +2,18 @@
 struct Arguments {
     static let usage = """
         usage: oauth2-bench MODE [options]
-          sequential  --url BASE --requests N [--executor global|transport]
+          sequential  --url BASE --requests N [--executor global|transport] [STORE]
           concurrent  --url BASE --requests N --concurrency C [--executor global|transport]
           storm       --url BASE --callers N [--token-log PATH]
+          storm-seed  --url BASE STORE   (stores a fresh token for the storm across processes)
+          storm-process --url BASE STORE [--callers N]
+                      (prints "ready", waits for a line on stdin, then N sends on the expired token)
           parse       --iterations N
           overhead    --iterations N   (send through a transport that answers at once)
           memory      --url BASE --requests N --warmup N [--concurrency C]
         --executor transport: the callers' tasks prefer CurlTransport.executor (default: global).
+        STORE: --store memory (default) | --store file --store-dir DIR
+             | --store postgres --database-url URL --database-password-file PATH [--table NAME]
         Prints one JSON line per result.
         """
 

@@ -36,8 +36,12 @@ struct BenchTarget {
     }
 
     /// A provider over `transport` (the caller shuts the transport down).
-    func provider(transport: any HTTPTransport, clock: any OAuth2Clock = SystemClock()) throws -> OAuth2Provider {
-        try OAuth2Provider(configuration: configuration(), transport: transport, clock: clock)
+    func provider(
+        transport: any HTTPTransport,
+        clock: any OAuth2Clock = SystemClock(),
+        store: any TokenStore = InMemoryTokenStore()
+    ) throws -> OAuth2Provider {
+        try OAuth2Provider(configuration: configuration(), store: store, transport: transport, clock: clock)
     }
 
     /// The signed request every scenario sends.

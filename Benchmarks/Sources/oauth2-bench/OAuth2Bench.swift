@@ -29,7 +29,8 @@ enum OAuth2Bench {
         case "sequential":
             let target = try BenchTarget(baseURL: arguments.string("url"))
             return [try await RequestBenchmark.run(
-                target: target, requests: arguments.int("requests"), concurrency: 1, executor: arguments.executor()
+                target: target, requests: arguments.int("requests"), concurrency: 1, executor: arguments.executor(),
+                store: BenchStore(arguments)
             )]
         case "concurrent":
             let target = try BenchTarget(baseURL: arguments.string("url"))
@@ -41,6 +42,15 @@ enum OAuth2Bench {
             let target = try BenchTarget(baseURL: arguments.string("url"))
             return [try await RefreshStormBenchmark.run(
                 target: target, callers: arguments.int("callers", default: 1000), tokenLog: arguments.optionalString("token-log")
+            )]
+        case "storm-seed":
+            let target = try BenchTarget(baseURL: arguments.string("url"))
+            try await ProcessStormBenchmark.seed(target: target, store: BenchStore(arguments))
+            return []
+        case "storm-process":
+            let target = try BenchTarget(baseURL: arguments.string("url"))
+            return [try await ProcessStormBenchmark.run(
+                target: target, store: BenchStore(arguments), callers: arguments.int("callers", default: 1)
             )]
         case "parse":
             let target = try BenchTarget(baseURL: arguments.optionalString("url") ?? "http://127.0.0.1:1")

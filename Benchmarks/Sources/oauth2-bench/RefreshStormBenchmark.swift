@@ -31,20 +31,7 @@ enum RefreshStormBenchmark {
             before = try await waitForLines(in: tokenLog, atLeast: (beforeGrant ?? 0) + 1)
         }
         let start = ProcessMetrics.nanoseconds()
-        var latencies = Latencies(capacity: callers)
-        var errors = 0
-        try await withThrowingTaskGroup(of: (UInt64, Int).self) { group in
-            for _ in 0..<callers {
-                group.addTask {
-                    let response = try await client.send(request)
-                    return (ProcessMetrics.nanoseconds() - start, response.status == 200 ? 0 : 1)
-                }
-            }
-            for try await (latency, failed) in group {
-                latencies.record(latency)
-                errors += failed
-            }
-        }
+        let (latencies, errors) = try await storm(client: client, request: request, callers: callers, start: start)
         let seconds = Double(ProcessMetrics.nanoseconds() - start) / 1e9
         let after = tokenLog.map(countLines)
         await transport.shutdown()
@@ -63,6 +50,26 @@ enum RefreshStormBenchmark {
             cpuSeconds: ProcessMetrics.cpuSeconds() - cpuStart,
             extra: extra
         )
+    }
+
+    /// `callers` concurrent sends of `request`: each one's time from `start`
+    /// until its answer, and the count of answers that were not 200.
+    static func storm(client: OAuth2Client, request: HTTPRequest, callers: Int, start: UInt64) async throws -> (Latencies, Int) {
+        var latencies = Latencies(capacity: callers)
+        var errors = 0
+        try await withThrowingTaskGroup(of: (UInt64, Int).self) { group in
+            for _ in 0..<callers {
+                group.addTask {
+                    let response = try await client.send(request)
+                    return (ProcessMetrics.nanoseconds() - start, response.status == 200 ? 0 : 1)
+                }
+            }
+            for try await (latency, failed) in group {
+                latencies.record(latency)
+                errors += failed
+            }
+        }
+        return (latencies, errors)
     }
 
     /// The line count of `path` once it reaches `count` (2 s at most).

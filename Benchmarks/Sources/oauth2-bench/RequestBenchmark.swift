@@ -11,11 +11,36 @@ enum CallerExecutor: String {
 /// Scenarios 1 and 2: one client-credentials token request, then `requests`
 /// signed GETs through `OAuth2Client.send`, from `concurrency` callers that
 /// share one client (each sends its share one after the other).
+///
+/// With a file or PostgreSQL store (`store`), the grant saves the token
+/// there; the client keeps it in memory, so the requests never touch the store.
 enum RequestBenchmark {
-    static func run(target: BenchTarget, requests: Int, concurrency: Int, executor: CallerExecutor) async throws -> Report {
+    static func run(
+        target: BenchTarget,
+        requests: Int,
+        concurrency: Int,
+        executor: CallerExecutor,
+        store: BenchStore = .memory
+    ) async throws -> Report {
+        try await store.with(configuration: target.configuration()) { tokenStore in
+            try await run(
+                target: target, requests: requests, concurrency: concurrency, executor: executor,
+                tokenStore: tokenStore, name: (concurrency == 1 ? "sequential" : "concurrent") + store.suffix
+            )
+        }
+    }
+
+    private static func run(
+        target: BenchTarget,
+        requests: Int,
+        concurrency: Int,
+        executor: CallerExecutor,
+        tokenStore: any TokenStore,
+        name: String
+    ) async throws -> Report {
         let cpuStart = ProcessMetrics.cpuSeconds()
         let transport = CurlTransport()
-        let client = try target.provider(transport: transport).client(account: "bench")
+        let client = try target.provider(transport: transport, store: tokenStore).client(account: "bench")
         _ = try await client.authenticateWithClientCredentials()
 
         let request = target.resourceRequest
@@ -27,7 +52,6 @@ enum RequestBenchmark {
         let seconds = Double(ProcessMetrics.nanoseconds() - start) / 1e9
         await transport.shutdown()
 
-        let name = concurrency == 1 ? "sequential" : "concurrent"
         return Report(
             scenario: executor == .transport ? name + "-on-transport" : name,
             requests: requests,

@@ -10,7 +10,10 @@ struct CallCommand: AsyncParsableCommand {
         abstract: "Send a request signed with the stored token and print the response body.",
         discussion: """
         The token is refreshed first when it is about to expire, and once more
-        if the server rejects it. The response body goes to stdout as is. An
+        if the server rejects it. Redirects are followed (at most 10); the
+        token goes along only to the URL's own origin, and a redirect from
+        https to http fails with insecure_redirect; --no-follow-redirects
+        prints the 3xx's body instead. The response body goes to stdout as is. An
         HTTP status of 400 or more exits 1 with "error: http_error: …"
         ("forbidden" for 403) after the body; a 429 exits 1 with
         "error: rate_limited: …; retry after N s" when the server says when.
@@ -39,8 +42,11 @@ struct CallCommand: AsyncParsableCommand {
     @Option(help: "The request body; @FILE reads a file, @- reads stdin.")
     var data: String?
 
-    @Flag(name: .customLong("follow-redirects"), help: "Follow redirects (never from https to http; the token stays on its origin).")
-    var followRedirects = false
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Follow redirects (the default; at most 10, never from https to http, the token only to its own origin)."
+    )
+    var followRedirects = true
 
     /// The largest response body printed.
     static let maxResponseSize = 64 << 20
@@ -63,13 +69,18 @@ struct CallCommand: AsyncParsableCommand {
                 request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
             }
         }
-        request.followRedirects = followRedirects
+        request.redirects = followRedirects ? .follow : .never
         request.maxResponseSize = Self.maxResponseSize
         try await Session.run(common) { session in
             request.timeout = session.settings.timeout
             let client = try await session.client()
             let response = try await client.send(request)
             StandardOutput.write(Array(response.body))
+            if (300..<400).contains(response.status), let location = response.headers["Location"] {
+                // Only reached with --no-follow-redirects (or a 3xx that is not a redirect).
+                let target = URL(string: location, relativeTo: target).map { $0.absoluteURL.redactedForMessages(marksQuery: false) } ?? "an unusable location"
+                StandardError.line("note: HTTP \(response.status) to \(target), not followed")
+            }
             guard response.status < 400 else {
                 let code: OAuth2Error.Code = response.status == 403 ? .forbidden : .httpError
                 throw OAuth2Error(

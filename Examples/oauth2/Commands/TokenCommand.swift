@@ -42,7 +42,7 @@ struct TokenCommand: AsyncParsableCommand {
                 return
             }
             let account = session.settings.account
-            guard let token = try await session.store().load(account: account) else {
+            guard let token = try await session.storeForReading().load(account: account) else {
                 throw OAuth2Error(code: .notAuthenticated, message: "no token is stored for account \(account)")
             }
             let summary = TokenSummary(token, account: account)

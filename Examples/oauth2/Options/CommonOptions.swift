@@ -42,7 +42,11 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "The issuer: its RFC 8414 metadata fills the endpoints not given, and redirects' iss is checked (OAUTH2_ISSUER).")
     var issuer: String?
 
-    @Option(help: "The token store's directory (OAUTH2_STORE; default $XDG_CONFIG_HOME/oauth2 or ~/.config/oauth2).")
+    @Option(help: """
+        The token store: a directory (default $XDG_CONFIG_HOME/oauth2 or ~/.config/oauth2), or a \
+        PostgreSQL database, postgresql://user@host:port/db?sslmode=require, its password in \
+        PGPASSWORD or the file OAUTH2_STORE_PASSWORD_FILE names, never in the URL (OAUTH2_STORE).
+        """)
     var store: String?
 
     @Option(help: "The account whose token to use: one file per account in the store (OAUTH2_ACCOUNT; default \"default\").")

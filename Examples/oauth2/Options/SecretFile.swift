@@ -8,7 +8,7 @@ import Musl
 import Darwin
 #endif
 
-/// Reads the client secret from a file.
+/// Reads a secret (the client secret, a database password) from a file.
 enum SecretFile {
     /// The largest secret file read.
     static let limit = 64 * 1024
@@ -17,9 +17,9 @@ enum SecretFile {
     ///
     /// - Throws: `OAuth2Error` `invalid_configuration` when the file cannot be
     ///   read, is too large or empty; the message names the file, never its content.
-    static func load(_ path: String) throws(OAuth2Error) -> Secret {
+    static func load(_ path: String, what: String = "the client secret file") throws(OAuth2Error) -> Secret {
         func failure(_ reason: String) -> OAuth2Error {
-            OAuth2Error(code: .invalidConfiguration, message: "cannot use the client secret file \(path): \(reason)")
+            OAuth2Error(code: .invalidConfiguration, message: "cannot use \(what) \(path): \(reason)")
         }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw failure(String(cString: strerror(errno))) }

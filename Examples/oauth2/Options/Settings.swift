@@ -20,7 +20,7 @@ struct Settings: Sendable {
     var scopes: [String]
     var redirectURI: URL
     var issuer: String?
-    var storeDirectory: String
+    var store: StoreLocation
     var account: String
     var caFile: String?
     var timeout: Duration
@@ -95,14 +95,26 @@ struct Settings: Sendable {
             clientSecret = nil
         }
 
-        if let directory = pick(options.store, "OAUTH2_STORE") {
-            storeDirectory = directory
+        if let location = pick(options.store, "OAUTH2_STORE") {
+            let lowered = location.lowercased()
+            if lowered.hasPrefix("postgresql://") || lowered.hasPrefix("postgres://") {
+                store = .postgres(url: location, table: EnvironmentVariables.value("OAUTH2_STORE_TABLE") ?? "oauth2_tokens")
+            } else {
+                store = .directory(location)
+            }
         } else if let config = EnvironmentVariables.value("XDG_CONFIG_HOME"), config.hasPrefix("/") {
-            storeDirectory = config + "/oauth2"
+            store = .directory(config + "/oauth2")
         } else if let home = EnvironmentVariables.value("HOME") {
-            storeDirectory = home + "/.config/oauth2"
+            store = .directory(home + "/.config/oauth2")
         } else {
             throw UsageError("no token store directory: give --store (or OAUTH2_STORE), or set HOME")
         }
     }
+}
+
+/// Where tokens are kept: a directory (``FileTokenStore``) or a PostgreSQL
+/// database (``PostgresTokenStore``, a table in it).
+enum StoreLocation: Sendable {
+    case directory(String)
+    case postgres(url: String, table: String)
 }

@@ -99,9 +99,10 @@ extension OAuth2Client {
 
     /// Stores a token a grant produced, under the account lock, then reports it.
     ///
-    /// Only failing to take the lock (`lock_timeout`) keeps the token from
-    /// the store, and then it is kept in memory: what the provider issued is
-    /// never dropped.
+    /// When the lock cannot be taken (`lock_timeout`, or the task is
+    /// cancelled while waiting for it), the token is saved without it, and
+    /// kept in memory if the store fails: what the provider issued is never
+    /// dropped.
     func adoptGrantedToken(_ token: AccessToken) async -> AccessToken {
         let outcome: (token: AccessToken, storeError: OAuth2Error?)
         do throws(OAuth2Error) {

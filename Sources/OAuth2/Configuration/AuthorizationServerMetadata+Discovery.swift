@@ -34,7 +34,7 @@ extension AuthorizationServerMetadata {
             url: url,
             headers: ["Accept": "application/json"],
             timeout: timeout,
-            followRedirects: false,
+            redirects: .never,
             maxResponseSize: maxResponseSize
         )
         let requestedAt = Date()

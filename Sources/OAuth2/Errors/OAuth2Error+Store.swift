@@ -6,7 +6,7 @@ import Foundation
 
 extension OAuth2Error {
     /// A `store_error` with `message`, which must name no secret.
-    static func store(_ message: String) -> OAuth2Error {
+    package static func store(_ message: String) -> OAuth2Error {
         OAuth2Error(code: .storeError, message: message)
     }
 

@@ -117,7 +117,8 @@ public struct OAuth2Error: Error, Sendable, Hashable {
     public var message: String
     /// The provider's `error_description`, control characters stripped, when it sent one.
     public var errorDescription: String?
-    /// The provider's `error_uri`, when it sent one.
+    /// The provider's `error_uri`, when it sent an absolute `http` or `https`
+    /// URI of RFC 6749's characters; any other is dropped.
     public var errorURI: String?
     /// The HTTP status of the answer that caused the error, when there was one.
     public var httpStatus: Int?
@@ -136,7 +137,7 @@ public struct OAuth2Error: Error, Sendable, Hashable {
         self.code = code
         self.message = message
         self.errorDescription = errorDescription.map(Self.sanitize)
-        self.errorURI = errorURI.map(Self.sanitize)
+        self.errorURI = errorURI.flatMap(ProviderText.errorURI)
         self.httpStatus = httpStatus
         self.retryAfter = retryAfter
     }
@@ -154,7 +155,7 @@ public struct OAuth2Error: Error, Sendable, Hashable {
     }
 
     /// Strips control characters and bounds the length of text that came from outside.
-    static func sanitize(_ text: String) -> String {
+    package static func sanitize(_ text: String) -> String {
         var scalars = String.UnicodeScalarView()
         for scalar in text.unicodeScalars.prefix(512) where !(scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format) {
             scalars.append(scalar)

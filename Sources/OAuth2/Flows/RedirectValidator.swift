@@ -74,6 +74,12 @@ package enum RedirectValidator {
             throw OAuth2Error(code: .missingIssuer, message: "the redirect has no iss parameter, which the provider promised (RFC 9207)")
         }
         if let error = nonEmpty(values["error"]) {
+            guard ProviderText.isErrorCode(error) else {
+                throw OAuth2Error(
+                    code: .invalidRedirectURL,
+                    message: "the redirect's error parameter has characters RFC 6749 does not allow in an error code"
+                )
+            }
             throw OAuth2Error.provider(error: error, description: values["error_description"], uri: values["error_uri"])
         }
         if values["access_token"] != nil {

@@ -136,7 +136,7 @@ enum TokenRequestBuilder {
             headers: headers,
             body: Data(FormURLEncoding.encode(body).utf8),
             timeout: configuration.requestTimeout,
-            followRedirects: false,
+            redirects: .never,
             maxResponseSize: configuration.maxResponseSize
         )
     }

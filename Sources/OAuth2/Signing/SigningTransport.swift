@@ -24,9 +24,13 @@ package import Foundation
 /// - a 403 naming `insufficient_scope` throws `insufficient_scope` (no refresh);
 /// - a 429 throws `rate_limited`, with `Retry-After` in ``OAuth2Error/retryAfter``,
 ///   as a 429 from the token endpoint does;
-/// - redirects are followed only when the request asks (``HTTPRequest/followRedirects``),
-///   by hand, never from `https` to `http` (`insecure_redirect`), and the
-///   token is dropped on any change of origin.
+/// - redirects (301, 302, 303, 307, 308) are followed by default, by hand,
+///   at most ``maxRedirects`` times (`transport_error` beyond): the token
+///   goes along only to the request's own origin (scheme, host and port), a
+///   redirect from `https` to `http` throws `insecure_redirect` whatever its
+///   host, and 301/302 turn a POST into a GET, 303 anything; 307 and 308
+///   keep the method and body. A request whose ``HTTPRequest/redirects`` is
+///   ``RedirectPolicy/never`` gets the 3xx back instead.
 ///
 /// Any other response, error statuses included, is returned. Failures of
 /// the inner transport become ``OAuth2Error`` (`timeout`, `tls_error`,
@@ -42,7 +46,7 @@ public struct SigningTransport: HTTPTransport {
     /// Where tokens come from.
     public let tokenSource: any TokenSource
 
-    /// The most redirects followed for a request that asks to follow them.
+    /// The most redirects followed for one request.
     public static let maxRedirects = 10
 
     /// Wraps `transport`, signing with tokens from `tokenSource`.
@@ -111,24 +115,25 @@ public struct SigningTransport: HTTPTransport {
     }
 
     private static func insufficientScope(_ scope: String?, status: Int) -> OAuth2Error {
-        let needed = scope.map { " (needs: \(OAuth2Error.sanitize($0)))" } ?? ""
+        let tokens = scope.map(ProviderText.scopeTokens) ?? []
+        let needed = tokens.isEmpty ? "" : " (needs: \(tokens.joined(separator: " ")))"
         return OAuth2Error(code: .insufficientScope, message: "the token lacks the scope this request needs\(needed)", httpStatus: status)
     }
 
-    /// Sends with the token, following redirects by hand when asked so the
-    /// token never leaves its origin or its TLS.
+    /// Sends with the token, following redirects by hand unless told not to,
+    /// so the token never leaves its origin or its TLS.
     ///
     /// - Returns: the final response, and whether the request it answers
     ///   carried the token (a redirect to another origin drops it).
     private func sendSigned(_ request: HTTPRequest, token: AccessToken) async throws(OAuth2Error) -> (response: HTTPResponse, carriedToken: Bool) {
         let authorization = "Bearer \(token.accessToken.value)"
         var current = request
-        current.followRedirects = false
+        current.redirects = .never
         current.headers.replaceOrAdd(name: "Authorization", value: authorization)
         var carriesToken = true
         for _ in 0...Self.maxRedirects {
             let response = try await OAuth2Error.performing(current, on: transport)
-            guard request.followRedirects,
+            guard request.redirects != .never,
                   [301, 302, 303, 307, 308].contains(response.status),
                   let location = response.headers["Location"]
             else {
@@ -159,7 +164,7 @@ public struct SigningTransport: HTTPTransport {
             }
             current.url = next
         }
-        throw OAuth2Error(code: .transportError, message: "too many redirects")
+        throw OAuth2Error(code: .transportError, message: "too many redirects (more than \(Self.maxRedirects)) from \(request.method) \(request.url.redactingQuery)")
     }
 }
 

@@ -98,20 +98,16 @@ public final class FileTokenStore: TokenStore {
         try self.init(directory: directory, encryption: encryption, hooks: Hooks())
     }
 
-    init(directory: String, encryption: Encryption, hooks: Hooks) throws(OAuth2Error) {
+    /// Opens the store with test hooks on its saves (``Hooks``).
+    package init(directory: String, encryption: Encryption, hooks: Hooks) throws(OAuth2Error) {
         guard !directory.isEmpty else {
             throw OAuth2Error.store("the token store's directory path is empty")
         }
-        let created: Bool
-        do {
-            created = try StoreFileSystem.makeDirectory(directory)
-        } catch {
-            throw OAuth2Error.store("cannot create the token store's directory \(directory): \(error.reason)")
-        }
         let fd: Int32
         do {
-            // A directory we just made is not followed through a link that replaced it.
-            fd = try StoreFileSystem.openFile(directory, flags: O_RDONLY | O_DIRECTORY | (created ? O_NOFOLLOW : 0))
+            fd = try StoreFileSystem.openDirectory(creating: directory, afterCreating: { hooks.afterCreatingDirectory?($0) }).descriptor
+        } catch where error.call == "mkdir" || error.call == "fchmod" {
+            throw OAuth2Error.store("cannot create the token store's directory \(directory): \(error.reason)")
         } catch {
             let reason = error.errno == ENOTDIR ? "it is not a directory" : error.reason
             throw OAuth2Error.store("cannot open the token store's directory \(directory): \(reason)")
@@ -346,7 +342,7 @@ public final class FileTokenStore: TokenStore {
     }
 
     /// `account "name"`, control characters removed and bounded: account names come from callers and may be odd.
-    static func describe(_ account: String) -> String {
+    package static func describe(_ account: String) -> String {
         "account \"\(OAuth2Error.sanitize(String(account.prefix(100))))\""
     }
 }

@@ -17,7 +17,7 @@ import Foundation
 /// Everything works relative to a directory descriptor (`openat`, `renameat`,
 /// `unlinkat`) so a store keeps using the directory it checked when it was
 /// opened, whatever later happens to the path.
-enum StoreFileSystem {
+package enum StoreFileSystem {
     /// A failed system call: which one, and its `errno`.
     struct Failure: Error {
         var call: String
@@ -37,7 +37,7 @@ enum StoreFileSystem {
     /// `shortWrite`, which makes it with fewer bytes), so the code that
     /// handles the outcome, retries on `EINTR` included, is the code that
     /// runs in production.
-    enum InjectedFault: Sendable, Equatable {
+    package enum InjectedFault: Sendable, Equatable {
         /// The call is not made and fails with this `errno`.
         case error(Int32)
         /// `write` writes at most this many bytes and reports that count, as
@@ -242,31 +242,56 @@ enum StoreFileSystem {
         return true
     }
 
-    /// Creates the directory, and missing parents, each with mode 0700; `false` when `path` already existed.
-    static func makeDirectory(_ path: String) throws(Failure) -> Bool {
-        if mkdir(path, 0o700) == 0 {
-            // A umask can only take bits away; set the mode so a stray umask
-            // (0o777, say) cannot leave a directory we cannot use. Through a
-            // descriptor opened without following a link: chmod by path would
-            // follow one that replaced the new directory in a shared parent,
-            // and change the mode of whatever it points to.
-            let fd = retryingOnInterrupt { open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
-            guard fd >= 0 else { throw Failure(call: "open", errno: errno) }
-            defer { closeQuietly(fd) }
-            guard fchmod(fd, 0o700) == 0 else { throw Failure(call: "fchmod", errno: errno) }
-            return true
+    /// Opens the directory at `path`, creating it and any missing parents
+    /// with mode 0700; `created` is whether `path` itself was made.
+    ///
+    /// One component at a time, each relative to the descriptor of the one
+    /// before (`mkdirat`, `openat`), so no step resolves the path again: a
+    /// directory this call makes is opened with `O_NOFOLLOW` and its mode set
+    /// through that descriptor (`fchmod`; a umask can only take bits away),
+    /// so a symbolic link swapped in for it in a shared parent is refused
+    /// instead of followed, and no later step lands anywhere else. A
+    /// component that was already there is opened as it is, links included:
+    /// it is the user's own path, and the store checks the final directory's
+    /// owner and mode.
+    ///
+    /// - Parameter afterCreating: called with the path made so far right after
+    ///   each `mkdirat`, so a test can swap in a link at the worst moment.
+    static func openDirectory(
+        creating path: String,
+        afterCreating: (_ path: String) -> Void = { _ in }
+    ) throws(Failure) -> (descriptor: Int32, created: Bool) {
+        var current = try openFile(path.hasPrefix("/") ? "/" : ".", flags: O_RDONLY | O_DIRECTORY)
+        var created = false
+        var walked = path.hasPrefix("/") ? "" : "."
+        for name in path.split(separator: "/") where name != "." {
+            let name = String(name)
+            walked += "/" + name
+            let next: Int32
+            do throws(Failure) {
+                if mkdirat(current, name, 0o700) == 0 {
+                    afterCreating(walked)
+                    next = try openFile(in: current, name, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+                    created = true
+                    guard fchmod(next, 0o700) == 0 else {
+                        let failure = Failure(call: "fchmod", errno: errno)
+                        closeQuietly(next)
+                        throw failure
+                    }
+                } else if errno == EEXIST {
+                    next = try openFile(in: current, name, flags: O_RDONLY | O_DIRECTORY)
+                    created = false
+                } else {
+                    throw Failure(call: "mkdir", errno: errno)
+                }
+            } catch {
+                closeQuietly(current)
+                throw error
+            }
+            closeQuietly(current)
+            current = next
         }
-        switch errno {
-        case EEXIST:
-            return false
-        case ENOENT:
-            let parent = parentPath(of: path)
-            guard parent != path, !parent.isEmpty else { throw Failure(call: "mkdir", errno: ENOENT) }
-            _ = try makeDirectory(parent)
-            return try makeDirectory(path)
-        default:
-            throw Failure(call: "mkdir", errno: errno)
-        }
+        return (current, created)
     }
 
     /// The names in the directory (without `.` and `..`).
@@ -292,14 +317,6 @@ enum StoreFileSystem {
             if name != "." && name != ".." { names.append(name) }
         }
         return names
-    }
-
-    private static func parentPath(of path: String) -> String {
-        var trimmed = Substring(path)
-        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
-        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
-        if slash == trimmed.startIndex { return "/" }
-        return String(trimmed[..<slash])
     }
 
     private static func retryingOnInterrupt<Result: BinaryInteger>(_ call: () -> Result) -> Result {

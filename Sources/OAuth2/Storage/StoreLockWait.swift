@@ -11,22 +11,22 @@ import Foundation
 /// Polling keeps waiting cancellable and bounded without a thread parked in
 /// the kernel per waiter; the pause is short next to a token request, and the
 /// client's single-flight means one waiter per account per process.
-enum StoreLockWait {
+package enum StoreLockWait {
     /// - Parameters:
     ///   - what: how the message names the lock (`account "alice"`).
     ///   - tryOnce: takes the lock and returns `true`, or returns `false` when it is held.
     /// - Throws: `lock_timeout` after `timeout`, `cancelled` when the task is
     ///   cancelled, or what `tryOnce` throws.
-    static func acquire(
+    package static func acquire(
         timeout: Duration,
         what: String,
-        _ tryOnce: () throws(OAuth2Error) -> Bool
+        _ tryOnce: () async throws(OAuth2Error) -> Bool
     ) async throws(OAuth2Error) {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         var pause = Duration.milliseconds(1)
         while true {
-            if try tryOnce() { return }
+            if try await tryOnce() { return }
             let now = clock.now
             guard now < deadline else {
                 throw OAuth2Error(

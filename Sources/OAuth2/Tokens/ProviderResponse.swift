@@ -64,7 +64,7 @@ package enum ProviderResponse {
     /// An `error` that is empty, long, or has characters RFC 6749 §A.7 does
     /// not allow is not treated as an OAuth error object.
     static func providerError(in object: [String: JSONValue], httpStatus: Int) -> OAuth2Error? {
-        guard let error = object["error"]?.stringValue, isErrorCode(error) else { return nil }
+        guard let error = object["error"]?.stringValue, ProviderText.isErrorCode(error) else { return nil }
         return OAuth2Error.provider(
             error: error,
             description: object["error_description"]?.stringValue,
@@ -173,13 +173,6 @@ package enum ProviderResponse {
         let parts = text.utf8.split(separator: UInt8(ascii: "."), maxSplits: 1, omittingEmptySubsequences: false)
         return (1...2).contains(parts.count) && parts.allSatisfy { part in
             !part.isEmpty && part.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
-        }
-    }
-
-    /// Whether the text is an RFC 6749 error code: 1 to 128 of `%x20-21 / %x23-5B / %x5D-7E`.
-    static func isErrorCode(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.count <= 128 && text.utf8.allSatisfy { byte in
-            (0x20...0x21).contains(byte) || (0x23...0x5B).contains(byte) || (0x5D...0x7E).contains(byte)
         }
     }
 

@@ -10,14 +10,21 @@ package import Foundation
 /// Decisions worth knowing:
 /// - An absent `token_type` is read as `Bearer`, as golang/oauth2 does: some
 ///   providers leave it out, and the token is only ever sent as a bearer token.
-/// - `expires_in` of 0 means no expiry is known (golang/oauth2 does the same);
-///   the resource server's 401 tells when the token has expired. A value over
-///   ten years is clamped to ten years.
+/// - `expires_in` of 0 means the token is already due: it serves the request
+///   it came with and is renewed before the next. An absent `expires_in`
+///   means no expiry is known; the resource server's 401 tells when the
+///   token has expired. A value over ten years is clamped to ten years.
 /// - `scope` is split on spaces only (RFC 6749 §3.3): GitHub's `repo,gist` is
 ///   one scope token. An array of strings is accepted too. An absent, `null`
-///   or empty `scope` means the requested scopes.
+///   or empty `scope` means the requested scopes. A scope token with a
+///   character outside RFC 6749's (a control character, `"`, `\`, non-ASCII)
+///   is dropped: scopes are shown in the CLI and in logs.
 /// - The access and refresh tokens must be printable ASCII: a line break in a
 ///   token would split the `Authorization` header it is sent in.
+/// - A form-encoded answer whose body only the end of the connection ended
+///   (HTTP/1.x without a length, ``HTTPResponse/bodyEndedWithConnection``) is
+///   refused: cut short, it still parses, and a truncated refresh token would
+///   replace the account's good one. A JSON object shows its own end.
 package enum TokenResponseParser {
     /// The longest expiry honoured: ten years.
     package static let maxExpiresIn: Double = 10 * 365 * 86_400
@@ -38,6 +45,12 @@ package enum TokenResponseParser {
         maxBodySize: Int = 1 << 20
     ) throws(OAuth2Error) -> AccessToken {
         try ProviderResponse.requireSuccess(response, endpoint: "token endpoint", maxBodySize: maxBodySize, now: requestedAt)
+        if response.bodyEndedWithConnection && ProviderResponse.bodyFormat(of: response) == .form {
+            throw invalid(
+                "is form-encoded and has no length (HTTP/1.x without Content-Length or chunked coding): the connection's end may have cut it short",
+                response
+            )
+        }
         let object = try ProviderResponse.object(of: response, endpoint: "token endpoint")
         if let error = ProviderResponse.providerError(in: object, httpStatus: response.status) {
             throw error
@@ -97,15 +110,14 @@ package enum TokenResponseParser {
         case nil, .null?:
             scopes = requestedScopes
         case .string(let value)?:
-            let tokens = value.split(separator: " ").map(String.init)
-            scopes = tokens.isEmpty ? requestedScopes : tokens
+            scopes = value.isEmpty ? requestedScopes : ProviderText.scopeTokens(value)
         case .array(let values)?:
             var tokens: [String] = []
             for value in values {
                 guard case .string(let token) = value else {
                     throw invalid("has a scope array with a non-string element", response)
                 }
-                tokens.append(token)
+                if ProviderText.isScopeToken(some: token[...]) { tokens.append(token) }
             }
             scopes = tokens.isEmpty ? requestedScopes : tokens
         default:

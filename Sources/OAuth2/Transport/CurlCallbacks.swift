@@ -91,6 +91,7 @@ extension CurlTransfer {
             responseHeaders = HTTPHeaders(reservingCapacity: Self.typicalHeaderCount)
             responseBody = Data()
             responseStatus = Self.statusCode(inStatusLine: bytes)
+            responseIsHTTP1 = bytes.count >= 7 && bytes[5] == UInt8(ascii: "1") && bytes[6] == UInt8(ascii: ".")
             return true
         }
         if bytes[0] == UInt8(ascii: " ") || bytes[0] == UInt8(ascii: "\t") {

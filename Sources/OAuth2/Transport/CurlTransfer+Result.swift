@@ -23,6 +23,13 @@ extension CurlTransfer {
         flushPendingHeader()
         var status = 0
         _ = ccurl_easy_getinfo_long(easy.handle, CURLINFO_RESPONSE_CODE, &status)
+        guard !(100..<200).contains(status) else {
+            // libcurl reports a connection closed after an interim response
+            // (100 Continue, 103 Early Hints) as a transfer done, with that
+            // status: the final response never came.
+            let lost = HTTPTransportError.connectionLost
+            return .failure(lost.with(message: "\(lost.message): it ended after an interim response (HTTP \(status)), before the final one"))
+        }
         var responseURL = url
         if followRedirects {
             var effective: UnsafeMutablePointer<CChar>?
@@ -31,9 +38,21 @@ extension CurlTransfer {
                 responseURL = parsed
             }
         }
-        let response = HTTPResponse(status: status, headers: responseHeaders, body: responseBody, url: responseURL)
+        var response = HTTPResponse(status: status, headers: responseHeaders, body: responseBody, url: responseURL)
+        response.bodyEndedWithConnection = bodyEndsWithConnection(status: status)
         responseHeaders = HTTPHeaders()
         responseBody = Data()
         return .success(response)
+    }
+
+    /// Whether the final response's body had no length of its own, so that
+    /// only the end of the connection ended it (RFC 9112 §6.3, the last
+    /// rule): HTTP/1.x, a response that has a body, neither `Content-Length`
+    /// nor chunked coding. HTTP/2 frames every body.
+    private func bodyEndsWithConnection(status: Int) -> Bool {
+        guard responseIsHTTP1, method != .head, status >= 200, status != 204, status != 304,
+              !responseHeaders.contains("Content-Length")
+        else { return false }
+        return !responseHeaders.values(for: "Transfer-Encoding").contains { $0.lowercased().contains("chunked") }
     }
 }

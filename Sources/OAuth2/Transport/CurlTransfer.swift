@@ -83,6 +83,8 @@ package final class CurlTransfer: @unchecked Sendable {
     var activeIndex = -1
     /// The status code of the response being read, from its status line.
     package var responseStatus = 0
+    /// Whether the response being read is HTTP/1.x, from its status line.
+    var responseIsHTTP1 = false
     package var responseHeaders = HTTPHeaders(reservingCapacity: CurlTransfer.typicalHeaderCount)
     /// The field being read, kept back until the next line shows it is not folded onto.
     var pendingHeader: (name: String, value: String)?
@@ -145,7 +147,7 @@ package final class CurlTransfer: @unchecked Sendable {
         self.urlString = urlString
         timeoutMilliseconds = (request.timeout ?? configuration.timeout).curlMilliseconds
         maxResponseSize = Swift.max(request.maxResponseSize ?? configuration.maxResponseSize, 0)
-        followRedirects = request.followRedirects
+        followRedirects = request.redirects == .follow
     }
 
     deinit {

@@ -19,11 +19,13 @@ public struct HTTPRequest: Sendable {
     public var body: Data?
     /// The longest the whole exchange may take, or `nil` for the transport's default.
     public var timeout: Duration?
-    /// Whether the transport follows redirects (`http`/`https` only, at most 10).
+    /// What happens to a redirect: by default (``RedirectPolicy/automatic``)
+    /// a signed request (``SigningTransport``, ``OAuth2Client/send(_:)``)
+    /// follows it and a plain transport returns it.
     ///
-    /// Off by default: a token request that followed a 307 would replay the
-    /// client secret to another host.
-    public var followRedirects: Bool
+    /// Token requests never follow anything: a token request that followed a
+    /// 307 would replay the client secret to another host.
+    public var redirects: RedirectPolicy
     /// The largest response body accepted, or `nil` for the transport's default.
     public var maxResponseSize: Int?
 
@@ -34,7 +36,7 @@ public struct HTTPRequest: Sendable {
         headers: HTTPHeaders = [:],
         body: Data? = nil,
         timeout: Duration? = nil,
-        followRedirects: Bool = false,
+        redirects: RedirectPolicy = .automatic,
         maxResponseSize: Int? = nil
     ) {
         self.method = method
@@ -42,9 +44,46 @@ public struct HTTPRequest: Sendable {
         self.headers = headers
         self.body = body
         self.timeout = timeout
-        self.followRedirects = followRedirects
+        self.redirects = redirects
         self.maxResponseSize = maxResponseSize
     }
+
+    /// Creates a request that follows redirects or returns them.
+    @available(*, deprecated, message: "use redirects: .follow or .never; signed requests follow by default")
+    public init(
+        method: String = "GET",
+        url: URL,
+        headers: HTTPHeaders = [:],
+        body: Data? = nil,
+        timeout: Duration? = nil,
+        followRedirects: Bool,
+        maxResponseSize: Int? = nil
+    ) {
+        self.init(
+            method: method, url: url, headers: headers, body: body, timeout: timeout,
+            redirects: followRedirects ? .follow : .never, maxResponseSize: maxResponseSize
+        )
+    }
+
+    /// Whether redirects are followed: ``redirects`` is ``RedirectPolicy/follow``.
+    @available(*, deprecated, renamed: "redirects")
+    public var followRedirects: Bool {
+        get { redirects == .follow }
+        set { redirects = newValue ? .follow : .never }
+    }
+}
+
+/// What a sender does with a redirect (a 301, 302, 303, 307 or 308 with a `Location`).
+public enum RedirectPolicy: Sendable, Hashable {
+    /// The sender's default. ``SigningTransport`` and ``OAuth2Client/send(_:)``
+    /// follow, at most ``SigningTransport/maxRedirects`` times, with the token
+    /// going along only to the request's own origin and never from `https`
+    /// to `http` (`insecure_redirect`); ``CurlTransport`` returns the 3xx.
+    case automatic
+    /// Follow: `http` and `https` only, at most 10 redirects.
+    case follow
+    /// Return the 3xx as the response.
+    case never
 }
 
 extension HTTPRequest: CustomStringConvertible {

@@ -14,6 +14,12 @@ public struct HTTPResponse: Sendable {
     public var body: Data
     /// The URL that answered: the request's, or the last one after followed redirects.
     public var url: URL?
+    /// Whether nothing but the end of the connection ended the body: an
+    /// HTTP/1.x response without `Content-Length` or chunked coding. A
+    /// connection cut short then looks like a whole body; a JSON object
+    /// shows its own end, a form-encoded body does not. Set by
+    /// ``CurlTransport``; other transports leave it `false`.
+    var bodyEndedWithConnection = false
 
     /// Creates a response.
     public init(status: Int, headers: HTTPHeaders = [:], body: Data = Data(), url: URL? = nil) {

@@ -7,7 +7,7 @@ final class CLI {
     /// The temporary directory; removed when the value is released.
     let directory: String
     /// The token store directory passed as `--store` (created by the CLI, mode 0700).
-    let store: String
+    var store: String
     /// The environment every run gets: the test process's, without any `OAUTH2_*`
     /// variable, so a developer's own settings cannot leak in.
     var environment: [String: String]

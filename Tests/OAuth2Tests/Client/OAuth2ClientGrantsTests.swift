@@ -37,7 +37,7 @@ import Testing
         #expect(fields["client_secret"] == nil)
         #expect(request.headers["Content-Type"] == "application/x-www-form-urlencoded")
         #expect(request.headers["Accept"] == "application/json")
-        #expect(request.followRedirects == false)
+        #expect(request.redirects == .never)
     }
 
     @Test func clientSecretPostPutsCredentialsInTheBody() async throws {

@@ -9,7 +9,7 @@ import Testing
     @Test func aRefreshWaitsForTheLockAndUsesTheTokenItsHolderStored() async throws {
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: -10)
-        let holder = try await LockHolder.hold(harness.store, account: "alice")
+        let holder = try await AccountLockHolder.hold(harness.store, account: "alice")
         harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.apiURL)
         let client = harness.client()
         let sending = Task { try await client.send(HTTPRequest(url: Fixture.apiURL)) }
@@ -29,7 +29,7 @@ import Testing
     @Test func aWaiterUsesATokenStoredMeanwhileEvenInsideTheExpirySkew() async throws {
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: -10)
-        let holder = try await LockHolder.hold(harness.store, account: "alice")
+        let holder = try await AccountLockHolder.hold(harness.store, account: "alice")
         let client = harness.client()
         let waiting = Task { try await client.token() }
 
@@ -47,7 +47,7 @@ import Testing
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: -10)
         let client = harness.client()
-        let holder = try await LockHolder.hold(harness.store, account: "alice")
+        let holder = try await AccountLockHolder.hold(harness.store, account: "alice")
         let sending = Task { try await client.send(HTTPRequest(url: Fixture.apiURL)) }
 
         try await Task.sleep(for: .milliseconds(100))
@@ -63,7 +63,7 @@ import Testing
         configuration.requestTimeout = .milliseconds(200)
         let harness = try ClientHarness(configuration: configuration)
         try await harness.seed(expiresIn: -10)
-        let holder = try await LockHolder.hold(harness.store, account: "alice")
+        let holder = try await AccountLockHolder.hold(harness.store, account: "alice")
 
         let error = await oauth2Error { _ = try await harness.client().refreshAccessToken() }
         try await holder.release()

@@ -118,6 +118,22 @@ import Testing
         #expect(try await harness.store.load(account: "alice") != nil)
     }
 
+    @Test(arguments: [
+        #"Bearer error="insufficient_scope", scope="admin r\\x wr\"ite caf\#u{E9} write""#,
+        "Bearer error=\"insufficient_scope\", scope=\"admin \u{1B}]0;pwned\u{07} write\"",
+    ])
+    func aNeededScopeOutsideRFC6749sCharactersIsLeftOutOfTheMessage(challenge: String) async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        harness.transport.enqueue(HTTPResponse(status: 403, headers: ["WWW-Authenticate": challenge]), for: Fixture.apiURL)
+        let error = await oauth2Error { _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL)) }
+        #expect(error?.code == .insufficientScope)
+        let message = error?.message ?? ""
+        #expect(!message.contains("\u{1B}") && !message.contains("\\") && !message.contains("\"") && !message.contains("caf"), "\(message)")
+        // A challenge the parser reads keeps its good scope tokens; one it cannot read names none.
+        #expect(message.hasSuffix("(needs: admin write)") || message.hasSuffix("needs"), "\(message)")
+    }
+
     @Test func otherErrorStatusesAreReturned() async throws {
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: 3600)
@@ -138,14 +154,101 @@ import Testing
         #expect(harness.tokenRequests.isEmpty)
     }
 
-    @Test func redirectsAreNotFollowedUnlessAsked() async throws {
+    @Test func aSameOrigin307IsFollowedByDefaultWithItsMethodBodyAndToken() async throws {
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: 3600)
-        harness.transport.enqueue(HTTPResponse(status: 302, headers: ["Location": "https://elsewhere.example/x"]), for: Fixture.apiURL)
-        let response = try await harness.client().send(HTTPRequest(url: Fixture.apiURL))
+        let moved = URL(string: "https://api.example/v2/me")!
+        harness.transport.enqueue(HTTPResponse(status: 307, headers: ["Location": "/v2/me"]), for: Fixture.apiURL)
+        harness.transport.enqueue(json: #"{"ok": true}"#, for: moved)
+        let request = HTTPRequest(method: "POST", url: Fixture.apiURL, headers: ["Content-Type": "application/json"], body: Data("{}".utf8))
+
+        let response = try await harness.client().send(request)
+
+        #expect(response.status == 200)
+        let requests = harness.transport.requests
+        #expect(requests.map(\.url) == [Fixture.apiURL, moved])
+        #expect(requests.map(\.method) == ["POST", "POST"])
+        #expect(requests.last?.body == Data("{}".utf8))
+        #expect(requests.last?.authorization == "Bearer \(Fixture.accessToken)")
+        // The transport is never asked to follow: the client does it hop by hop.
+        #expect(requests.allSatisfy { $0.redirects == .never })
+    }
+
+    @Test func a303TurnsAPostIntoAGetWithoutItsBody() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        let result = URL(string: "https://api.example/v1/result")!
+        harness.transport.enqueue(HTTPResponse(status: 303, headers: ["Location": result.absoluteString]), for: Fixture.apiURL)
+        harness.transport.enqueue(json: "{}", for: result)
+        let request = HTTPRequest(method: "POST", url: Fixture.apiURL, headers: ["Content-Type": "application/json"], body: Data("{}".utf8))
+
+        _ = try await harness.client().send(request)
+
+        let last = try #require(harness.transport.requests.last)
+        #expect(last.method == "GET")
+        #expect(last.body == nil)
+        #expect(!last.headers.contains("Content-Type"))
+        #expect(last.authorization == "Bearer \(Fixture.accessToken)")
+    }
+
+    @Test func anotherPortIsAnotherOriginAndNeverSeesTheToken() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        let otherPort = URL(string: "https://api.example:8443/v1/me")!
+        harness.transport.enqueue(HTTPResponse(status: 308, headers: ["Location": otherPort.absoluteString]), for: Fixture.apiURL)
+        harness.transport.enqueue(json: "{}", for: otherPort)
+
+        _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL))
+
+        #expect(harness.transport.requests(for: otherPort).first?.authorization == nil)
+    }
+
+    @Test func redirectsAreReturnedWhenTheRequestSaysNever() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        harness.transport.enqueue(HTTPResponse(status: 302, headers: ["Location": "/v1/other"]), for: Fixture.apiURL)
+        let response = try await harness.client().send(HTTPRequest(url: Fixture.apiURL, redirects: .never))
         #expect(response.status == 302)
         #expect(harness.transport.requests.count == 1)
-        #expect(harness.transport.requests.first?.followRedirects == false)
+    }
+
+    @Test func aRedirectLoopEndsAfterTenRedirectsWithATypedError() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        for _ in 0...SigningTransport.maxRedirects {
+            harness.transport.enqueue(HTTPResponse(status: 302, headers: ["Location": Fixture.apiURL.absoluteString]), for: Fixture.apiURL)
+        }
+        let error = await oauth2Error { _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL)) }
+        #expect(error?.code == .transportError)
+        #expect(error?.message.contains("too many redirects") == true)
+        #expect(harness.transport.requests.count == SigningTransport.maxRedirects + 1)
+    }
+
+    @Test(arguments: ["ftp://api.example/x", "file:///etc/passwd", "javascript:alert(1)"])
+    func aRedirectToAnotherSchemeIsRefused(location: String) async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        harness.transport.enqueue(HTTPResponse(status: 302, headers: ["Location": location]), for: Fixture.apiURL)
+        let error = await oauth2Error { _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL)) }
+        #expect(error?.code == .insecureRedirect)
+        #expect(harness.transport.requests.count == 1)
+    }
+
+    @Test func aRejectedTokenAfterASameOriginRedirectIsRefreshedAndTheRequestRetriedFromItsStart() async throws {
+        let harness = try ClientHarness()
+        try await harness.seed(expiresIn: 3600)
+        let moved = URL(string: "https://api.example/v2/me")!
+        harness.transport.enqueue(HTTPResponse(status: 307, headers: ["Location": moved.absoluteString]), for: Fixture.apiURL)
+        harness.transport.enqueue(HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer error=\"invalid_token\""]), for: moved)
+        harness.transport.enqueue(HTTPResponse(status: 307, headers: ["Location": moved.absoluteString]), for: Fixture.apiURL)
+        harness.transport.enqueue(json: "{}", for: moved)
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "fresh", refresh: "r-2"), for: Fixture.tokenURL)
+
+        let response = try await harness.client().send(HTTPRequest(url: Fixture.apiURL))
+
+        #expect(response.status == 200)
+        #expect(harness.tokenRequests.count == 1)
+        #expect(harness.transport.requests(for: moved).map(\.authorization) == ["Bearer \(Fixture.accessToken)", "Bearer fresh"])
     }
 
     @Test func tokenNeverFollowsARedirectToAnotherOrigin() async throws {
@@ -155,7 +258,7 @@ import Testing
         harness.transport.enqueue(HTTPResponse(status: 307, headers: ["Location": "/v1/other"]), for: Fixture.apiURL)
         harness.transport.enqueue(HTTPResponse(status: 302, headers: ["Location": elsewhere.absoluteString]), for: URL(string: "https://api.example/v1/other")!)
         harness.transport.enqueue(json: "{}", for: elsewhere)
-        let response = try await harness.client().send(HTTPRequest(url: Fixture.apiURL, followRedirects: true))
+        let response = try await harness.client().send(HTTPRequest(url: Fixture.apiURL, redirects: .follow))
         #expect(response.status == 200)
         let requests = harness.transport.requests
         #expect(requests.count == 3)
@@ -172,7 +275,7 @@ import Testing
         harness.transport.enqueue(HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer error=\"invalid_token\""]), for: elsewhere)
         let delegate = RecordingDelegate()
 
-        let response = try await harness.client(delegate: delegate).send(HTTPRequest(url: Fixture.apiURL, followRedirects: true))
+        let response = try await harness.client(delegate: delegate).send(HTTPRequest(url: Fixture.apiURL, redirects: .follow))
 
         #expect(response.status == 401)
         #expect(harness.tokenRequests.isEmpty)
@@ -181,11 +284,12 @@ import Testing
         #expect(delegate.events.isEmpty)
     }
 
-    @Test func redirectFromHTTPSToHTTPIsRefused() async throws {
+    @Test(arguments: ["http://api.example/v1/me", "http://elsewhere.example/x"])
+    func redirectFromHTTPSToHTTPIsRefusedByDefault(location: String) async throws {
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: 3600)
-        harness.transport.enqueue(HTTPResponse(status: 301, headers: ["Location": "http://api.example/v1/me"]), for: Fixture.apiURL)
-        let error = await oauth2Error { _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL, followRedirects: true)) }
+        harness.transport.enqueue(HTTPResponse(status: 301, headers: ["Location": location]), for: Fixture.apiURL)
+        let error = await oauth2Error { _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL)) }
         #expect(error?.code == .insecureRedirect)
         #expect(harness.transport.requests.count == 1)
     }

@@ -77,7 +77,7 @@ import Testing
 
     @Test func adoptWaitsForTheAccountLock() async throws {
         let harness = try ClientHarness()
-        let holder = try await LockHolder.hold(harness.store, account: "alice")
+        let holder = try await AccountLockHolder.hold(harness.store, account: "alice")
         let client = harness.client()
         let adopting = Task { try await client.adopt(Fixture.token(access: "at-adopted", expiresAt: nil)) }
 

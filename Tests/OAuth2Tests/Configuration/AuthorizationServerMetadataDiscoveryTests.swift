@@ -16,7 +16,7 @@ import Testing
         let request = try #require(transport.requests.first)
         #expect(request.method == "GET")
         #expect(request.url.absoluteString == "https://id.example/.well-known/oauth-authorization-server/tenant")
-        #expect(!request.followRedirects)
+        #expect(request.redirects == .never)
     }
 
     @Test func fetchRefusesMetadataNamingAnotherIssuer() async throws {

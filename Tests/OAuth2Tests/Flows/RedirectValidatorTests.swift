@@ -180,6 +180,29 @@ import Testing
         #expect(error?.message == "The user said no")
     }
 
+    @Test(arguments: [
+        // Control characters are refused in any parameter, before the error is read.
+        ("access_denied%1B%5B31m", OAuth2Error.Code.invalidParameter), ("access%0Adenied", .invalidParameter),
+        ("acc%22ess", .invalidRedirectURL), ("acc%5Cess", .invalidRedirectURL), ("caf%C3%A9", .invalidRedirectURL),
+        (String(repeating: "x", count: 129), .invalidRedirectURL),
+    ])
+    func anErrorOutsideRFC6749sCharactersIsRefusedNotShown(error: String, code: OAuth2Error.Code) {
+        let failure = FlowFixtures.error { () throws(OAuth2Error) in
+            try validate("https://app.example.com/callback?error=\(error)&state=\(Self.state)")
+        }
+        #expect(failure?.code == code)
+        #expect(failure?.message.contains("access") == false)
+        #expect(failure?.message.contains("caf") == false)
+    }
+
+    @Test func anErrorURIThatIsNotHTTPIsDropped() {
+        let error = FlowFixtures.error { () throws(OAuth2Error) in
+            try validate("https://app.example.com/callback?error=access_denied&error_uri=javascript%3Aalert(1)&state=\(Self.state)")
+        }
+        #expect(error?.code == .accessDenied)
+        #expect(error?.errorURI == nil)
+    }
+
     @Test func errorWithoutStateIsAStateMismatch() {
         #expect(code(of: "https://app.example.com/callback?error=access_denied") == .stateMismatch)
     }

@@ -40,7 +40,7 @@ import Testing
             #expect(request.method == "POST")
             #expect(request.headers["Content-Type"] == "application/x-www-form-urlencoded")
             #expect(request.headers["Accept"] == "application/json")
-            #expect(request.followRedirects == false)
+            #expect(request.redirects == .never)
             #expect(request.timeout == configuration.requestTimeout)
             #expect(request.maxResponseSize == configuration.maxResponseSize)
         }

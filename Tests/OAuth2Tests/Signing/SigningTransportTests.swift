@@ -84,7 +84,7 @@ import Testing
         inner.enqueue(HTTPResponse(status: 401, headers: invalidToken), for: elsewhere)
         let source = FixedTokenSource(first: "t-1", replacement: "t-2")
 
-        let response = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPRequest(url: api, followRedirects: true))
+        let response = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPRequest(url: api, redirects: .follow))
 
         #expect(response.status == 401)
         #expect(inner.requests.map { $0.headers["Authorization"] } == ["Bearer t-1", nil])
@@ -100,7 +100,7 @@ import Testing
         inner.enqueue(HTTPResponse(status: 200), for: back)
         let source = FixedTokenSource(first: "t-1", replacement: "t-2")
 
-        let response = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPRequest(url: api, followRedirects: true))
+        let response = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPRequest(url: api, redirects: .follow))
 
         #expect(response.status == 200)
         #expect(inner.requests.map { $0.headers["Authorization"] } == ["Bearer t-1", nil, "Bearer t-1"])

@@ -118,8 +118,11 @@ import Glibc
         #expect(try await fixture.store.load(account: "alice") == StoreFixtures.token(2))
     }
 
+    /// The steps whose call is made again after `EINTR`.
+    static let restartedSteps = [SaveStep.createTemporaryFile, .write, .synchronizeFile, .synchronizeDirectory]
+
     /// A signal arriving during a call is not a failure of the disk.
-    @Test(arguments: [SaveStep.createTemporaryFile, .write, .synchronizeFile, .synchronizeDirectory])
+    @Test(arguments: restartedSteps)
     func anInterruptedCallIsRetriedNotFailed(step: SaveStep) async throws {
         let fixture = try await Self.storeWithAlice { asked, attempt in
             asked == step && attempt == 1 ? .error(EINTR) : nil
@@ -130,6 +133,40 @@ import Glibc
 
         #expect(fixture.faults.asked(step) == 2)
         #expect(try await fixture.store.load(account: "alice") == StoreFixtures.token(2))
+    }
+
+    /// The calls not made again after `EINTR` (Linux does not interrupt
+    /// them on a local disk): `fchmod`, `close` (Linux releases the
+    /// descriptor whatever it returns, and a retry could close another
+    /// thread's) and `rename` (it may have happened). An interruption fails
+    /// the save like any failure: said, the previous token kept, nothing left.
+    @Test(arguments: SaveStep.allCases.filter { !restartedSteps.contains($0) })
+    func anInterruptedCallThatIsNotRestartedFailsTheSaveAndKeepsThePreviousToken(step: SaveStep) async throws {
+        let fixture = try await Self.storeWithAlice { asked, attempt in
+            asked == step && attempt == 1 ? .error(EINTR) : nil
+        }
+        fixture.faults.arm()
+
+        let error = try await #require(throws: OAuth2Error.self) { try await fixture.store.save(StoreFixtures.token(2), account: "alice") }
+
+        #expect(error.message.contains("\(step.activity) failed: Interrupted system call"), "\(error.message)")
+        #expect(fixture.faults.asked(step) == 1)
+        #expect(try await fixture.store.load(account: "alice") == StoreFixtures.token(1))
+        #expect(try fixture.scratch.storeEntries() == ["alice.token"])
+    }
+
+    /// A `write` that stores nothing and reports no error would be retried
+    /// forever: it is an I/O error.
+    @Test func aWriteThatStoresNothingFailsTheSaveAndKeepsThePreviousToken() async throws {
+        let fixture = try await Self.storeWithAlice { asked, _ in asked == .write ? .shortWrite(0) : nil }
+        fixture.faults.arm()
+
+        let error = try await #require(throws: OAuth2Error.self) { try await fixture.store.save(StoreFixtures.token(2), account: "alice") }
+
+        #expect(error.message.contains("writing the temporary file failed: Input/output error"), "\(error.message)")
+        #expect(fixture.faults.asked(.write) == 1)
+        #expect(try await fixture.store.load(account: "alice") == StoreFixtures.token(1))
+        #expect(try fixture.scratch.storeEntries() == ["alice.token"])
     }
 
     /// A store and its injector; holding it keeps the directory alive.

@@ -36,6 +36,53 @@ import Glibc
         #expect(StoreFixtures.mode(of: scratch.path + "/a/b/tokens") == 0o700)
     }
 
+    /// Another user of a shared parent swaps a directory the store just made
+    /// for a link to a place of theirs, between the store's `mkdir` and its
+    /// next step: the store must neither follow it nor create anything there.
+    @Test(arguments: ["/a", "/a/b", "/a/b/tokens"])
+    func aDirectorySwappedForALinkWhileTheStoreMakesItsPathIsRefused(swapped: String) throws {
+        let scratch = try ScratchDirectory()
+        let elsewhere = scratch.path + "/elsewhere"
+        #expect(mkdir(elsewhere, 0o700) == 0)
+        let target = scratch.path + swapped
+        let hooks = FileTokenStore.Hooks(afterCreatingDirectory: { path in
+            guard path == target else { return }
+            _ = rmdir(path)
+            _ = symlink(elsewhere, path)
+        })
+
+        let error = try #require(throws: OAuth2Error.self) {
+            try FileTokenStore(directory: scratch.path + "/a/b/tokens", encryption: .plaintext, hooks: hooks)
+        }
+
+        #expect(error.code == .storeError)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)
+        #expect(StoreFixtures.mode(of: elsewhere) == 0o700)
+    }
+
+    @Test func anExistingLinkInThePathIsTheUsersOwnAndFollowed() async throws {
+        let scratch = try ScratchDirectory()
+        let real = scratch.path + "/real"
+        #expect(mkdir(real, 0o700) == 0)
+        #expect(symlink(real, scratch.path + "/link") == 0)
+
+        let store = try FileTokenStore(directory: scratch.path + "/link/tokens")
+        try await store.save(StoreFixtures.token(1), account: "alice")
+
+        #expect(StoreFixtures.mode(of: real + "/tokens") == 0o700)
+        #expect(try await FileTokenStore(directory: real + "/tokens").load(account: "alice") == StoreFixtures.token(1))
+    }
+
+    @Test func aRelativePathIsMadeUnderTheWorkingDirectory() throws {
+        let scratch = try ScratchDirectory()
+        // Up to the root from wherever the tests run (`..` at the root stays there), then down.
+        let relative = String(repeating: "../", count: 64) + scratch.path.dropFirst() + "/./rel/tokens"
+
+        _ = try FileTokenStore(directory: relative)
+
+        #expect(StoreFixtures.mode(of: scratch.path + "/rel/tokens") == 0o700)
+    }
+
     @Test func directoryAndFilesArePrivateWhateverTheUmask() async {
         await #expect(processExitsWith: .success) {
             for mask: mode_t in [0, 0o002, 0o022, 0o277, 0o777] {

@@ -1,5 +1,6 @@
 import Foundation
 import OAuth2
+import OAuth2Testing
 import Testing
 
 /// What ``TokenStore/withLock(account:timeout:_:)`` promises, checked for
@@ -37,7 +38,7 @@ import Testing
     @Test(arguments: Setup.allCases)
     func theLockExcludesOthersUntilTheHolderReleases(setup: Setup) async throws {
         let (holderStore, waiterStore, scratch) = try setup.make()
-        let holder = try await LockHolder.hold(holderStore, account: "alice")
+        let holder = try await AccountLockHolder.hold(holderStore, account: "alice")
 
         let error = try await #require(throws: OAuth2Error.self) {
             try await waiterStore.withLock(account: "alice", timeout: .milliseconds(200)) {}
@@ -54,7 +55,7 @@ import Testing
     @Test(arguments: Setup.allCases)
     func differentAccountsDoNotBlockEachOther(setup: Setup) async throws {
         let (holderStore, waiterStore, scratch) = try setup.make()
-        let holder = try await LockHolder.hold(holderStore, account: "alice")
+        let holder = try await AccountLockHolder.hold(holderStore, account: "alice")
 
         let entered = try await waiterStore.withLock(account: "bob", timeout: .milliseconds(200)) { true }
 
@@ -66,7 +67,7 @@ import Testing
     @Test(arguments: Setup.allCases)
     func accountsDifferingOnlyInUnicodeCompositionHaveSeparateLocks(setup: Setup) async throws {
         let (holderStore, waiterStore, scratch) = try setup.make()
-        let holder = try await LockHolder.hold(holderStore, account: "Jos\u{E9}")
+        let holder = try await AccountLockHolder.hold(holderStore, account: "Jos\u{E9}")
 
         let entered = try await waiterStore.withLock(account: "Jose\u{301}", timeout: .milliseconds(200)) { true }
 
@@ -78,7 +79,7 @@ import Testing
     @Test(arguments: Setup.allCases)
     func aWaiterWhoseTaskIsCancelledEndsWithCancelledPromptly(setup: Setup) async throws {
         let (holderStore, waiterStore, scratch) = try setup.make()
-        let holder = try await LockHolder.hold(holderStore, account: "alice")
+        let holder = try await AccountLockHolder.hold(holderStore, account: "alice")
         let waiter = Task {
             try await waiterStore.withLock(account: "alice", timeout: .seconds(60)) {}
         }

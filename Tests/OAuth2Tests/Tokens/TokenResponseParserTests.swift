@@ -176,6 +176,33 @@ import Testing
         #expect(error(json: #"{"access_token":"a","scope":5}"#)?.code == .invalidTokenResponse)
     }
 
+    @Test(arguments: [
+        #"{"access_token":"a","scope":"read \u001b[31mred admin"}"#,
+        #"{"access_token":"a","scope":"read line\nbreak admin"}"#,
+        #"{"access_token":"a","scope":"read quo\"te back\\slash admin"}"#,
+        #"{"access_token":"a","scope":"read caf\u00e9 admin"}"#,
+        #"{"access_token":"a","scope":["read","\u001b]0;title\u0007","admin"]}"#,
+    ])
+    func dropsScopeTokensOutsideRFC6749sCharacters(json: String) throws {
+        #expect(try parse(json: json).scopes == ["read", "admin"])
+    }
+
+    @Test func aScopeOfOnlyForbiddenTokensLeavesNoScopesRatherThanTheRequestedOnes() throws {
+        #expect(try parse(FlowFixtures.json(#"{"access_token":"a","scope":"\u001b[2J"}"#), scopes: ["x"]).scopes == [])
+    }
+
+    @Test(arguments: ["javascript:alert(1)", "file:///etc/passwd", "https://docs.example/\\u001b[31m", "//docs.example/x", "docs.example/x", "https://", "https://docs.example/a b"])
+    func dropsAnErrorURIThatIsNotAPlainHTTPURI(uri: String) throws {
+        let body = #"{"error":"invalid_grant","error_uri":"\#(uri)"}"#
+        let error = error(FlowFixtures.json(body, status: 400))
+        #expect(error?.code == .invalidGrant)
+        #expect(error?.errorURI == nil)
+    }
+
+    @Test func keepsAnHTTPErrorURI() throws {
+        #expect(error(FlowFixtures.json(#"{"error":"invalid_grant","error_uri":"http://docs.example/errors#grant"}"#, status: 400))?.errorURI == "http://docs.example/errors#grant")
+    }
+
     // MARK: provider quirks
 
     @Test func readsAFormEncodedBodyLikeGitHub() throws {
@@ -211,6 +238,25 @@ import Testing
     @Test func refusesAFormBodyRepeatingAField() {
         let response = FlowFixtures.json("access_token=a&access_token=b", contentType: "application/x-www-form-urlencoded")
         #expect(error(response)?.code == .invalidTokenResponse)
+    }
+
+    /// A form body that only the end of the connection ended may have been
+    /// cut short and still parse (a truncated refresh token would replace
+    /// the account's good one): refused, sniffed or declared.
+    @Test(arguments: ["application/x-www-form-urlencoded", nil])
+    func refusesAFormBodyThatOnlyTheConnectionsEndEnded(contentType: String?) {
+        var response = FlowFixtures.json("access_token=\(Self.token)&refresh_token=\(Self.refresh)", contentType: contentType)
+        response.bodyEndedWithConnection = true
+        let error = error(response)
+        #expect(error?.code == .invalidTokenResponse)
+        #expect(error?.message.contains("may have cut it short") == true, "\(String(describing: error))")
+    }
+
+    /// A JSON object shows its own end, however the body ended.
+    @Test func readsJSONThatOnlyTheConnectionsEndEnded() throws {
+        var response = FlowFixtures.json(#"{"access_token":"a","refresh_token":"r"}"#)
+        response.bodyEndedWithConnection = true
+        #expect(try parse(response).refreshToken?.value == "r")
     }
 
     // MARK: errors

@@ -244,13 +244,17 @@ def delay_next_token_response(request):
 
 @csrf_exempt
 @_loopback_only
-@require_GET
 def redirect(request):
-    """A 302 to `to` (an http or https URL): a resource that moved, for the
-    tests that check a bearer token never follows a redirect to another origin."""
+    """A redirect (302, or `status`: 301, 303, 307, 308) to `to` (an http or
+    https URL): a resource that moved, for the tests of how a signed request
+    follows redirects (the token only to its own origin). Any method: a 307
+    or 308 must be repeated with the method and body it answered."""
     target = request.GET.get("to", "")
     if not (target.startswith("http://") or target.startswith("https://")):
         return _bad_request("to must be an http or https URL")
-    response = HttpResponse(status=302)
+    status = request.GET.get("status", "302")
+    if status not in ("301", "302", "303", "307", "308"):
+        return _bad_request("status must be 301, 302, 303, 307 or 308")
+    response = HttpResponse(status=int(status))
     response["Location"] = target
     return response

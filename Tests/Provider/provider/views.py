@@ -1,7 +1,8 @@
 """The protected resource: what a correct RFC 6750 resource server answers."""
 
 from django.http import HttpResponse, JsonResponse
-from django.views.decorators.http import require_GET
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_http_methods
 from oauth2_provider.oauth2_backends import get_oauthlib_core
 from oauth2_provider.www_authenticate import build_bearer_challenge, challenge_status
 
@@ -35,13 +36,20 @@ def _identity(oauthlib_request):
     return {"client": oauthlib_request.client.name, "scope": " ".join(oauthlib_request.scopes)}
 
 
-@require_GET
+@csrf_exempt
+@require_http_methods(["GET", "POST"])
 def me(request):
-    """Who the token belongs to: the user, or the client for a client-credentials token."""
+    """Who the token belongs to: the user, or the client for a client-credentials
+    token; with the method, and a POST's form fields, so a test can see what a
+    followed redirect repeated."""
     oauthlib_request, denied = _authorize(request, scopes=[])
     if denied is not None:
         return denied
-    return JsonResponse(_identity(oauthlib_request))
+    identity = _identity(oauthlib_request)
+    identity["method"] = request.method
+    if request.method == "POST":
+        identity["form"] = {key: request.POST.get(key) for key in request.POST}
+    return JsonResponse(identity)
 
 
 @require_GET

@@ -30,6 +30,9 @@ do {
     fail("cannot start: \(error)")
 }
 
+if let database = configuration.database {
+    logger.info("tokens and sessions in PostgreSQL, tables \(database.tokenTable) and \(database.sessionTable)")
+}
 let application = app.makeApplication { port in
     logger.info("listening on \(configuration.host):\(port); sign in at \(configuration.publicOrigin)/")
 }

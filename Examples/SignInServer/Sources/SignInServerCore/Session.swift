@@ -8,11 +8,11 @@ import OAuth2
 public struct Session: Sendable {
     /// The sign-in in progress, which the callback must match; `nil` when none.
     public var pending: PendingAuthorization?
-    /// When the pending sign-in started; it expires after ``SessionStore/pendingLifetime``.
+    /// When the pending sign-in started; it expires after the store's pending lifetime.
     public var pendingSince: Date?
     /// The account key of the signed-in user (``AccountKey``); `nil` until a sign-in completes.
     public var account: String?
-    /// When the session was last used; an idle session expires after ``SessionStore/idleLifetime``.
+    /// When the session was last used; an idle session expires after the store's idle lifetime.
     public var lastSeen: Date
 
     /// Creates an empty session.

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// Session ids: 256 bits from the system's CSPRNG, base64url without padding.
@@ -14,5 +15,12 @@ enum SessionID {
             .replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// The SHA-256 of a session id or a `state`: what a shared store keeps
+    /// and compares in their place, so that its rows hold no usable id and
+    /// a comparison's timing tells nothing about the secret.
+    static func digest(_ secret: String) -> Data {
+        Data(SHA256.hash(data: Data(secret.utf8)))
     }
 }

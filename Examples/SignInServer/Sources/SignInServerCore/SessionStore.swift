@@ -1,177 +1,71 @@
-import Synchronization
-import Foundation
 import OAuth2
 
-/// The sessions of this process, in memory, bounded in time and number.
+/// Where the visitors' sessions live: a random session id (the cookie's
+/// value) mapped to the pending sign-in and the signed-in account.
 ///
-/// Good enough for an example and for a single instance. Production behind
-/// several instances keeps sessions in a shared store (Redis, PostgreSQL…)
-/// holding the same ``Session`` values; ``PendingAuthorization`` is `Codable`
-/// for that reason.
+/// ``InMemorySessionStore`` is the default, for one instance.
+/// ``PostgresSessionStore`` shares the sessions among every instance that
+/// uses the same database, so that any instance serves any request.
 ///
-/// Bounds: a pending sign-in expires after ``pendingLifetime``; a session
-/// unused for ``idleLifetime`` is forgotten; past ``capacity`` sessions the
-/// least recently used one is dropped, so anonymous visitors hitting
-/// `/login` in a loop cannot grow the map without limit.
+/// What every store keeps to: a pending sign-in expires after the store's
+/// pending lifetime, an unused session after its idle lifetime, and neither
+/// is served once expired; a new session always gets a new random id, never
+/// one the browser chose; a pending sign-in is taken once, whatever the
+/// number of instances; the session id is never logged nor put in an error.
 ///
-/// Thread-safe.
-public final class SessionStore: Sendable {
-    /// How long a started sign-in may take before its callback is refused.
-    public let pendingLifetime: Duration
-    /// How long an unused session lives.
-    public let idleLifetime: Duration
-    /// The most sessions kept at once.
-    public let capacity: Int
-
-    private let sessions = Mutex([String: Session]())
-    private let now: @Sendable () -> Date
-
-    /// Creates an empty store.
-    ///
-    /// - Parameters:
-    ///   - pendingLifetime: 10 minutes by default.
-    ///   - idleLifetime: 12 hours by default.
-    ///   - capacity: 10,000 sessions by default.
-    ///   - now: the clock; tests pass their own.
-    public init(
-        pendingLifetime: Duration = .seconds(600),
-        idleLifetime: Duration = .seconds(12 * 3600),
-        capacity: Int = 10_000,
-        now: @escaping @Sendable () -> Date = { Date() }
-    ) {
-        self.pendingLifetime = pendingLifetime
-        self.idleLifetime = idleLifetime
-        self.capacity = max(1, capacity)
-        self.now = now
-    }
-
-    /// How many sessions are kept.
-    public var count: Int {
-        sessions.withLock { $0.count }
-    }
-
+/// Implementations throw ``SessionStoreError`` only.
+public protocol SessionStore: Sendable {
     /// The signed-in account of a session, or `nil` when the id is unknown,
     /// expired, or not signed in. Marks the session used.
-    public func account(of id: String?) -> String? {
-        withLiveSession(id) { $0.account }
-    }
+    func account(of id: String?) async throws -> String?
 
-    /// The pending sign-in of a session, or `nil` when there is none or it expired.
-    public func pendingSignIn(of id: String?) -> PendingAuthorization? {
-        withLiveSession(id) { $0.pending }
-    }
+    /// The pending sign-in of a session, or `nil` when there is none or it
+    /// expired. It stays pending: the callback uses
+    /// ``takePendingSignIn(of:state:)``.
+    func pendingSignIn(of id: String?) async throws -> PendingAuthorization?
+
+    /// Takes the session's pending sign-in when its `state` is the one given:
+    /// the pending sign-in is gone afterwards, so of two callbacks carrying
+    /// that state (a replay, or the same redirect delivered to two
+    /// instances at once) only one gets it. A callback with another state
+    /// takes nothing, so a forged one cannot spend the visitor's sign-in.
+    ///
+    /// - Returns: the pending sign-in, or `nil` when there is none, it
+    ///   expired, its state differs, or it was taken already.
+    func takePendingSignIn(of id: String?, state: String) async throws -> PendingAuthorization?
 
     /// Remembers a sign-in that was just started, replacing an earlier pending one.
     ///
     /// - Parameter id: the visitor's current session id, if any.
     /// - Returns: the session id to put in the cookie: the same when it was
     ///   live, else a new one.
-    public func startSignIn(_ pending: PendingAuthorization, session id: String?) -> String {
-        let now = now()
-        return sessions.withLock { sessions in
-            var sessionID = id ?? ""
-            if id == nil || Self.live(sessions[sessionID], at: now, pendingLifetime: pendingLifetime, idleLifetime: idleLifetime) == nil {
-                if let id { sessions.removeValue(forKey: id) }
-                sessionID = insertNew(into: &sessions, now: now)
-            }
-            sessions[sessionID]?.pending = pending
-            sessions[sessionID]?.pendingSince = now
-            sessions[sessionID]?.lastSeen = now
-            return sessionID
-        }
-    }
+    func startSignIn(_ pending: PendingAuthorization, session id: String?) async throws -> String
 
     /// Finishes a sign-in: the old session ends and a new one, under a new
     /// id, holds the account (so an id planted before the sign-in, session
     /// fixation, is worthless after it).
     ///
     /// - Returns: the new session id for the cookie.
-    public func completeSignIn(session id: String?, account: String) -> String {
-        let now = now()
-        return sessions.withLock { sessions in
-            if let id { sessions.removeValue(forKey: id) }
-            let newID = insertNew(into: &sessions, now: now)
-            sessions[newID]?.account = account
-            return newID
-        }
-    }
+    func completeSignIn(session id: String?, account: String) async throws -> String
 
     /// Forgets the session's account (its token was lost); a pending sign-in stays.
-    public func forgetAccount(of id: String?) {
-        guard let id else { return }
-        sessions.withLock { sessions in
-            sessions[id]?.account = nil
-            if sessions[id]?.pending == nil {
-                sessions.removeValue(forKey: id)
-            }
-        }
-    }
+    func forgetAccount(of id: String?) async throws
 
-    /// Ends every session signed in as `account`.
-    public func endAll(account: String) {
-        sessions.withLock { sessions in
-            sessions = sessions.filter { $0.value.account != account }
-        }
-    }
+    /// Ends every session signed in as `account`, on every instance that shares the store.
+    func endAll(account: String) async throws
 
     /// Ends a session.
-    public func end(_ id: String?) {
-        guard let id else { return }
-        sessions.withLock { _ = $0.removeValue(forKey: id) }
-    }
-
-    /// Runs `body` on the live session of `id`, after dropping what expired; `nil` when none.
-    private func withLiveSession<T>(_ id: String?, _ body: (Session) -> T?) -> T? {
-        guard let id else { return nil }
-        let now = now()
-        return sessions.withLock { (sessions: inout [String: Session]) -> T? in
-            guard var session = Self.live(sessions[id], at: now, pendingLifetime: pendingLifetime, idleLifetime: idleLifetime) else {
-                sessions.removeValue(forKey: id)
-                return nil
-            }
-            session.lastSeen = now
-            sessions[id] = session
-            return body(session)
-        }
-    }
-
-    /// The session with its expired parts removed, or `nil` when nothing of it is left.
-    private static func live(_ session: Session?, at now: Date, pendingLifetime: Duration, idleLifetime: Duration) -> Session? {
-        guard var session else { return nil }
-        if now.timeIntervalSince(session.lastSeen) > idleLifetime.seconds {
-            return nil
-        }
-        if let since = session.pendingSince, now.timeIntervalSince(since) > pendingLifetime.seconds {
-            session.pending = nil
-            session.pendingSince = nil
-        }
-        if session.pending == nil && session.account == nil {
-            return nil
-        }
-        return session
-    }
-
-    /// Adds an empty session under a fresh id, making room first when full.
-    private func insertNew(into sessions: inout [String: Session], now: Date) -> String {
-        if sessions.count >= capacity {
-            for (id, session) in sessions where Self.live(session, at: now, pendingLifetime: pendingLifetime, idleLifetime: idleLifetime) == nil {
-                sessions.removeValue(forKey: id)
-            }
-        }
-        while sessions.count >= capacity, let oldest = sessions.min(by: { $0.value.lastSeen < $1.value.lastSeen })?.key {
-            sessions.removeValue(forKey: oldest)
-        }
-        var id = SessionID.make()
-        while sessions[id] != nil { id = SessionID.make() }
-        sessions[id] = Session(lastSeen: now)
-        return id
-    }
+    func end(_ id: String?) async throws
 }
 
-extension Duration {
-    /// The duration in seconds, as a `TimeInterval`.
-    var seconds: TimeInterval {
-        let (seconds, attoseconds) = components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+/// A session store could not do what was asked (its database is down, say).
+///
+/// The description says what failed and why in general terms (a SQLSTATE, a
+/// timeout); never a session id, a state, a verifier or an account's data.
+public struct SessionStoreError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+
+    public init(_ description: String) {
+        self.description = description
     }
 }

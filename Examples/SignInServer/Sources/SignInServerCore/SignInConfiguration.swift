@@ -1,5 +1,7 @@
 import Foundation
 import OAuth2
+import OAuth2Postgres
+import PostgresNIO
 
 /// Everything the app needs to know, read from environment variables.
 ///
@@ -16,8 +18,13 @@ import OAuth2
 /// | `SIGNIN_API_URL` | yes | the provider's API that names the user, such as `/api/me` |
 /// | `SIGNIN_USER_FIELD` | no | the JSON field of that answer holding the user name; `username` |
 /// | `SIGNIN_SCOPES` | no | space-separated scopes to ask for; the provider's default when unset |
-/// | `SIGNIN_STORE_DIR` | yes | the token store's directory (created 0700) |
-/// | `SIGNIN_STORE_KEY` | no | a 256-bit key (64 hex digits or base64) to encrypt the token files |
+/// | `SIGNIN_STORE_DIR` | one of the two | the token store's directory (created 0700); sessions in memory |
+/// | `SIGNIN_DATABASE_URL` | one of the two | `postgresql://user@host:port/database?sslmode=…`, no password: tokens and sessions in PostgreSQL, shared by every instance |
+/// | `PGPASSWORD` | no | the database password |
+/// | `SIGNIN_DATABASE_PASSWORD_FILE` | no | the same read from a file; not with `PGPASSWORD` |
+/// | `SIGNIN_TOKEN_TABLE` | no | the tokens' table; `oauth2_tokens` |
+/// | `SIGNIN_SESSION_TABLE` | no | the sessions' table; `signin_sessions` |
+/// | `SIGNIN_STORE_KEY` | with a database | a 256-bit key (64 hex digits or base64) to encrypt the tokens with; the same on every instance |
 /// | `SIGNIN_STORE_KEY_FILE` | no | the same key read from a 0600 file; not with `SIGNIN_STORE_KEY` |
 /// | `SIGNIN_HOST` | no | the address to listen on; `127.0.0.1` |
 /// | `SIGNIN_PORT` | no | the port to listen on; `8080` |
@@ -33,10 +40,12 @@ public struct SignInConfiguration: Sendable {
     public var userField: String
     /// The scopes to ask for; empty means the provider's default.
     public var scopes: [String]
-    /// The token store's directory.
-    public var storeDirectory: String
-    /// The key that encrypts the token files, when one is configured.
+    /// The token store's directory, when tokens are kept in files (and sessions in memory).
+    public var storeDirectory: String?
+    /// The key that encrypts the tokens, when one is configured (always with a database).
     public var storeKey: FileTokenStore.EncryptionKey?
+    /// The PostgreSQL database that holds tokens and sessions, when one is configured.
+    public var database: Database?
     /// The address to listen on.
     public var host: String
     /// The port to listen on; 0 picks a free one.
@@ -45,6 +54,24 @@ public struct SignInConfiguration: Sendable {
     /// The path the provider redirects back to.
     public static let callbackPath = "/callback"
 
+    /// Where several instances keep what they share: the users' tokens
+    /// (``PostgresTokenStore``, encrypted with ``SignInConfiguration/storeKey``)
+    /// and the sessions (``PostgresSessionStore``).
+    public struct Database: Sendable {
+        /// The client's settings: host, user, password, database, TLS.
+        public var client: PostgresClient.Configuration
+        /// The tokens' table.
+        public var tokenTable: String
+        /// The sessions' table.
+        public var sessionTable: String
+
+        public init(client: PostgresClient.Configuration, tokenTable: String = "oauth2_tokens", sessionTable: String = "signin_sessions") {
+            self.client = client
+            self.tokenTable = tokenTable
+            self.sessionTable = sessionTable
+        }
+    }
+
     /// Creates a configuration from values, for code that does not read the environment.
     public init(
         oauth2: OAuth2Configuration,
@@ -52,8 +79,9 @@ public struct SignInConfiguration: Sendable {
         apiURL: URL,
         userField: String = "username",
         scopes: [String] = [],
-        storeDirectory: String,
+        storeDirectory: String? = nil,
         storeKey: FileTokenStore.EncryptionKey? = nil,
+        database: Database? = nil,
         host: String = "127.0.0.1",
         port: Int = 8080
     ) {
@@ -64,6 +92,7 @@ public struct SignInConfiguration: Sendable {
         self.scopes = scopes
         self.storeDirectory = storeDirectory
         self.storeKey = storeKey
+        self.database = database
         self.host = host
         self.port = port
     }
@@ -87,8 +116,12 @@ public struct SignInConfiguration: Sendable {
         let apiURL = reader.url("SIGNIN_API_URL", required: true)
         let userField = reader.optional("SIGNIN_USER_FIELD") ?? "username"
         let scopes = (reader.optional("SIGNIN_SCOPES") ?? "").split(separator: " ").map(String.init)
-        let storeDirectory = reader.required("SIGNIN_STORE_DIR")
+        let database = reader.database()
+        let storeDirectory = reader.storeDirectory(withDatabase: database != nil || reader.optional("SIGNIN_DATABASE_URL") != nil)
         let storeKey = reader.storeKey(text: "SIGNIN_STORE_KEY", file: "SIGNIN_STORE_KEY_FILE")
+        if database != nil && storeKey == nil && reader.error.invalid.allSatisfy({ !$0.variable.hasPrefix("SIGNIN_STORE_KEY") }) {
+            reader.invalid("SIGNIN_STORE_KEY", "required with SIGNIN_DATABASE_URL (or SIGNIN_STORE_KEY_FILE): the tokens in the database are encrypted, with the same key on every instance")
+        }
         let host = reader.optional("SIGNIN_HOST") ?? "127.0.0.1"
         let port = reader.integer("SIGNIN_PORT", range: 0...65535) ?? 8080
         let skew = reader.integer("SIGNIN_EXPIRY_SKEW", range: 0...86_400) ?? 60
@@ -129,7 +162,7 @@ public struct SignInConfiguration: Sendable {
             }
         }
 
-        guard reader.error.isEmpty, let oauth2, let redirectURI, let apiURL, let storeDirectory else {
+        guard reader.error.isEmpty, let oauth2, let redirectURI, let apiURL, storeDirectory != nil || database != nil else {
             throw reader.error
         }
         self.init(
@@ -140,6 +173,7 @@ public struct SignInConfiguration: Sendable {
             scopes: scopes,
             storeDirectory: storeDirectory,
             storeKey: storeKey,
+            database: database,
             host: host,
             port: port
         )
@@ -216,6 +250,63 @@ private struct EnvironmentReader {
         default:
             invalid(name, "must be 1 or 0")
             return false
+        }
+    }
+
+    /// `SIGNIN_STORE_DIR`: required without a database, refused with one
+    /// (the tokens would not be where the operator thinks).
+    mutating func storeDirectory(withDatabase: Bool) -> String? {
+        guard withDatabase else { return required("SIGNIN_STORE_DIR") }
+        if optional("SIGNIN_STORE_DIR") != nil {
+            invalid("SIGNIN_STORE_DIR", "set SIGNIN_STORE_DIR or SIGNIN_DATABASE_URL, not both")
+        }
+        return nil
+    }
+
+    /// The database of `SIGNIN_DATABASE_URL`, its password and tables; `nil` when unset or unusable.
+    mutating func database() -> SignInConfiguration.Database? {
+        guard let url = optional("SIGNIN_DATABASE_URL") else { return nil }
+        let password = databasePassword()
+        var tables: [String] = []
+        for (variable, defaultName) in [("SIGNIN_TOKEN_TABLE", "oauth2_tokens"), ("SIGNIN_SESSION_TABLE", "signin_sessions")] {
+            let name = optional(variable) ?? defaultName
+            if !PostgresSessionStore.isTableName(name) {
+                invalid(variable, PostgresSessionStore.tableNameRule)
+            }
+            tables.append(name)
+        }
+        if tables[0] == tables[1] {
+            invalid("SIGNIN_SESSION_TABLE", "must differ from SIGNIN_TOKEN_TABLE")
+        }
+        do throws(OAuth2Error) {
+            // The framework's message never repeats the URL's user info.
+            let client = try PostgresTokenStore.clientConfiguration(url: url, password: password)
+            return SignInConfiguration.Database(client: client, tokenTable: tables[0], sessionTable: tables[1])
+        } catch {
+            invalid("SIGNIN_DATABASE_URL", error.message)
+            return nil
+        }
+    }
+
+    /// `PGPASSWORD`, or the first line of `SIGNIN_DATABASE_PASSWORD_FILE`; never echoed.
+    private mutating func databasePassword() -> String? {
+        let fileName = "SIGNIN_DATABASE_PASSWORD_FILE"
+        switch (environment["PGPASSWORD"].flatMap { $0.isEmpty ? nil : $0 }, optional(fileName)) {
+        case (let password?, nil):
+            return password
+        case (nil, let path?):
+            guard let data = FileManager.default.contents(atPath: path),
+                  let password = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .newlines), !password.isEmpty
+            else {
+                invalid(fileName, "cannot read a password from that file")
+                return nil
+            }
+            return password
+        case (.some, .some):
+            invalid(fileName, "set PGPASSWORD or \(fileName), not both")
+            return nil
+        case (nil, nil):
+            return nil
         }
     }
 

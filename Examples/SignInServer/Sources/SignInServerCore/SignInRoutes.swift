@@ -9,7 +9,7 @@ struct SignInRoutes: Sendable {
     let app: SignInApp
 
     private var provider: OAuth2Provider { app.provider }
-    private var sessions: SessionStore { app.sessions }
+    private var sessions: any SessionStore { app.sessions }
     private var configuration: SignInConfiguration { app.configuration }
 
     // MARK: - GET /
@@ -18,14 +18,14 @@ struct SignInRoutes: Sendable {
     /// there is no session or its token is gone.
     @Sendable func home(_ request: Request, context: some RequestContext) async throws -> Response {
         let sessionID = app.cookie.sessionID(in: request)
-        guard let account = sessions.account(of: sessionID) else {
+        guard let account = try await sessions.account(of: sessionID) else {
             return Responses.html(Page.signedOut())
         }
         do throws(ProfileError) {
             let profile = try await profile(of: account)
             return Responses.html(Page.signedIn(as: profile.username))
         } catch where error.tokenLost {
-            sessions.forgetAccount(of: sessionID)
+            try await sessions.forgetAccount(of: sessionID)
             return Responses.html(Page.signedOut())
         } catch {
             return apiFailure(error, context: context)
@@ -47,7 +47,7 @@ struct SignInRoutes: Sendable {
             context.logger.error("cannot start a sign-in", metadata: ["oauth2.error": "\(error.code)"])
             return Responses.html(Page.error("The sign-in could not be started.", code: error.code), status: .internalServerError)
         }
-        let sessionID = sessions.startSignIn(pending, session: app.cookie.sessionID(in: request))
+        let sessionID = try await sessions.startSignIn(pending, session: app.cookie.sessionID(in: request))
         var response = Responses.redirect(to: pending.url.absoluteString)
         response.setCookie(app.cookie.setting(sessionID))
         return response
@@ -64,9 +64,14 @@ struct SignInRoutes: Sendable {
     /// earlier grant, if any (a sign-in from another browser), is revoked
     /// rather than left alive at the provider.
     ///
-    /// A forged, replayed or expired callback is a 400 with the framework's
-    /// error code and changes nothing: the session keeps its pending sign-in
-    /// and its account, and no token is written.
+    /// The session's pending sign-in is taken only by a callback carrying its
+    /// `state`, and only once across every instance that shares the sessions
+    /// (two instances handed the same redirect: one exchanges the code, the
+    /// other refuses it). A forged, replayed or expired callback is a 400
+    /// with the framework's error code and changes nothing: the session
+    /// keeps its pending sign-in and its account, and no token is written.
+    /// A callback with the right state that the framework refuses (the user
+    /// denied, a wrong `iss`) ends that sign-in; the user starts another.
     @Sendable func callback(_ request: Request, context: some RequestContext) async throws -> Response {
         let sessionID = app.cookie.sessionID(in: request)
         // The framework compares scheme, host, port and path with the pending
@@ -74,10 +79,18 @@ struct SignInRoutes: Sendable {
         // Host), the query is what the provider sent.
         let redirect = configuration.redirectURI.absoluteString + (request.uri.query.map { "?\($0)" } ?? "")
 
+        // Taken before the exchange, atomically: on this instance or another,
+        // no second callback with this state gets it.
+        var pending: PendingAuthorization?
+        if let state = request.uri.queryParameters["state"] {
+            pending = try await sessions.takePendingSignIn(of: sessionID, state: String(state))
+        }
+
         let token: AccessToken
         do throws(OAuth2Error) {
-            // No pending authorization (no session, an expired one, or a replay) is a state_mismatch too.
-            guard let pending = sessions.pendingSignIn(of: sessionID) else {
+            // No pending authorization (no session, an expired one, another
+            // state, or a replay) is a state_mismatch too.
+            guard let pending else {
                 throw OAuth2Error(code: .stateMismatch, message: "no sign-in is pending for this session")
             }
             token = try await provider.exchange(redirect, pending: pending)
@@ -113,7 +126,7 @@ struct SignInRoutes: Sendable {
             }
         }
         context.logger.info("signed in", metadata: ["account": "\(account)"])
-        let newSessionID = sessions.completeSignIn(session: sessionID, account: account)
+        let newSessionID = try await sessions.completeSignIn(session: sessionID, account: account)
         var response = Responses.redirect(to: "/")
         response.setCookie(app.cookie.setting(newSessionID))
         return response
@@ -126,14 +139,14 @@ struct SignInRoutes: Sendable {
     /// token sends the browser back to `/login`.
     @Sendable func me(_ request: Request, context: some RequestContext) async throws -> Response {
         let sessionID = app.cookie.sessionID(in: request)
-        guard let account = sessions.account(of: sessionID) else {
+        guard let account = try await sessions.account(of: sessionID) else {
             return Responses.redirect(to: "/login")
         }
         do throws(ProfileError) {
             return Responses.json(try await profile(of: account).body)
         } catch where error.tokenLost {
             context.logger.info("token lost; signing in again", metadata: ["account": "\(account)"])
-            sessions.forgetAccount(of: sessionID)
+            try await sessions.forgetAccount(of: sessionID)
             return Responses.redirect(to: "/login")
         } catch {
             return apiFailure(error, context: context)
@@ -151,17 +164,17 @@ struct SignInRoutes: Sendable {
             return Responses.html(Page.failure("Sign-out must come from this site."), status: .forbidden)
         }
         let sessionID = app.cookie.sessionID(in: request)
-        if let account = sessions.account(of: sessionID) {
+        if let account = try await sessions.account(of: sessionID) {
             do throws(OAuth2Error) {
                 try await provider.client(account: account).logout()
             } catch {
                 context.logger.error("cannot delete the token", metadata: ["oauth2.error": "\(error.code)"])
                 return Responses.html(Page.error("The sign-out failed.", code: error.code), status: .internalServerError)
             }
-            sessions.endAll(account: account)
+            try await sessions.endAll(account: account)
             context.logger.info("signed out", metadata: ["account": "\(account)"])
         }
-        sessions.end(sessionID)
+        try await sessions.end(sessionID)
         var response = Responses.redirect(to: "/")
         response.setCookie(app.cookie.clearing())
         return response

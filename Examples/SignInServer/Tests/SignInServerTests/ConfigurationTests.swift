@@ -117,4 +117,77 @@ struct ConfigurationTests {
         #expect(!http.isServedOverHTTPS)
         #expect(http.publicOrigin == "http://127.0.0.1:8080")
     }
+
+    // MARK: A database for several instances
+
+    static let key = String(repeating: "ab", count: 32)
+
+    /// The error an environment is refused with; a test issue when it is accepted.
+    func refusal(_ environment: [String: String]) -> ConfigurationError? {
+        #expect(throws: ConfigurationError.self) { try SignInConfiguration(environment: environment) }
+    }
+
+    func databaseEnvironment(_ changes: [String: String?] = [:]) -> [String: String] {
+        var changes = changes
+        for (name, value) in ["SIGNIN_STORE_DIR": nil, "SIGNIN_DATABASE_URL": "postgresql://app@db.example:5433/signin?sslmode=require", "SIGNIN_STORE_KEY": Self.key] as [String: String?]
+        where changes.index(forKey: name) == nil {
+            changes[name] = value
+        }
+        return environment(changes)
+    }
+
+    @Test func aDatabaseURLPutsTokensAndSessionsThereInsteadOfTheStoreDirectory() throws {
+        let configuration = try SignInConfiguration(environment: databaseEnvironment(["PGPASSWORD": "pg-pass-word"]))
+        let database = try #require(configuration.database)
+        #expect(configuration.storeDirectory == nil)
+        #expect(configuration.storeKey != nil)
+        #expect(database.client.host == "db.example")
+        #expect(database.client.port == 5433)
+        #expect(database.client.username == "app")
+        #expect(database.client.database == "signin")
+        #expect(database.client.password == "pg-pass-word")
+        #expect(database.tokenTable == "oauth2_tokens")
+        #expect(database.sessionTable == "signin_sessions")
+    }
+
+    @Test func theDatabasePasswordIsReadFromAFile() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("signin-pw-\(UUID().uuidString)").path
+        try Data("from-a-file\n".utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let configuration = try SignInConfiguration(environment: databaseEnvironment(["SIGNIN_DATABASE_PASSWORD_FILE": path]))
+        #expect(configuration.database?.client.password == "from-a-file")
+
+        let error = refusal(databaseEnvironment(["SIGNIN_DATABASE_PASSWORD_FILE": path, "PGPASSWORD": "pg-pass-word"]))
+        #expect(error?.invalid.map(\.variable) == ["SIGNIN_DATABASE_PASSWORD_FILE"])
+        #expect(error?.description.contains("from-a-file") == false)
+        #expect(error?.description.contains("pg-pass-word") == false)
+    }
+
+    @Test func aDatabaseNeedsTheTokenKey() {
+        let error = refusal(databaseEnvironment(["SIGNIN_STORE_KEY": nil]))
+        #expect(error?.invalid.map(\.variable) == ["SIGNIN_STORE_KEY"])
+    }
+
+    @Test func aDatabaseAndAStoreDirectoryTogetherAreRefused() {
+        let error = refusal(databaseEnvironment(["SIGNIN_STORE_DIR": "/var/lib/signin/tokens"]))
+        #expect(error?.invalid.map(\.variable) == ["SIGNIN_STORE_DIR"])
+    }
+
+    @Test func aPasswordInTheDatabaseURLIsRefusedWithoutEchoingIt() {
+        let error = refusal(databaseEnvironment(["SIGNIN_DATABASE_URL": "postgresql://app:hunter2-secret@db.example/signin"]))
+        #expect(error?.invalid.map(\.variable) == ["SIGNIN_DATABASE_URL"])
+        #expect(error?.description.contains("hunter2-secret") == false)
+        #expect(error?.missing == [], "SIGNIN_STORE_DIR is not asked for when the database URL is only unusable")
+    }
+
+    @Test func tableNamesAreCheckedAndMustDiffer() throws {
+        let configuration = try SignInConfiguration(environment: databaseEnvironment(["SIGNIN_TOKEN_TABLE": "app_tokens", "SIGNIN_SESSION_TABLE": "app_sessions"]))
+        #expect(configuration.database?.tokenTable == "app_tokens")
+        #expect(configuration.database?.sessionTable == "app_sessions")
+
+        let badName = refusal(databaseEnvironment(["SIGNIN_TOKEN_TABLE": "Tokens; DROP"]))
+        #expect(badName?.invalid.map(\.variable) == ["SIGNIN_TOKEN_TABLE"])
+        let sameName = refusal(databaseEnvironment(["SIGNIN_SESSION_TABLE": "oauth2_tokens"]))
+        #expect(sameName?.invalid.map(\.variable) == ["SIGNIN_SESSION_TABLE"])
+    }
 }

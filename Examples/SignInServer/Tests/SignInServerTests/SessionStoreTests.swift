@@ -4,7 +4,7 @@ import OAuth2
 @testable import SignInServerCore
 import Testing
 
-/// The in-memory sessions: random ids, expiry, bounds; no provider needed.
+/// The in-memory sessions: random ids, expiry, bounds, single use; no provider needed.
 struct SessionStoreTests {
     /// A clock the test moves by hand.
     final class TestClock: Sendable {
@@ -25,8 +25,8 @@ struct SessionStoreTests {
         return try client.authorizationURL(redirectURI: try requireValue(URL(string: "https://app.example/callback"), "URL"))
     }
 
-    func store(_ clock: TestClock, capacity: Int = 100) -> SessionStore {
-        SessionStore(capacity: capacity, now: { clock.now })
+    func store(_ clock: TestClock, capacity: Int = 100) -> InMemorySessionStore {
+        InMemorySessionStore(capacity: capacity, now: { clock.now })
     }
 
     @Test func sessionIDsAreLongRandomAndCookieSafe() {
@@ -127,5 +127,17 @@ struct SessionStoreTests {
         sessions.forgetAccount(of: id)
         #expect(sessions.account(of: id) == nil)
         #expect(sessions.pendingSignIn(of: id) != nil)
+    }
+
+    @Test func aPendingSignInIsTakenOnceAndOnlyWithItsState() throws {
+        let sessions = store(TestClock())
+        let pending = try pending()
+        let id = sessions.startSignIn(pending, session: nil)
+
+        #expect(sessions.takePendingSignIn(of: id, state: "forged") == nil)
+        #expect(sessions.pendingSignIn(of: id) == pending, "a wrong state takes nothing")
+        #expect(sessions.takePendingSignIn(of: id, state: pending.state) == pending)
+        #expect(sessions.takePendingSignIn(of: id, state: pending.state) == nil)
+        #expect(sessions.takePendingSignIn(of: nil, state: pending.state) == nil)
     }
 }

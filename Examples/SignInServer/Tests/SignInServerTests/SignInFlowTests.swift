@@ -37,7 +37,7 @@ struct SignInFlowTests {
             let sessionID = try #require(browser.sessionID)
             #expect(sessionID.count >= 43)
             #expect(!(response.location ?? "").contains(sessionID))
-            let pending = try #require(app.app.sessions.pendingSignIn(of: sessionID))
+            let pending = try #require(try await app.app.sessions.pendingSignIn(of: sessionID))
             #expect(pending.state == query["state"])
         }
     }
@@ -97,8 +97,8 @@ struct SignInFlowTests {
             let after = try #require(browser.sessionID)
 
             #expect(after != before)
-            #expect(app.app.sessions.account(of: before) == nil)
-            #expect(app.app.sessions.account(of: after) == AccountKey.user("alice"))
+            #expect(try await app.app.sessions.account(of: before) == nil)
+            #expect(try await app.app.sessions.account(of: after) == AccountKey.user("alice"))
         }
     }
 

@@ -18,11 +18,7 @@ struct TokenLifecycleTests {
     @Test func anExpiredTokenIsRefreshedWhenTheUserCallsMe() async throws {
         try await TestApp.with(shortProvider, expirySkew: 0) { app in
             let alice = app.browser()
-            try await app.signIn(alice, as: "alice")
-            let before = try #require(try await app.storedToken(of: "alice"))
-            let expiry = try #require(before.expiresAt)
-            try await Task.sleep(for: .seconds(max(0, expiry.timeIntervalSinceNow) + 1.5))
-            #expect(!(try await app.providerAccepts(before)))
+            let before = try await app.signInAndLetTheTokenExpire(alice, as: "alice")
 
             #expect(try await username(from: alice.get("/me")) == "alice")
             let after = try #require(try await app.storedToken(of: "alice"))

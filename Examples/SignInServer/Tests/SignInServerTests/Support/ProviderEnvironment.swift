@@ -12,10 +12,12 @@ struct ProviderEnvironment: Decodable, Sendable {
         let token: URL
         let revoke: URL
         let apiMe: URL
+        let testTokenRequests: URL
 
         enum CodingKeys: String, CodingKey {
             case authorize, token, revoke
             case apiMe = "api_me"
+            case testTokenRequests = "test_token_requests"
         }
     }
 

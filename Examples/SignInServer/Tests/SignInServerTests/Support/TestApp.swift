@@ -9,7 +9,9 @@ import Glibc
 #endif
 
 /// The example app running in this process on 127.0.0.1, against a local
-/// provider, with its own encrypted token store in a temporary directory.
+/// provider, with its own encrypted token store in a temporary directory, or
+/// with tokens and sessions in PostgreSQL tables (``Setup/database``), which
+/// several instances can share.
 struct TestApp: Sendable {
     let app: SignInApp
     let provider: ProviderEnvironment
@@ -21,6 +23,23 @@ struct TestApp: Sendable {
     /// The app's token store, for checking what it holds.
     var store: any TokenStore { app.provider.store }
 
+    /// How a test app is set up, beyond its provider.
+    struct Setup: Sendable {
+        var expirySkew = 60
+        var requireIssuer = true
+        /// The provider's client the app signs in as: `confidential`, or
+        /// `public` (no secret; a suite that counts the provider's token
+        /// requests uses it, as no other suite does).
+        var client = "confidential"
+        /// Tokens and sessions in these PostgreSQL tables; files and memory when `nil`.
+        var database: TestDatabase?
+        /// The token key, 64 hex digits: instances on one database share it.
+        var key = TestApp.randomKey()
+        /// The port of the public redirect URI, when it is not the app's own:
+        /// instances behind one address, as behind a load balancer.
+        var publicPort: Int?
+    }
+
     /// Runs `body` with a freshly started app, stopping it afterwards whatever happens.
     static func with<T: Sendable>(
         _ provider: ProviderEnvironment,
@@ -28,7 +47,16 @@ struct TestApp: Sendable {
         requireIssuer: Bool = true,
         _ body: (TestApp) async throws -> T
     ) async throws -> T {
-        let app = try await start(provider, expirySkew: expirySkew, requireIssuer: requireIssuer)
+        try await with(provider, setup: Setup(expirySkew: expirySkew, requireIssuer: requireIssuer), body)
+    }
+
+    /// Runs `body` with a freshly started app, stopping it afterwards whatever happens.
+    static func with<T: Sendable>(
+        _ provider: ProviderEnvironment,
+        setup: Setup,
+        _ body: (TestApp) async throws -> T
+    ) async throws -> T {
+        let app = try await start(provider, setup: setup)
         do {
             let result = try await body(app)
             await app.stop()
@@ -39,35 +67,41 @@ struct TestApp: Sendable {
         }
     }
 
+    /// A fresh 256-bit token key, as 64 hex digits.
+    static func randomKey() -> String {
+        (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
+
     /// The environment the app reads, as an operator would set it.
-    static func environment(
-        _ provider: ProviderEnvironment,
-        port: Int,
-        storeDirectory: String,
-        key: String,
-        expirySkew: Int,
-        requireIssuer: Bool
-    ) throws -> [String: String] {
-        let client = try provider.client
-        return [
+    static func environment(_ provider: ProviderEnvironment, port: Int, storeDirectory: String, setup: Setup) throws -> [String: String] {
+        let client = try requireValue(provider.clients[setup.client], "the provider has no \(setup.client) client")
+        var environment = [
             "SIGNIN_CLIENT_ID": client.clientID,
-            "SIGNIN_CLIENT_SECRET": client.clientSecret,
             "SIGNIN_AUTHORIZE_URL": provider.endpoints.authorize.absoluteString,
             "SIGNIN_TOKEN_URL": provider.endpoints.token.absoluteString,
             "SIGNIN_REVOKE_URL": provider.endpoints.revoke.absoluteString,
             "SIGNIN_ISSUER": provider.issuer,
-            "SIGNIN_REQUIRE_ISSUER": requireIssuer ? "1" : "0",
-            "SIGNIN_REDIRECT_URI": "http://127.0.0.1:\(port)/callback",
+            "SIGNIN_REQUIRE_ISSUER": setup.requireIssuer ? "1" : "0",
+            "SIGNIN_REDIRECT_URI": "http://127.0.0.1:\(setup.publicPort ?? port)/callback",
             "SIGNIN_API_URL": provider.endpoints.apiMe.absoluteString,
-            "SIGNIN_STORE_DIR": storeDirectory,
-            "SIGNIN_STORE_KEY": key,
+            "SIGNIN_STORE_KEY": setup.key,
             "SIGNIN_HOST": "127.0.0.1",
             "SIGNIN_PORT": "\(port)",
-            "SIGNIN_EXPIRY_SKEW": "\(expirySkew)",
+            "SIGNIN_EXPIRY_SKEW": "\(setup.expirySkew)",
         ]
+        if !client.clientSecret.isEmpty {
+            environment["SIGNIN_CLIENT_SECRET"] = client.clientSecret
+        }
+        if let database = setup.database {
+            environment.merge(database.environment) { _, new in new }
+        } else {
+            environment["SIGNIN_STORE_DIR"] = storeDirectory
+        }
+        return environment
     }
 
-    private static func start(_ provider: ProviderEnvironment, expirySkew: Int, requireIssuer: Bool) async throws -> TestApp {
+    /// Starts an app; the caller stops it.
+    static func start(_ provider: ProviderEnvironment, setup: Setup) async throws -> TestApp {
         // The redirect URI names the port, so the port is chosen first; another
         // process may take it in between, hence a few tries.
         var lastError: any Error = TestFailure("the app did not start")
@@ -75,12 +109,8 @@ struct TestApp: Sendable {
             let port = try freePort()
             let storeDirectory = FileManager.default.temporaryDirectory
                 .appendingPathComponent("signin-test-\(UUID().uuidString)").path
-            let key = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
             let configuration = try SignInConfiguration(
-                environment: environment(
-                    provider, port: port, storeDirectory: storeDirectory, key: key,
-                    expirySkew: expirySkew, requireIssuer: requireIssuer
-                )
+                environment: environment(provider, port: port, storeDirectory: storeDirectory, setup: setup)
             )
             var logger = Logger(label: "SignInServerTests")
             logger.logLevel = .warning
@@ -129,16 +159,29 @@ struct TestApp: Sendable {
     @discardableResult
     func signIn(_ browser: TestBrowser, as user: String) async throws -> String {
         let callback = try await startSignIn(browser, as: user)
-        let response = try await browser.follow(callback)
+        let response = try await browser.follow(callback, at: self)
         guard response.status == 303, response.location == "/" else {
             throw TestFailure("the callback answered \(response.status): \(response.bodyText)")
         }
         return callback
     }
 
+    /// Signs `user` in with `browser`, then waits until the provider no longer
+    /// accepts the access token (a short-lived provider's): returns that token.
+    func signInAndLetTheTokenExpire(_ browser: TestBrowser, as user: String) async throws -> AccessToken {
+        try await signIn(browser, as: user)
+        let token = try requireValue(try await storedToken(of: user), "no token stored for \(user)")
+        let expiry = try requireValue(token.expiresAt, "the token has no expiry")
+        try await Task.sleep(for: .seconds(max(0, expiry.timeIntervalSinceNow) + 1.5))
+        guard !(try await providerAccepts(token)) else {
+            throw TestFailure("the provider still accepts the token after its expiry")
+        }
+        return token
+    }
+
     /// Starts a sign-in and lets the user consent at the provider, but does not deliver the callback.
     func startSignIn(_ browser: TestBrowser, as user: String, deny: Bool = false) async throws -> String {
-        let login = try await browser.get("/login")
+        let login = try await browser.get("/login", at: self)
         guard login.status == 303, let authorizeURL = login.location else {
             throw TestFailure("/login answered \(login.status)")
         }

@@ -6,6 +6,8 @@ import OAuth2
 ///
 /// Requests go through the framework's ``CurlTransport``; cookies are
 /// handled here (name and value only: the app sets one, host-only, `Path=/`).
+/// A request can go to another instance of the app (`at:`) with the same
+/// jar, as a browser behind a load balancer would reach any of them.
 final class TestBrowser: Sendable {
     /// Every test's requests share one transport, like a browser's connection pool.
     static let transport = CurlTransport()
@@ -27,23 +29,31 @@ final class TestBrowser: Sendable {
         jar.withLock { $0.first(where: { $0.key.contains("signin-session") })?.value }
     }
 
-    /// GETs a path (with its query) on the app.
-    func get(_ pathAndQuery: String) async throws -> OAuth2.HTTPResponse {
-        try await send("GET", pathAndQuery)
+    /// GETs a path (with its query) on the app, or on another instance.
+    func get(_ pathAndQuery: String, at instance: TestApp? = nil) async throws -> OAuth2.HTTPResponse {
+        try await send("GET", pathAndQuery, at: instance)
     }
 
-    /// POSTs an empty form to a path on the app.
-    func post(_ path: String, headers: [(String, String)] = []) async throws -> OAuth2.HTTPResponse {
-        try await send("POST", path, headers: headers + [("Content-Type", "application/x-www-form-urlencoded")], body: Data())
+    /// POSTs an empty form to a path on the app, or on another instance.
+    func post(_ path: String, headers: [(String, String)] = [], at instance: TestApp? = nil) async throws -> OAuth2.HTTPResponse {
+        try await send("POST", path, headers: headers + [("Content-Type", "application/x-www-form-urlencoded")], body: Data(), at: instance)
     }
 
-    /// GETs the path and query of a URL, whatever its host and port: the provider's redirect to the app.
-    func follow(_ redirect: String) async throws -> OAuth2.HTTPResponse {
+    /// GETs the path and query of a URL, whatever its host and port: the
+    /// provider's redirect to the app, or to another instance.
+    func follow(_ redirect: String, at instance: TestApp? = nil) async throws -> OAuth2.HTTPResponse {
         let url = try requireValue(URL(string: redirect), "not a URL: \(redirect)")
-        return try await get(url.path + (url.query.map { "?\($0)" } ?? ""))
+        return try await get(url.path + (url.query.map { "?\($0)" } ?? ""), at: instance)
     }
 
-    private func send(_ method: String, _ pathAndQuery: String, headers: [(String, String)] = [], body: Data? = nil) async throws -> OAuth2.HTTPResponse {
+    private func send(
+        _ method: String,
+        _ pathAndQuery: String,
+        headers: [(String, String)] = [],
+        body: Data? = nil,
+        at instance: TestApp?
+    ) async throws -> OAuth2.HTTPResponse {
+        let base = instance?.baseURL ?? base
         let url = try requireValue(URL(string: pathAndQuery, relativeTo: base)?.absoluteURL, "bad path \(pathAndQuery)")
         var fields = HTTPHeaders(headers)
         let cookieHeader = jar.withLock { $0.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }

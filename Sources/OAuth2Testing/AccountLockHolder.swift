@@ -1,8 +1,16 @@
-import OAuth2
+public import OAuth2
 
 /// Holds an account's store lock from another task until released, as
-/// another process would, and can change the store before letting go.
-final class LockHolder: Sendable {
+/// another process or instance would, and can change the store before
+/// letting go: for testing a ``TokenStore`` of your own (exclusion, timeouts,
+/// reads after the lock) and code that waits for a lock.
+///
+/// ```swift
+/// let holder = try await AccountLockHolder.hold(store, account: "alice")
+/// // …another store value on the same data must now time out…
+/// try await holder.release(storing: newToken)
+/// ```
+public final class AccountLockHolder: Sendable {
     typealias Change = @Sendable (any TokenStore, String) async throws -> Void
 
     private let releaseSignal: AsyncStream<Change?>.Continuation
@@ -14,7 +22,7 @@ final class LockHolder: Sendable {
     }
 
     /// Returns once the lock is held; throws what `withLock` threw if it could not be taken.
-    static func hold(_ store: some TokenStore, account: String) async throws -> LockHolder {
+    public static func hold(_ store: some TokenStore, account: String) async throws -> AccountLockHolder {
         let (entered, enteredSignal) = AsyncStream<Void>.makeStream()
         let (released, releaseSignal) = AsyncStream<Change?>.makeStream()
         let task = Task {
@@ -36,22 +44,22 @@ final class LockHolder: Sendable {
             try await task.value
             throw CancellationError()
         }
-        return LockHolder(releaseSignal: releaseSignal, task: task)
+        return AccountLockHolder(releaseSignal: releaseSignal, task: task)
     }
 
     /// Leaves `withLock` and waits until it has returned (so the lock is free).
-    func release() async throws {
+    public func release() async throws {
         releaseSignal.finish()
         try await task.value
     }
 
     /// Saves `token` under the lock, then releases it.
-    func release(storing token: AccessToken) async throws {
+    public func release(storing token: AccessToken) async throws {
         try await release { store, account in try await store.save(token, account: account) }
     }
 
     /// Deletes the account's token under the lock, then releases it.
-    func releaseDeleting() async throws {
+    public func releaseDeleting() async throws {
         try await release { store, account in try await store.delete(account: account) }
     }
 

@@ -1,0 +1,358 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Crypto
+import Logging
+import OAuth2
+import PostgresNIO
+import Synchronization
+
+extension PostgresTokenStore {
+    /// The connection holding a lock of this store, for the store calls its
+    /// holder makes inside the lock (see "The account lock"): any account's,
+    /// so a holder never waits for a second connection from the pool.
+    struct LockHolder: Sendable {
+        var store: ObjectIdentifier
+        var connection: PostgresConnection
+    }
+
+    @TaskLocal static var holder: LockHolder?
+
+    /// An error the lock's body threw, told apart from the store's own.
+    struct BodyFailure: Error {
+        var error: any Error
+    }
+
+    /// No connection came from the pool in time.
+    struct ConnectionTimeout: Error {
+        var timeout: Duration
+    }
+
+    private enum LeaseEvent: Sendable {
+        case leased(PostgresConnection)
+        case failed(any Error)
+        case timedOut
+    }
+
+    /// Runs `body` on a connection from the pool, waiting at most `timeout`
+    /// for one: the pool itself waits as long as it takes, retrying while
+    /// the database is down, and a store call must end with an error instead.
+    ///
+    /// The connection is leased in a child task that keeps it until `body`
+    /// is done; `body` runs in the calling task (it may not escape).
+    func withLeasedConnection<T: Sendable>(
+        timeout: Duration,
+        _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        let (events, eventSink) = AsyncStream<LeaseEvent>.makeStream()
+        let (done, doneSignal) = AsyncStream<Void>.makeStream()
+        let client = client
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    try await client.withConnection { connection in
+                        eventSink.yield(.leased(connection))
+                        for await _ in done {}
+                    }
+                } catch {
+                    eventSink.yield(.failed(error))
+                }
+            }
+            let timer = Task {
+                try? await Task.sleep(for: timeout)
+                eventSink.yield(.timedOut)
+            }
+            defer {
+                timer.cancel()
+                doneSignal.finish()
+            }
+            var iterator = events.makeAsyncIterator()
+            switch await iterator.next() {
+            case .leased(let connection)?:
+                timer.cancel()
+                return try await body(connection)
+            case .failed(let error)?:
+                throw error
+            case .timedOut?:
+                group.cancelAll()
+                throw ConnectionTimeout(timeout: timeout)
+            case nil:
+                group.cancelAll()
+                throw CancellationError()
+            }
+        }
+    }
+
+    /// The table's name, quoted as an SQL identifier (``isTableName(_:)`` allows nothing that needs escaping).
+    var quotedTable: String { "\"\(table)\"" }
+    var quotedSchemaTable: String { "\"\(table)_schema\"" }
+
+    static func isTableName(_ name: String) -> Bool {
+        guard let first = name.utf8.first, name.utf8.count <= 48 else { return false }
+        let isLetter = { (byte: UInt8) in (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || byte == UInt8(ascii: "_") }
+        return isLetter(first) && name.utf8.allSatisfy { isLetter($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
+
+    static func requireAccount(_ account: String) throws(OAuth2Error) {
+        guard !account.isEmpty else {
+            throw OAuth2Error.store("the account name is empty")
+        }
+    }
+
+    /// Runs `body` on the connection holding `account`'s lock when this task
+    /// holds it, else on one leased from the pool; the table is made first.
+    ///
+    /// - Parameter action: what the message says could not be done ("save the token of account "x"").
+    @discardableResult
+    func run<T: Sendable>(
+        _ action: String,
+        account: String,
+        _ body: (PostgresConnection) async throws -> T
+    ) async throws(OAuth2Error) -> T {
+        try await prepareTable()
+        do {
+            if let holder = Self.holder, holder.store == ObjectIdentifier(self) {
+                return try await body(holder.connection)
+            }
+            return try await withLeasedConnection(timeout: connectionTimeout, body)
+        } catch {
+            throw storeError(error, doing: action)
+        }
+    }
+
+    /// Makes the table on first use, or checks its schema version, once per
+    /// store value (again after a failure).
+    ///
+    /// In one transaction under a transaction-scoped advisory lock of its
+    /// own, so instances starting together do not race to create it.
+    func prepareTable() async throws(OAuth2Error) {
+        if schemaIsReady { return }
+        let setupKey = Self.key(of: ["swift-oauth2 schema", table])
+        do {
+            try await withLeasedConnection(timeout: connectionTimeout) { connection in
+                try await self.execute("BEGIN", on: connection)
+                do {
+                    try await self.prepareTable(on: connection, setupKey: setupKey)
+                    try await self.execute("COMMIT", on: connection)
+                } catch {
+                    try? await self.execute("ROLLBACK", on: connection)
+                    throw error
+                }
+            }
+        } catch {
+            throw storeError(error, doing: "prepare the token table \(table)")
+        }
+        schemaIsReady = true
+    }
+
+    private func prepareTable(on connection: PostgresConnection, setupKey: Int64) async throws {
+        try await execute("SELECT pg_advisory_xact_lock(\(setupKey))", on: connection)
+        let found = try await values("SELECT to_regclass(\(quotedSchemaTable))::text", as: String?.self, on: connection).contains { $0 != nil }
+        let version = found ? try await values("SELECT version FROM \(unescaped: quotedSchemaTable)", as: Int.self, on: connection).max() : nil
+        switch version {
+        case nil:
+            try await execute(
+                """
+                CREATE TABLE IF NOT EXISTS \(unescaped: self.quotedTable) (
+                    token_endpoint text NOT NULL,
+                    client_id text NOT NULL,
+                    account bytea NOT NULL,
+                    envelope bytea NOT NULL,
+                    updated_at timestamptz NOT NULL DEFAULT now(),
+                    PRIMARY KEY (token_endpoint, client_id, account)
+                )
+                """,
+                on: connection
+            )
+            try await execute(
+                "CREATE TABLE IF NOT EXISTS \(unescaped: self.quotedSchemaTable) (version integer NOT NULL)",
+                on: connection
+            )
+            try await execute("DELETE FROM \(unescaped: quotedSchemaTable)", on: connection)
+            try await execute("INSERT INTO \(unescaped: quotedSchemaTable) (version) VALUES (\(Self.schemaVersion))", on: connection)
+        case let version? where version > Self.schemaVersion:
+            throw OAuth2Error.store(
+                "the token table \(self.table) has schema version \(version), newer than this version of swift-oauth2 reads (\(Self.schemaVersion)); upgrade swift-oauth2 instead of letting it guess"
+            )
+        case let version? where version < 1:
+            throw OAuth2Error.store("the token table \(self.table) has schema version \(version), which no version of swift-oauth2 wrote")
+        case let version?:
+            // Upgrades: one step per version, each in this transaction.
+            for from in version..<Self.schemaVersion {
+                try await Self.upgrade(from: from, connection: connection, store: self)
+            }
+            if version < Self.schemaVersion {
+                try await execute("UPDATE \(unescaped: quotedSchemaTable) SET version = \(Self.schemaVersion)", on: connection)
+            }
+        }
+    }
+
+    /// The step from schema `version` to the next. Version 1 is the first;
+    /// a later one adds its step here.
+    private static func upgrade(from version: Int, connection: PostgresConnection, store: PostgresTokenStore) async throws {
+        throw OAuth2Error.store("the token table \(store.table) has schema version \(version), and no upgrade from it exists")
+    }
+
+    /// No answer to a statement in time.
+    struct StatementTimeout: Error {
+        var timeout: Duration
+    }
+
+    /// Runs a statement whose rows do not matter.
+    func execute(_ query: PostgresQuery, on connection: PostgresConnection) async throws {
+        _ = try await values(query, as: Bool?.self, decoding: false, on: connection)
+    }
+
+    /// Runs a statement and decodes its rows' single column, waiting at most
+    /// ``connectionTimeout`` for the whole answer.
+    ///
+    /// postgres-nio does not bound a statement, and one sent on a connection
+    /// whose server process was just terminated can wait for ever; the store
+    /// gives up, closes that connection (whatever state it is in) and fails.
+    func values<T: PostgresDecodable & Sendable>(
+        _ query: PostgresQuery,
+        as type: T.Type,
+        decoding: Bool = true,
+        on connection: PostgresConnection
+    ) async throws -> [T] {
+        let logger = logger
+        let timeout = connectionTimeout
+        let outcome = Mutex<CheckedContinuation<[T], any Error>?>(nil)
+        return try await withCheckedThrowingContinuation { continuation in
+            outcome.withLock { $0 = continuation }
+            let finish = { @Sendable (result: Swift.Result<[T], any Error>) -> Bool in
+                guard let waiting = outcome.withLock({ value in defer { value = nil }; return value }) else { return false }
+                waiting.resume(with: result)
+                return true
+            }
+            let work = Task {
+                do {
+                    let rows = try await connection.query(query, logger: logger)
+                    var values: [T] = []
+                    if decoding {
+                        for try await value in rows.decode(T.self) { values.append(value) }
+                    } else {
+                        for try await _ in rows {}
+                    }
+                    _ = finish(.success(values))
+                } catch {
+                    _ = finish(.failure(error))
+                }
+            }
+            Task {
+                try? await Task.sleep(for: timeout)
+                if finish(.failure(StatementTimeout(timeout: timeout))) {
+                    work.cancel()
+                    Self.close(connection)
+                }
+            }
+        }
+    }
+
+    /// Closes a connection in the background: closing one that hangs may hang too.
+    static func close(_ connection: PostgresConnection) {
+        Task { try? await connection.close() }
+    }
+
+    /// Takes the account's advisory lock if it is free.
+    func tryLock(_ key: Int64, on connection: PostgresConnection, what: String) async throws(OAuth2Error) -> Bool {
+        do {
+            return try await values("SELECT pg_try_advisory_lock(\(key))", as: Bool.self, on: connection) == [true]
+        } catch {
+            throw storeError(error, doing: "lock \(what)")
+        }
+    }
+
+    /// Lets the account's lock go; when that fails the connection is closed,
+    /// which lets it go too (PostgreSQL drops a closed session's locks).
+    func unlock(_ key: Int64, on connection: PostgresConnection, what: String) async {
+        var released = false
+        do {
+            released = try await values("SELECT pg_advisory_unlock(\(key))", as: Bool.self, on: connection) == [true]
+        } catch {
+            released = false
+        }
+        if !released {
+            logger.warning("could not release the lock of \(what); closing its connection, which releases it")
+            Self.close(connection)
+        }
+    }
+
+    /// The 64-bit advisory lock key of `account`: a hash of the table, the
+    /// binding and the account's bytes, each length-prefixed. Two accounts
+    /// whose keys collided (one chance in 2^64) would only wait for each other.
+    package func lockKey(_ account: String) -> Int64 {
+        Self.key(of: ["swift-oauth2 token lock", table, binding.tokenEndpoint, binding.clientID, account])
+    }
+
+    static func key(of fields: [String]) -> Int64 {
+        var hash = SHA256()
+        for field in fields {
+            let bytes = Array(field.utf8)
+            let count = UInt64(bytes.count)
+            hash.update(data: (0..<8).reversed().map { UInt8(truncatingIfNeeded: count >> ($0 * 8)) })
+            hash.update(data: bytes)
+        }
+        return Array(hash.finalize().prefix(8)).reduce(Int64(0)) { ($0 << 8) | Int64($1) }
+    }
+
+    /// A failure as `store_error`: what could not be done and why, from the
+    /// error's kind and SQLSTATE only. postgres-nio's errors can carry the
+    /// query and its bound values (tokens), and a server message can quote
+    /// data; neither is ever put in the message.
+    func storeError(_ error: any Error, doing action: String) -> OAuth2Error {
+        if let error = error as? OAuth2Error { return error }
+        if let error = error as? PostgresTransactionError, let cause = error.closureError ?? error.beginError ?? error.commitError {
+            return storeError(cause, doing: action)
+        }
+        if error is CancellationError || Task.isCancelled {
+            return OAuth2Error(code: .cancelled, message: "\(action) was cancelled")
+        }
+        if let error = error as? ConnectionTimeout {
+            return OAuth2Error.store(
+                "could not \(action) in PostgreSQL: no connection to the database within \(error.timeout) (is it running and reachable, and are the credentials right?)"
+            )
+        }
+        if let error = error as? StatementTimeout {
+            return OAuth2Error.store("could not \(action) in PostgreSQL: the database did not answer within \(error.timeout)")
+        }
+        guard let error = error as? PSQLError else {
+            return OAuth2Error.store("could not \(action) in PostgreSQL: \(type(of: error))")
+        }
+        let reason: String
+        switch error.code {
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? "?"
+            reason = "the server answered SQLSTATE \(OAuth2Error.sanitize(String(state.prefix(5))))\(Self.explanation(ofSQLState: state))"
+        case .connectionError, .serverClosedConnection, .uncleanShutdown:
+            reason = "the connection to the database failed or was closed"
+        case .clientClosedConnection, .poolClosed:
+            reason = "the PostgreSQL client is shut down or not running (run the PostgresClient)"
+        case .sslUnsupported, .failedToAddSSLHandler, .receivedUnencryptedDataAfterSSLRequest:
+            reason = "TLS to the database failed"
+        case .unsupportedAuthMechanism, .authMechanismRequiresPassword, .saslError:
+            reason = "authenticating to the database failed"
+        case .queryCancelled:
+            reason = "the query was cancelled"
+        default:
+            reason = "postgres-nio failed (\(error.code))"
+        }
+        return OAuth2Error.store("could not \(action) in PostgreSQL: \(reason)")
+    }
+
+    private static func explanation(ofSQLState state: String) -> String {
+        switch state {
+        case "28P01", "28000": " (authentication failed)"
+        case "3D000": " (no such database)"
+        case "42P01": " (no such table)"
+        case "42501": " (permission denied)"
+        case "53300": " (too many connections)"
+        case "57P01", "57P02", "57P03": " (the server is shutting down or starting up)"
+        case "25006": " (the database is read-only)"
+        case "53100": " (the database's disk is full)"
+        default: ""
+        }
+    }
+}

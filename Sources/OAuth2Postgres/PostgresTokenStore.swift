@@ -1,0 +1,247 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Crypto
+public import Logging
+public import OAuth2
+public import PostgresNIO
+import Synchronization
+
+/// A ``TokenStore`` on a PostgreSQL database, for apps that run as several
+/// instances (processes, machines) and must share their users' tokens and
+/// refresh each of them once.
+///
+/// ```swift
+/// let postgres = PostgresClient(configuration: .init(host: "db", username: "app", password: password, database: "app", tls: .require(.makeClientConfiguration())))
+/// let store = try PostgresTokenStore(client: postgres, configuration: configuration, encryption: .aesGCM(key), logger: logger)
+/// let provider = OAuth2Provider(configuration: configuration, store: store)
+/// // and run `postgres.run()` for as long as the app runs (a ServiceLifecycle service).
+/// ```
+///
+/// **Rows.** One table (``table``, `oauth2_tokens` by default), created on
+/// first use with its schema version in a second table (`<table>_schema`);
+/// a table whose version is newer than this library's is refused, never
+/// guessed at, and an older one is upgraded in place. One row per provider
+/// binding (token endpoint and client id) and account, the account as its
+/// exact UTF-8 bytes (`bytea`), so a store is scoped to one configuration's
+/// ``TokenBinding`` and several providers share a table without meeting.
+///
+/// **Encryption.** The row holds ``FileTokenStore``'s envelope, so what a
+/// database dump holds is what a token file holds: AES-256-GCM under your
+/// key, with the account and the binding as authenticated data. A row
+/// copied to another account, or whose binding columns were changed, does
+/// not decrypt or is refused; it is never read as a token. Plaintext rows
+/// only with ``Encryption/plaintext``, said explicitly.
+///
+/// **The account lock.** ``withLock(account:timeout:_:)`` takes a PostgreSQL
+/// advisory lock on a connection it keeps for the lock's duration; loads and
+/// saves made inside the lock (the client's "read, refresh, save") go through
+/// that same connection. Why a session-level lock on a held connection rather
+/// than a transaction-scoped one (`pg_advisory_xact_lock`):
+/// - PostgreSQL drops it when the holder's connection or process dies, as it
+///   would a transaction's lock, so a killed instance never strands it;
+/// - the save of a refreshed token commits when `save` returns, as any save
+///   does. Inside a transaction it would commit only when the lock is let
+///   go, and a connection lost in between would lose a token the provider
+///   has already rotated, after the client was told it was stored;
+/// - the lock holder needs no second pooled connection for its reads and
+///   writes, so as many accounts as the pool has connections can refresh at
+///   once without waiting on each other for connections.
+/// If letting the lock go fails, the connection is closed, which lets it go
+/// too. Waiting polls `pg_try_advisory_lock` (1–25 ms apart), is bounded by
+/// the timeout (`lock_timeout`) and can be cancelled (`cancelled`).
+///
+/// **Errors.** Every failure is `store_error` with a message that names the
+/// account and what failed (and the SQLSTATE), never a token, a password or
+/// row data. While the database is down, calls fail with it; the pool
+/// reconnects by itself when it is back.
+public final class PostgresTokenStore: TokenStore {
+    /// How rows are protected: ``FileTokenStore/Encryption``.
+    public typealias Encryption = FileTokenStore.Encryption
+    /// A 256-bit key: ``FileTokenStore/EncryptionKey``.
+    public typealias EncryptionKey = FileTokenStore.EncryptionKey
+
+    /// The table's schema version this library writes.
+    public static let schemaVersion = 1
+
+    /// The table's name.
+    public let table: String
+    /// The provider and client whose tokens this store holds.
+    public let binding: TokenBinding
+
+    let client: PostgresClient
+    /// How long a call waits for a connection from the pool.
+    let connectionTimeout: Duration
+    let encryption: Encryption
+    let logger: Logger
+    /// Whether the table is known to exist at ``schemaVersion``.
+    private let schemaReady = Mutex(false)
+    var schemaIsReady: Bool {
+        get { schemaReady.withLock { $0 } }
+        set { schemaReady.withLock { $0 = newValue } }
+    }
+
+    /// A store for `binding`'s tokens in `table`.
+    ///
+    /// - Parameters:
+    ///   - client: the app's PostgreSQL client; the app runs it (`run()`).
+    ///   - table: lowercase letters, digits and `_`, starting with a letter
+    ///     or `_`, at most 48 characters.
+    ///   - encryption: `.aesGCM(key)`, or `.plaintext` to store rows readable
+    ///     by anyone who can read the table.
+    ///   - connectionTimeout: how long a load, save or delete waits for a
+    ///     connection (the pool retries while the database is away); then
+    ///     `store_error`. The lock's wait is bounded by its own timeout.
+    ///   - logger: the app's logger; it never sees a token or a password.
+    /// - Throws: `invalid_configuration` for a table name outside those rules.
+    public init(
+        client: PostgresClient,
+        binding: TokenBinding,
+        table: String = "oauth2_tokens",
+        encryption: Encryption,
+        connectionTimeout: Duration = .seconds(10),
+        logger: Logger = Logger(label: "swift-oauth2.postgres")
+    ) throws(OAuth2Error) {
+        guard Self.isTableName(table) else {
+            throw OAuth2Error(
+                code: .invalidConfiguration,
+                message: "the token table's name must be lowercase letters, digits and _, start with a letter or _, and have at most 48 characters"
+            )
+        }
+        self.client = client
+        self.connectionTimeout = connectionTimeout
+        self.binding = binding
+        self.table = table
+        self.encryption = encryption
+        self.logger = logger
+    }
+
+    /// A store for the tokens of `configuration`'s provider and client.
+    public convenience init(
+        client: PostgresClient,
+        configuration: OAuth2Configuration,
+        table: String = "oauth2_tokens",
+        encryption: Encryption,
+        connectionTimeout: Duration = .seconds(10),
+        logger: Logger = Logger(label: "swift-oauth2.postgres")
+    ) throws(OAuth2Error) {
+        try self.init(
+            client: client, binding: configuration.binding, table: table, encryption: encryption,
+            connectionTimeout: connectionTimeout, logger: logger
+        )
+    }
+
+    // MARK: TokenStore
+
+    public func load(account: String) async throws -> AccessToken? {
+        try Self.requireAccount(account)
+        let key = Data(account.utf8)
+        let envelope = try await run("read the token of \(FileTokenStore.describe(account))", account: account) { connection in
+            try await self.values(
+                """
+                SELECT envelope FROM \(unescaped: self.quotedTable)
+                WHERE token_endpoint = \(self.binding.tokenEndpoint) AND client_id = \(self.binding.clientID) AND account = \(key)
+                """,
+                as: Data.self,
+                on: connection
+            ).first
+        }
+        guard let envelope else { return nil }
+        let token = try TokenFileFormat.decode(
+            Array(envelope),
+            account: account,
+            encryption: encryption,
+            subject: "the token row of \(FileTokenStore.describe(account)) in table \(table)"
+        )
+        // The envelope's binding is authenticated (when encrypted) and must be
+        // the row's: a row whose binding columns were edited is not this provider's.
+        guard token.binding == binding else {
+            throw OAuth2Error.store(
+                "the token row of \(FileTokenStore.describe(account)) in table \(table) holds a token issued to another provider or client than the row says; refusing it"
+            )
+        }
+        return token
+    }
+
+    /// Stores `token` under `account` (an upsert: atomic). A token without a
+    /// binding is stored with the store's; one issued to another provider or
+    /// client is refused.
+    public func save(_ token: AccessToken, account: String) async throws {
+        try Self.requireAccount(account)
+        var token = token
+        if token.binding == nil {
+            token.binding = binding
+        }
+        guard token.binding == binding else {
+            throw OAuth2Error.store("refusing to store a token issued to \(token.binding.map(String.init(describing:)) ?? "another provider") in the store of \(binding)")
+        }
+        let envelope = Data(try TokenFileFormat.encode(token, account: account, encryption: encryption))
+        let key = Data(account.utf8)
+        try await run("save the token of \(FileTokenStore.describe(account))", account: account) { connection in
+            try await self.execute(
+                """
+                INSERT INTO \(unescaped: self.quotedTable) (token_endpoint, client_id, account, envelope, updated_at)
+                VALUES (\(self.binding.tokenEndpoint), \(self.binding.clientID), \(key), \(envelope), now())
+                ON CONFLICT (token_endpoint, client_id, account)
+                DO UPDATE SET envelope = EXCLUDED.envelope, updated_at = EXCLUDED.updated_at
+                """,
+                on: connection
+            )
+        }
+    }
+
+    public func delete(account: String) async throws {
+        try Self.requireAccount(account)
+        let key = Data(account.utf8)
+        try await run("delete the token of \(FileTokenStore.describe(account))", account: account) { connection in
+            try await self.execute(
+                """
+                DELETE FROM \(unescaped: self.quotedTable)
+                WHERE token_endpoint = \(self.binding.tokenEndpoint) AND client_id = \(self.binding.clientID) AND account = \(key)
+                """,
+                on: connection
+            )
+        }
+    }
+
+    public func withLock<Result: Sendable>(
+        account: String,
+        timeout: Duration,
+        _ body: () async throws -> Result
+    ) async throws -> Result {
+        try Self.requireAccount(account)
+        try await prepareTable()
+        let key = lockKey(account)
+        let what = "\(FileTokenStore.describe(account)) in table \(table)"
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        do {
+            return try await withLeasedConnection(timeout: timeout) { connection in
+                try await StoreLockWait.acquire(timeout: clock.now.duration(to: deadline), what: what) { () async throws(OAuth2Error) -> Bool in
+                    try await self.tryLock(key, on: connection, what: what)
+                }
+                let holder = LockHolder(store: ObjectIdentifier(self), connection: connection)
+                let outcome: Swift.Result<Result, any Error>
+                do {
+                    outcome = .success(try await Self.$holder.withValue(holder) { try await body() })
+                } catch {
+                    outcome = .failure(BodyFailure(error: error))
+                }
+                await self.unlock(key, on: connection, what: what)
+                return try outcome.get()
+            }
+        } catch let failure as BodyFailure {
+            throw failure.error
+        } catch {
+            throw storeError(error, doing: "lock \(what)")
+        }
+    }
+}
+
+extension PostgresTokenStore: CustomStringConvertible {
+    public var description: String {
+        "PostgresTokenStore(table \(table), \(binding))"
+    }
+}

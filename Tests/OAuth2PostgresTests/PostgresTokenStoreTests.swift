@@ -1,0 +1,268 @@
+import Foundation
+import OAuth2
+import OAuth2Postgres
+import PostgresNIO
+import Testing
+
+/// The store on a real PostgreSQL: rows, encryption, hostile rows, the schema.
+@Suite(.enabled(if: TestDatabase.isConfigured, "needs PostgreSQL: `make test` starts one (scripts/postgres.sh) and sets OAUTH2_IT_POSTGRES_URL"))
+struct PostgresTokenStoreTests {
+    @Test func savesLoadsReplacesAndDeletes() async throws {
+        try await TestDatabase.withClient { client in
+            let store = try TestDatabase.store(client, table: TestDatabase.uniqueTable())
+            #expect(try await store.load(account: "alice") == nil)
+
+            let token = TestDatabase.token(1)
+            try await store.save(token, account: "alice")
+            var expected = token
+            expected.binding = TestDatabase.binding
+            #expect(try await store.load(account: "alice") == expected)
+
+            try await store.save(TestDatabase.token(2), account: "alice")
+            #expect(try await store.load(account: "alice")?.accessToken == TestDatabase.token(2).accessToken)
+
+            try await store.delete(account: "alice")
+            #expect(try await store.load(account: "alice") == nil)
+            try await store.delete(account: "alice")
+        }
+    }
+
+    @Test func aDatabaseDumpHoldsNoUsableToken() async throws {
+        try await TestDatabase.withClient { client in
+            let table = TestDatabase.uniqueTable()
+            let store = try TestDatabase.store(client, table: table)
+            try await store.save(TestDatabase.token(1), account: "alice")
+
+            let rows = try await TestDatabase.execute(client, "SELECT convert_from(envelope, 'UTF8') FROM \(unescaped: "\"\(table)\"")")
+            let dump = try rows.map { try $0.decode(String.self) }.joined()
+
+            #expect(dump.contains("AES-256-GCM"))
+            #expect(!dump.contains("at-1-0123456789abcdef"))
+            #expect(!dump.contains("rt-1-0123456789abcdef"))
+        }
+    }
+
+    @Test func plaintextRowsOnlyWhenAskedAndAnEncryptedStoreRefusesThem() async throws {
+        try await TestDatabase.withClient { client in
+            let table = TestDatabase.uniqueTable()
+            let plaintext = try TestDatabase.store(client, table: table, encryption: .plaintext)
+            try await plaintext.save(TestDatabase.token(1), account: "alice")
+            #expect(try await plaintext.load(account: "alice")?.accessToken == TestDatabase.token(1).accessToken)
+
+            let encrypted = try TestDatabase.store(client, table: table)
+            let error = try await #require(throws: OAuth2Error.self) { try await encrypted.load(account: "alice") }
+            #expect(error.code == .storeError)
+            #expect(error.message.contains("not encrypted"))
+        }
+    }
+
+    @Test func accountsAreToldApartByTheirExactBytes() async throws {
+        try await TestDatabase.withClient { client in
+            let store = try TestDatabase.store(client, table: TestDatabase.uniqueTable())
+            try await store.save(TestDatabase.token(1), account: "caf\u{E9}")
+            try await store.save(TestDatabase.token(2), account: "cafe\u{301}")
+            #expect(try await store.load(account: "caf\u{E9}")?.accessToken == TestDatabase.token(1).accessToken)
+            #expect(try await store.load(account: "cafe\u{301}")?.accessToken == TestDatabase.token(2).accessToken)
+        }
+    }
+
+    @Test func anotherProvidersStoreOnTheSameTableNeverSeesTheToken() async throws {
+        try await TestDatabase.withClient { client in
+            let table = TestDatabase.uniqueTable()
+            try await TestDatabase.store(client, table: table).save(TestDatabase.token(1), account: "alice")
+            let other = try TestDatabase.store(client, table: table, binding: TestDatabase.otherBinding)
+            #expect(try await other.load(account: "alice") == nil)
+        }
+    }
+
+    @Test func aTokenIssuedToAnotherProviderIsNotSaved() async throws {
+        try await TestDatabase.withClient { client in
+            let store = try TestDatabase.store(client, table: TestDatabase.uniqueTable())
+            var token = TestDatabase.token(1)
+            token.binding = TestDatabase.otherBinding
+            let error = try await #require(throws: OAuth2Error.self) { try await store.save(token, account: "alice") }
+            #expect(error.code == .storeError)
+            #expect(try await store.load(account: "alice") == nil)
+        }
+    }
+
+    // MARK: hostile rows
+
+    @Test func aTamperedCiphertextIsAStoreErrorNeverAToken() async throws {
+        try await TestDatabase.withClient { client in
+            let table = TestDatabase.uniqueTable()
+            let store = try TestDatabase.store(client, table: table)
+            try await store.save(TestDatabase.token(1), account: "alice")
+            // Flip one character of the base64 ciphertext, inside the JSON envelope.
+            try await TestDatabase.execute(
+                client,
+                """
+                UPDATE \(unescaped: "\"\(table)\"") SET envelope = convert_to(
+                    regexp_replace(convert_from(envelope, 'UTF8'), '"sealed":"(.{20})(.)', '"sealed":"\\1' || CASE WHEN substring(convert_from(envelope, 'UTF8') from '"sealed":".{20}(.)') = 'A' THEN 'B' ELSE 'A' END),
+                    'UTF8')
+                """
+            )
+
+            let error = try await #require(throws: OAuth2Error.self) { try await store.load(account: "alice") }
+            #expect(error.code == .storeError)
+            #expect(error.message.contains("failed decryption"))
+        }
+    }
+
+    @Test func aRowMovedToAnotherAccountDoesNotDecrypt() async throws {
+        try await TestDatabase.withClient { client in
+            let table = TestDatabase.uniqueTable()
+            let store = try TestDatabase.store(client, table: table)
+            try await store.save(TestDatabase.token(1), account: "alice")
+            try await TestDatabase.execute(client, "UPDATE \(unescaped: "\"\(table)\"") SET account = convert_to('mallory', 'UTF8')")
+
+            let error = try await #require(throws: OAuth2Error.self) { try await store.load(account: "mallory") }
+            #expect(error.code == .storeError)
+            #expect(error.message.contains("another account"))
+            #expect(try await store.load(account: "alice") == nil)
+        }
+    }
+
+    @Test func aRowMovedToAnotherProviderIsRefused() async throws {
+        try await TestDatabase.withClient { client in
+            let table = TestDatabase.uniqueTable()
+            try await TestDatabase.store(client, table: table).save(TestDatabase.token(1), account: "alice")
+            try await TestDatabase.execute(
+                client,
+                "UPDATE \(unescaped: "\"\(table)\"") SET token_endpoint = \(TestDatabase.otherBinding.tokenEndpoint)"
+            )
+
+            let other = try TestDatabase.store(client, table: table, binding: TestDatabase.otherBinding)
+            let error = try await #require(throws: OAuth2Error.self) { try await other.load(account: "alice") }
+            #expect(error.code == .storeError)
+            #expect(error.message.contains("another provider"))
+        }
+    }
+
+    @Test func aTableOfANewerSchemaVersionIsRefused() async throws {
+        try await TestDatabase.withClient { client in
+            let table = TestDatabase.uniqueTable()
+            try await TestDatabase.store(client, table: table).save(TestDatabase.token(1), account: "alice")
+            try await TestDatabase.execute(client, "UPDATE \(unescaped: "\"\(table)_schema\"") SET version = 99")
+
+            let fresh = try TestDatabase.store(client, table: table)
+            let error = try await #require(throws: OAuth2Error.self) { try await fresh.load(account: "alice") }
+            #expect(error.code == .storeError)
+            #expect(error.message.contains("schema version 99"))
+            #expect(error.message.contains("newer"))
+        }
+    }
+
+    @Test func instancesStartingTogetherCreateTheTableOnce() async throws {
+        try await TestDatabase.withClient { client in
+            let table = TestDatabase.uniqueTable()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for n in 0..<8 {
+                    group.addTask {
+                        try await TestDatabase.store(client, table: table).save(TestDatabase.token(n), account: "user-\(n)")
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let rows = try await TestDatabase.execute(client, "SELECT count(*) FROM \(unescaped: "\"\(table)\"")")
+            #expect(try rows.first?.decode(Int.self) == 8)
+            let versions = try await TestDatabase.execute(client, "SELECT version FROM \(unescaped: "\"\(table)_schema\"")")
+            #expect(try versions.map { try $0.decode(Int.self) } == [PostgresTokenStore.schemaVersion])
+        }
+    }
+
+    @Test(arguments: ["", "Tokens", "1tokens", "tokens; DROP TABLE x", "a\"b", String(repeating: "t", count: 49)])
+    func aTableNameThatWouldNeedQuotingIsRefused(name: String) async throws {
+        try await TestDatabase.withClient { client in
+            let error = try #require(throws: OAuth2Error.self) { try TestDatabase.store(client, table: name) }
+            #expect(error.code == .invalidConfiguration)
+        }
+    }
+
+    // MARK: TLS
+
+    @Test func sslmodeVerifyFullConnectsOverTLSCheckingTheServersCertificate() async throws {
+        let caFile = try #require(ProcessInfo.processInfo.environment["OAUTH2_IT_POSTGRES_CA_FILE"])
+        let configuration = try PostgresTokenStore.clientConfiguration(
+            url: TestDatabase.url + "?sslmode=verify-full&sslrootcert=" + caFile, password: try TestDatabase.password()
+        )
+        let client = PostgresClient(configuration: configuration)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            let store = try TestDatabase.store(client, table: TestDatabase.uniqueTable())
+            try await store.save(TestDatabase.token(1), account: "alice")
+            #expect(try await store.load(account: "alice")?.accessToken == TestDatabase.token(1).accessToken)
+            // The server says this session is encrypted.
+            let rows = try await TestDatabase.execute(client, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+            #expect(try rows.first?.decode(Bool.self) == true)
+        }
+    }
+
+    @Test func sslmodeRequireRefusesAServerCertificateNoTrustedRootSigned() async throws {
+        var configuration = try PostgresTokenStore.clientConfiguration(url: TestDatabase.url + "?sslmode=require", password: try TestDatabase.password())
+        configuration.options.connectTimeout = .seconds(5)
+        let client = PostgresClient(configuration: configuration)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            let store = try PostgresTokenStore(
+                client: client, binding: TestDatabase.binding, table: TestDatabase.uniqueTable(),
+                encryption: .aesGCM(TestDatabase.key), connectionTimeout: .seconds(3)
+            )
+            let error = try await #require(throws: OAuth2Error.self) { try await store.load(account: "alice") }
+            #expect(error.code == .storeError)
+        }
+    }
+
+    // MARK: failures
+
+    @Test func aWrongPasswordIsAStoreErrorThatNamesNoPassword() async throws {
+        var configuration = try TestDatabase.configuration()
+        configuration.password = "wrong-password-1234"
+        let client = PostgresClient(configuration: configuration)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            let store = try TestDatabase.store(client, table: TestDatabase.uniqueTable())
+            let error = try await #require(throws: OAuth2Error.self) { try await store.load(account: "alice") }
+            #expect(error.code == .storeError)
+            #expect(!error.message.contains("wrong-password-1234"))
+            #expect(!String(reflecting: error).contains("wrong-password-1234"))
+        }
+    }
+}
+
+/// `PostgresTokenStore.clientConfiguration(url:password:)`.
+struct PostgresConnectionURLTests {
+    @Test func readsUserHostPortDatabaseAndTLS() throws {
+        let configuration = try PostgresTokenStore.clientConfiguration(url: "postgresql://app@db.example:6543/tokens?sslmode=require", password: "p")
+        #expect(configuration.host == "db.example")
+        #expect(configuration.port == 6543)
+        #expect(configuration.username == "app")
+        #expect(configuration.database == "tokens")
+        #expect(configuration.password == "p")
+    }
+
+    @Test func defaultsToPort5432AndReadsABracketedIPv6Host() throws {
+        let configuration = try PostgresTokenStore.clientConfiguration(url: "postgres://app@[::1]/tokens", password: nil)
+        #expect(configuration.host == "::1")
+        #expect(configuration.port == 5432)
+    }
+
+    @Test(arguments: [
+        "http://app@db/tokens", "postgresql://db/tokens", "postgresql://app@db", "postgresql://app@/tokens",
+        "postgresql://app@db/tokens?sslmode=sometimes", "postgresql://app@db/tokens?password=x",
+    ])
+    func refusesWhatItCannotUse(url: String) {
+        #expect(throws: OAuth2Error.self) { try PostgresTokenStore.clientConfiguration(url: url, password: nil) }
+    }
+
+    @Test func refusesAPasswordInTheURLWithoutRepeatingIt() throws {
+        let error = try #require(throws: OAuth2Error.self) {
+            try PostgresTokenStore.clientConfiguration(url: "postgresql://app:hunter2-secret@db/tokens", password: nil)
+        }
+        #expect(error.code == .invalidConfiguration)
+        #expect(!error.message.contains("hunter2-secret"))
+    }
+}
