@@ -227,7 +227,17 @@ extension PostgresTokenStore {
                 waiting.resume(with: result)
                 return true
             }
-            let work = Task {
+            // Cancelled as soon as the statement ends: no sleeping task is
+            // left behind per statement.
+            let timer = Task {
+                do { try await Task.sleep(for: timeout) } catch { return }
+                if finish(.failure(StatementTimeout(timeout: timeout))) {
+                    // A statement ignores task cancellation; closing its connection ends it.
+                    Self.close(connection)
+                }
+            }
+            Task {
+                let result: Swift.Result<[T], any Error>
                 do {
                     let rows = try await connection.query(query, logger: logger)
                     var values: [T] = []
@@ -236,17 +246,12 @@ extension PostgresTokenStore {
                     } else {
                         for try await _ in rows {}
                     }
-                    _ = finish(.success(values))
+                    result = .success(values)
                 } catch {
-                    _ = finish(.failure(error))
+                    result = .failure(error)
                 }
-            }
-            Task {
-                try? await Task.sleep(for: timeout)
-                if finish(.failure(StatementTimeout(timeout: timeout))) {
-                    work.cancel()
-                    Self.close(connection)
-                }
+                _ = finish(result)
+                timer.cancel()
             }
         }
     }
