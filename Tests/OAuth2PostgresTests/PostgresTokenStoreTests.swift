@@ -93,12 +93,19 @@ struct PostgresTokenStoreTests {
             let table = TestDatabase.uniqueTable()
             let store = try TestDatabase.store(client, table: table)
             try await store.save(TestDatabase.token(1), account: "alice")
-            // Flip one character of the base64 ciphertext, inside the JSON envelope.
+            // Change one letter or digit of the base64 ciphertext, past the
+            // nonce, inside the JSON envelope. Not just any character: the
+            // encoder writes "/" as "\/", and turning that backslash into a
+            // letter would make the base64 one character longer, which is
+            // damage rather than tampering.
             try await TestDatabase.execute(
                 client,
                 """
                 UPDATE \(unescaped: "\"\(table)\"") SET envelope = convert_to(
-                    regexp_replace(convert_from(envelope, 'UTF8'), '"sealed":"(.{20})(.)', '"sealed":"\\1' || CASE WHEN substring(convert_from(envelope, 'UTF8') from '"sealed":".{20}(.)') = 'A' THEN 'B' ELSE 'A' END),
+                    regexp_replace(
+                        convert_from(envelope, 'UTF8'),
+                        '("sealed":"[^"]{20}[^A-Za-z0-9"]*)[A-Za-z0-9]',
+                        '\\1' || CASE WHEN substring(convert_from(envelope, 'UTF8') from '"sealed":"[^"]{20}[^A-Za-z0-9"]*([A-Za-z0-9])') = 'A' THEN 'B' ELSE 'A' END),
                     'UTF8')
                 """
             )
