@@ -43,6 +43,8 @@ let package = Package(
             dependencies: [
                 "CCurl",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // RSA (RS256, PS256) for JWS; the rest of JOSE is in Crypto.
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: librarySettings

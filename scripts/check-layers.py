@@ -4,7 +4,7 @@
 The layers, lowest first (README, "Architecture"); a file may use the types
 of its own folder and of the folders before it, never of one after it:
 
-    Support → Transport → Errors → Tokens → Storage → Configuration → Flows → Signing → Client
+    Support → Transport → Errors → Tokens → JOSE → Storage → Configuration → OpenID → Flows → Signing → Client
 
 A type belongs to the folder whose file declares it at top level. A use is a
 capitalised identifier outside comments and string literals that names such
@@ -15,7 +15,7 @@ import pathlib
 import re
 import sys
 
-LAYERS = ["Support", "Transport", "Errors", "Tokens", "Storage", "Configuration", "Flows", "Signing", "Client"]
+LAYERS = ["Support", "Transport", "Errors", "Tokens", "JOSE", "Storage", "Configuration", "OpenID", "Flows", "Signing", "Client"]
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "Sources" / "OAuth2"
 DECLARATION = re.compile(
     r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|fileprivate|private|final|indirect)\s+)*"

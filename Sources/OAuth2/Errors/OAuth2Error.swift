@@ -109,6 +109,36 @@ public struct OAuth2Error: Error, Sendable, Hashable {
         public static let invalidConfiguration: Code = "invalid_configuration"
         /// The task was cancelled.
         public static let cancelled: Code = "cancelled"
+
+        // OpenID Connect and JOSE (JWS, JWK, JWT).
+        /// A JWT that is not a well-formed compact JWS (RFC 7515 §7.1): its
+        /// parts, base64url, JSON, a `crit` header, or over the size limit.
+        public static let invalidJWT: Code = "invalid_jwt"
+        /// A JWS algorithm that is not allowed: `none`, an HMAC where a public
+        /// key is expected, or one outside the provider's or the app's allow-list.
+        public static let unsupportedAlgorithm: Code = "unsupported_algorithm"
+        /// A JWS signature that no key of the provider's set verifies.
+        public static let invalidSignature: Code = "invalid_signature"
+        /// No key of the provider's JWKS matches the JWS's `kid` and algorithm,
+        /// even after fetching the set again (or that fetch was rate-limited).
+        public static let unknownSigningKey: Code = "unknown_signing_key"
+        /// The provider's JWKS document (`jwks_uri`) is not a usable key set.
+        public static let invalidJWKS: Code = "invalid_jwks"
+        /// An ID token whose claims are missing or of the wrong type, or a token
+        /// response without the ID token an `openid` request must get.
+        public static let invalidIDToken: Code = "invalid_id_token"
+        /// The ID token's `aud` does not contain the client id, or `azp` is not the client.
+        public static let audienceMismatch: Code = "audience_mismatch"
+        /// The ID token's `exp` has passed (beyond the allowed clock leeway).
+        public static let idTokenExpired: Code = "id_token_expired"
+        /// The ID token's `nbf` or `iat` lies in the future (beyond the leeway).
+        public static let idTokenNotYetValid: Code = "id_token_not_yet_valid"
+        /// The ID token's `nonce` is missing or differs from the one sent.
+        public static let nonceMismatch: Code = "nonce_mismatch"
+        /// The ID token's `at_hash` does not match the access token.
+        public static let accessTokenHashMismatch: Code = "at_hash_mismatch"
+        /// A refreshed ID token, or a userinfo answer, is for another `sub` than the signed-in one.
+        public static let subjectMismatch: Code = "subject_mismatch"
     }
 
     /// The stable error code.
