@@ -139,7 +139,11 @@ extension OAuth2Client {
         var token: AccessToken
         if let refreshToken = stored.refreshToken {
             do throws(OAuth2Error) {
-                token = try await provider.requestToken(.refreshToken(refreshToken, scopes: []), requestedScopes: stored.scopes)
+                token = try await provider.requestToken(
+                    .refreshToken(refreshToken, scopes: []),
+                    requestedScopes: stored.scopes,
+                    idToken: .refresh(previous: stored.idToken)
+                )
             } catch where error.code == .invalidGrant {
                 if let current = try await tokenStoredMeanwhile(replacing: stored) {
                     logger.debug("refresh refused, but another holder stored a new token meanwhile; using it")
@@ -159,6 +163,11 @@ extension OAuth2Client {
             }
             if token.refreshToken == nil {
                 token.refreshToken = refreshToken
+            }
+            // A refresh without a new ID token keeps the sign-in's (OpenID Connect Core §12.2).
+            if token.idToken == nil, token.extraFields["id_token"] == nil {
+                token.idToken = stored.idToken
+                token.extraFields["id_token"] = stored.extraFields["id_token"]
             }
         } else if let renewal = renewalGrant(for: stored) {
             token = try await renew(stored, with: renewal)

@@ -66,7 +66,7 @@ extension OAuth2Provider {
             throw OAuth2Error(code: .stateMismatch, message: "this authorization's state was already used")
         }
         let grant = Grant.authorizationCode(code: code, redirectURI: pending.redirectURI, codeVerifier: pending.codeVerifier)
-        return try await requestToken(grant, requestedScopes: pending.scopes)
+        return try await requestToken(grant, requestedScopes: pending.scopes, idToken: .signIn(nonce: pending.nonce))
     }
 
     /// Finishes the user-agent flow from a redirect URL; see ``exchange(_:pending:)-(String,_)``.
@@ -161,7 +161,8 @@ extension OAuth2Provider {
     }
 
     private func revoke(_ token: Secret, tokenTypeHint: String) async throws(OAuth2Error) {
-        let request = try TokenRequestBuilder.revocationRequest(token: token, tokenTypeHint: tokenTypeHint, configuration: configuration)
+        let request = try TokenRequestBuilder.revocationRequest(
+            token: token, tokenTypeHint: tokenTypeHint, configuration: configuration, now: clock.now())
         let response = try await perform(request)
         if (200..<300).contains(response.status) { return }
         if (300..<400).contains(response.status) {
@@ -186,10 +187,16 @@ extension OAuth2Provider {
     /// is stamped with this provider's binding and the grant.
     ///
     /// The expiry is computed from the time the request was sent, so a slow
-    /// answer never makes a token look fresher than it is.
-    func requestToken(_ grant: Grant, requestedScopes: [String]) async throws(OAuth2Error) -> AccessToken {
-        let request = TokenRequestBuilder.tokenRequest(for: grant, configuration: configuration)
+    /// answer never makes a token look fresher than it is. With OpenID
+    /// Connect configured, the response's ID token is verified as `idToken`
+    /// says, and its claims are kept in the token (``AccessToken/idToken``).
+    func requestToken(
+        _ grant: Grant,
+        requestedScopes: [String],
+        idToken expectation: IDTokenVerifier.Expectation = .any
+    ) async throws(OAuth2Error) -> AccessToken {
         let requestedAt = clock.now()
+        let request = try TokenRequestBuilder.tokenRequest(for: grant, configuration: configuration, now: requestedAt)
         logger.debug("token request", metadata: ["oauth2.grant": "\(grant.name)"])
         let response = try await perform(request)
         do throws(OAuth2Error) {
@@ -201,6 +208,7 @@ extension OAuth2Provider {
             )
             token.binding = configuration.binding
             token.grant = TokenGrant(type: grant.name, scopes: requestedScopes)
+            token.idToken = try await verifiedIDToken(of: token, expectation: expectation)
             logger.debug("token response accepted", metadata: ["oauth2.grant": "\(grant.name)"])
             return token
         } catch {
@@ -210,6 +218,25 @@ extension OAuth2Provider {
             )
             throw error
         }
+    }
+
+    /// The verified claims of the token response's ID token; `nil` when
+    /// OpenID Connect is not configured or no ID token came where none is required.
+    private func verifiedIDToken(of token: AccessToken, expectation: IDTokenVerifier.Expectation) async throws(OAuth2Error) -> IDToken? {
+        guard let verifier = idTokenVerifier, let keySet else { return nil }
+        guard let value = token.extraFields["id_token"] else {
+            if case .signIn(.some) = expectation {
+                throw OAuth2Error(
+                    code: .invalidIDToken,
+                    message: "the token response has no id_token, though the authorization request asked for openid"
+                )
+            }
+            return nil
+        }
+        guard let raw = value.stringValue else {
+            throw OAuth2Error(code: .invalidIDToken, message: "the token response's id_token is not a string")
+        }
+        return try await verifier.verify(raw, expectation: expectation, accessToken: token.accessToken, keys: keySet, now: clock.now())
     }
 
     /// A fresh assertion from the configuration's grant; its failure is the app's, named without detail.
@@ -243,7 +270,7 @@ extension OAuth2Provider {
     ///   authorization endpoint, or the provider's error.
     public func startDeviceAuthorization(scopes: [String]? = nil) async throws(OAuth2Error) -> DeviceAuthorization {
         let scopes = scopes ?? configuration.defaultScopes
-        let request = try TokenRequestBuilder.deviceAuthorizationRequest(scopes: scopes, configuration: configuration)
+        let request = try TokenRequestBuilder.deviceAuthorizationRequest(scopes: scopes, configuration: configuration, now: clock.now())
         let requestedAt = clock.now()
         let response = try await perform(request)
         return try DeviceAuthorization.parse(response, requestedAt: requestedAt)

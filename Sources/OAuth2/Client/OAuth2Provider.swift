@@ -32,6 +32,9 @@ public final class OAuth2Provider: Sendable {
     let unsaved = LockedValue<[AccountKey: UnsavedToken]>([:])
     /// Grant types whose tokens can be renewed by running the grant again.
     let renewableGrantTypes: Set<String>
+    /// OpenID Connect: the ID token verifier and the provider's key set, when configured.
+    let idTokenVerifier: IDTokenVerifier?
+    let keySet: KeySetCache?
 
     /// Creates a provider.
     ///
@@ -54,6 +57,19 @@ public final class OAuth2Provider: Sendable {
         self.clock = clock
         self.logger = logger
         self.renewableGrantTypes = configuration.renewableGrantTypes
+        if let openID = configuration.openID, let issuer = configuration.issuer {
+            idTokenVerifier = IDTokenVerifier(settings: openID, issuer: issuer, clientID: configuration.clientID)
+            keySet = KeySetCache(
+                settings: openID,
+                transport: transport,
+                clock: clock,
+                timeout: configuration.requestTimeout,
+                maxSize: configuration.maxResponseSize
+            )
+        } else {
+            idTokenVerifier = nil
+            keySet = nil
+        }
     }
 
     /// A client for one account, such as a user id.

@@ -5,16 +5,18 @@ import Foundation
 #endif
 
 extension AuthorizationServerMetadata {
-    /// Fetches and checks an issuer's RFC 8414 metadata from
-    /// `<issuer's origin>/.well-known/oauth-authorization-server<issuer's path>`.
+    /// Fetches and checks one of an issuer's metadata documents: RFC 8414's
+    /// `<issuer's origin>/.well-known/oauth-authorization-server<issuer's path>`
+    /// (the default), or OpenID Connect's `<issuer>/.well-known/openid-configuration`.
     ///
-    /// The answer must name exactly `issuer` (RFC 8414 §3.3) and its
-    /// endpoints must be `https` (or loopback `http`). Redirects are not
-    /// followed: metadata served from elsewhere is not the issuer's.
+    /// The answer must name exactly `issuer` (RFC 8414 §3.3, OpenID Connect
+    /// Discovery §4.3) and its endpoints must be `https` (or loopback `http`).
+    /// Redirects are not followed: metadata served from elsewhere is not the issuer's.
     ///
     /// - Parameters:
     ///   - issuer: the issuer identifier, an absolute `https` URL (or loopback `http`)
     ///     without query or fragment.
+    ///   - document: which document to fetch.
     ///   - transport: the transport to fetch through.
     ///   - timeout: the longest the request may take; the transport's default when `nil`.
     ///   - maxResponseSize: the largest metadata document accepted.
@@ -24,11 +26,12 @@ extension AuthorizationServerMetadata {
     ///   answer; `timeout`, `tls_error`, `transport_error` when no answer came.
     public static func fetch(
         issuer: String,
+        document: Document = .oauthAuthorizationServer,
         transport: any HTTPTransport,
         timeout: Duration? = nil,
         maxResponseSize: Int = 1 << 20
     ) async throws(OAuth2Error) -> AuthorizationServerMetadata {
-        let url = try wellKnownURL(forIssuer: issuer)
+        let url = try wellKnownURL(forIssuer: issuer, document: document)
         let request = HTTPRequest(
             method: "GET",
             url: url,
@@ -40,5 +43,83 @@ extension AuthorizationServerMetadata {
         let requestedAt = Date()
         let response = try await OAuth2Error.performing(request, on: transport)
         return try parse(response, expectedIssuer: issuer, requestedAt: requestedAt, maxBodySize: maxResponseSize)
+    }
+
+    /// Discovers an issuer: its OpenID Connect configuration, or, when the
+    /// issuer has none (HTTP 404), its RFC 8414 metadata.
+    ///
+    /// Both documents are held to the same rules as ``fetch(issuer:document:transport:timeout:maxResponseSize:)``.
+    /// Any other failure of the first request is thrown as it is: a provider
+    /// that is down is not taken for one without OpenID Connect.
+    ///
+    /// - Throws: ``OAuth2Error``, as ``fetch(issuer:document:transport:timeout:maxResponseSize:)``.
+    public static func discover(
+        issuer: String,
+        transport: any HTTPTransport,
+        timeout: Duration? = nil,
+        maxResponseSize: Int = 1 << 20
+    ) async throws(OAuth2Error) -> AuthorizationServerMetadata {
+        do throws(OAuth2Error) {
+            return try await fetch(
+                issuer: issuer, document: .openIDConfiguration, transport: transport,
+                timeout: timeout, maxResponseSize: maxResponseSize
+            )
+        } catch where error.httpStatus == 404 {
+            return try await fetch(
+                issuer: issuer, document: .oauthAuthorizationServer, transport: transport,
+                timeout: timeout, maxResponseSize: maxResponseSize
+            )
+        }
+    }
+}
+
+/// Discovered metadata, kept for a while so that an app asks the provider
+/// once an hour rather than on every sign-in.
+///
+/// One per app (or per provider); thread-safe. A failed discovery is not
+/// cached: the next call tries again.
+public final class MetadataCache: Sendable {
+    /// The transport discovery goes through.
+    public let transport: any HTTPTransport
+    /// How long a document is used before it is fetched again.
+    public let maxAge: Duration
+    private let clock: any OAuth2Clock
+    private let entries = LockedValue<[String: Entry]>([:])
+
+    private struct Entry: Sendable {
+        var metadata: AuthorizationServerMetadata
+        var fetchedAt: Date
+    }
+
+    /// Creates a cache.
+    ///
+    /// - Parameters:
+    ///   - transport: typically the app's one ``CurlTransport``.
+    ///   - maxAge: how long a document is kept; an hour by default.
+    ///   - clock: where the age is read from.
+    public init(transport: any HTTPTransport, maxAge: Duration = .seconds(3600), clock: any OAuth2Clock = SystemClock()) {
+        self.transport = transport
+        self.maxAge = maxAge
+        self.clock = clock
+    }
+
+    /// The issuer's metadata (``AuthorizationServerMetadata/discover(issuer:transport:timeout:maxResponseSize:)``),
+    /// from the cache while it is younger than ``maxAge``.
+    ///
+    /// - Throws: ``OAuth2Error``, as discovery does.
+    public func metadata(issuer: String, timeout: Duration? = nil) async throws(OAuth2Error) -> AuthorizationServerMetadata {
+        let now = clock.now()
+        if let entry = entries.withLock({ $0[issuer] }), now.timeIntervalSince(entry.fetchedAt) < maxAge.timeInterval,
+           now >= entry.fetchedAt {
+            return entry.metadata
+        }
+        let metadata = try await AuthorizationServerMetadata.discover(issuer: issuer, transport: transport, timeout: timeout)
+        entries.withLock { $0[issuer] = Entry(metadata: metadata, fetchedAt: clock.now()) }
+        return metadata
+    }
+
+    /// Forgets every document, so the next call fetches again.
+    public func removeAll() {
+        entries.withLock { $0.removeAll() }
     }
 }

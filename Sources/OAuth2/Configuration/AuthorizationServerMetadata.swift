@@ -4,8 +4,8 @@ public import FoundationEssentials
 public import Foundation
 #endif
 
-/// What an authorization server publishes about itself (RFC 8414), the
-/// fields this client uses.
+/// What an authorization server publishes about itself (RFC 8414, or OpenID
+/// Connect Discovery 1.0 §3 for an OpenID provider), the fields this client uses.
 ///
 /// Codable with the RFC's field names, so it can be cached as the server
 /// sent it; ``parse(_:expectedIssuer:)`` is what checks it.
@@ -27,6 +27,20 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
     /// The client authentication methods of the token endpoint; empty when it did not say
     /// (RFC 8414 then means `client_secret_basic`).
     public let tokenEndpointAuthMethodsSupported: [String]
+    /// The provider's JSON Web Key Set (`jwks_uri`): the keys its ID tokens are signed with.
+    public let jwksURI: URL?
+    /// The OpenID Connect userinfo endpoint.
+    public let userinfoEndpoint: URL?
+    /// The OpenID Connect RP-initiated logout endpoint (`end_session_endpoint`).
+    public let endSessionEndpoint: URL?
+    /// The JWS algorithms the provider signs ID tokens with; empty when it did not say.
+    public let idTokenSigningAlgValuesSupported: [String]
+    /// The scopes the provider supports; empty when it did not say.
+    public let scopesSupported: [String]
+
+    /// Whether this is an OpenID provider's metadata: it names a `jwks_uri`
+    /// to verify ID tokens with.
+    public var isOpenIDProvider: Bool { jwksURI != nil }
 
     enum CodingKeys: String, CodingKey {
         case issuer
@@ -37,6 +51,28 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
         case codeChallengeMethodsSupported = "code_challenge_methods_supported"
         case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
+        case jwksURI = "jwks_uri"
+        case userinfoEndpoint = "userinfo_endpoint"
+        case endSessionEndpoint = "end_session_endpoint"
+        case idTokenSigningAlgValuesSupported = "id_token_signing_alg_values_supported"
+        case scopesSupported = "scopes_supported"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        issuer = try container.decode(String.self, forKey: .issuer)
+        authorizationEndpoint = try container.decodeIfPresent(URL.self, forKey: .authorizationEndpoint)
+        tokenEndpoint = try container.decodeIfPresent(URL.self, forKey: .tokenEndpoint)
+        revocationEndpoint = try container.decodeIfPresent(URL.self, forKey: .revocationEndpoint)
+        deviceAuthorizationEndpoint = try container.decodeIfPresent(URL.self, forKey: .deviceAuthorizationEndpoint)
+        authorizationResponseIssParameterSupported = try container.decodeIfPresent(Bool.self, forKey: .authorizationResponseIssParameterSupported) ?? false
+        codeChallengeMethodsSupported = try container.decodeIfPresent([String].self, forKey: .codeChallengeMethodsSupported) ?? []
+        tokenEndpointAuthMethodsSupported = try container.decodeIfPresent([String].self, forKey: .tokenEndpointAuthMethodsSupported) ?? []
+        jwksURI = try container.decodeIfPresent(URL.self, forKey: .jwksURI)
+        userinfoEndpoint = try container.decodeIfPresent(URL.self, forKey: .userinfoEndpoint)
+        endSessionEndpoint = try container.decodeIfPresent(URL.self, forKey: .endSessionEndpoint)
+        idTokenSigningAlgValuesSupported = try container.decodeIfPresent([String].self, forKey: .idTokenSigningAlgValuesSupported) ?? []
+        scopesSupported = try container.decodeIfPresent([String].self, forKey: .scopesSupported) ?? []
     }
 
     /// Creates metadata.
@@ -48,7 +84,12 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         deviceAuthorizationEndpoint: URL? = nil,
         authorizationResponseIssParameterSupported: Bool = false,
         codeChallengeMethodsSupported: [String] = [],
-        tokenEndpointAuthMethodsSupported: [String] = []
+        tokenEndpointAuthMethodsSupported: [String] = [],
+        jwksURI: URL? = nil,
+        userinfoEndpoint: URL? = nil,
+        endSessionEndpoint: URL? = nil,
+        idTokenSigningAlgValuesSupported: [String] = [],
+        scopesSupported: [String] = []
     ) {
         self.issuer = issuer
         self.authorizationEndpoint = authorizationEndpoint
@@ -58,6 +99,11 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         self.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
         self.codeChallengeMethodsSupported = codeChallengeMethodsSupported
         self.tokenEndpointAuthMethodsSupported = tokenEndpointAuthMethodsSupported
+        self.jwksURI = jwksURI
+        self.userinfoEndpoint = userinfoEndpoint
+        self.endSessionEndpoint = endSessionEndpoint
+        self.idTokenSigningAlgValuesSupported = idTokenSigningAlgValuesSupported
+        self.scopesSupported = scopesSupported
     }
 
     /// Parses a metadata document fetched for `expectedIssuer` (a `Retry-After`
@@ -131,7 +177,12 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
             deviceAuthorizationEndpoint: try endpointURL(.deviceAuthorizationEndpoint, role: "device authorization endpoint"),
             authorizationResponseIssParameterSupported: issSupported,
             codeChallengeMethodsSupported: try strings(.codeChallengeMethodsSupported),
-            tokenEndpointAuthMethodsSupported: try strings(.tokenEndpointAuthMethodsSupported)
+            tokenEndpointAuthMethodsSupported: try strings(.tokenEndpointAuthMethodsSupported),
+            jwksURI: try endpointURL(.jwksURI, role: "JWKS endpoint"),
+            userinfoEndpoint: try endpointURL(.userinfoEndpoint, role: "userinfo endpoint"),
+            endSessionEndpoint: try endpointURL(.endSessionEndpoint, role: "end-session endpoint"),
+            idTokenSigningAlgValuesSupported: try strings(.idTokenSigningAlgValuesSupported),
+            scopesSupported: try strings(.scopesSupported)
         )
     }
 
@@ -144,6 +195,15 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
     ///   `http(s)` URL or has a query or fragment (RFC 8414 §2);
     ///   `insecure_endpoint` when it is `http` for a non-loopback host.
     static func wellKnownURL(forIssuer issuer: String) throws(OAuth2Error) -> URL {
+        try wellKnownURL(forIssuer: issuer, document: .oauthAuthorizationServer)
+    }
+
+    /// The metadata URL of an issuer for one kind of document:
+    /// `oauth-authorization-server` inserted before the issuer's path (RFC 8414 §3.1),
+    /// `openid-configuration` appended after it (OpenID Connect Discovery 1.0 §4.1).
+    ///
+    /// `https://id.example/tenant` → `https://id.example/tenant/.well-known/openid-configuration`.
+    static func wellKnownURL(forIssuer issuer: String, document: Document) throws(OAuth2Error) -> URL {
         guard let parts = URLParts(issuer[...]), parts.isHTTP, let host = parts.host, !host.isEmpty else {
             throw OAuth2Error(code: .invalidConfiguration, message: "the issuer is not an absolute http(s) URL")
         }
@@ -156,11 +216,22 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         if let userinfo = parts.userinfo { text += "\(userinfo)@" }
         text += host
         if let port = parts.port, !port.isEmpty { text += ":\(port)" }
-        text += "/.well-known/oauth-authorization-server\(path)"
+        switch document {
+        case .oauthAuthorizationServer: text += "/.well-known/oauth-authorization-server\(path)"
+        case .openIDConfiguration: text += "\(path)/.well-known/openid-configuration"
+        }
         guard let url = URL(string: text) else {
             throw OAuth2Error(code: .invalidConfiguration, message: "the issuer's metadata URL could not be built")
         }
         try EndpointPolicy.requireSecure(url, role: "issuer")
         return url
+    }
+
+    /// Which metadata document to fetch for an issuer.
+    public enum Document: Sendable, Hashable {
+        /// RFC 8414's `/.well-known/oauth-authorization-server`, inserted before the issuer's path.
+        case oauthAuthorizationServer
+        /// OpenID Connect Discovery's `/.well-known/openid-configuration`, appended to the issuer.
+        case openIDConfiguration
     }
 }

@@ -9,6 +9,8 @@ public struct ClientAuthentication: Sendable, Hashable, Codable, CustomStringCon
     enum Method: String, Sendable, Hashable, Codable {
         case clientSecretBasic = "client_secret_basic"
         case clientSecretPost = "client_secret_post"
+        case privateKeyJWT = "private_key_jwt"
+        case clientSecretJWT = "client_secret_jwt"
         case none
     }
 
@@ -18,10 +20,23 @@ public struct ClientAuthentication: Sendable, Hashable, Codable, CustomStringCon
     public static let clientSecretBasic = ClientAuthentication(method: .clientSecretBasic)
     /// `client_id` and `client_secret` in the form body.
     public static let clientSecretPost = ClientAuthentication(method: .clientSecretPost)
+    /// A JWT the client signs with its private key (RFC 7523 §2.2, OpenID
+    /// Connect Core §9): `client_assertion_type` and `client_assertion` in the
+    /// body; the key is the configuration's ``OAuth2Configuration/clientAssertionKey``.
+    public static let privateKeyJWT = ClientAuthentication(method: .privateKeyJWT)
+    /// A JWT the client signs with HMAC-SHA256 keyed by its client secret
+    /// (OpenID Connect Core §9); the secret itself is never sent.
+    public static let clientSecretJWT = ClientAuthentication(method: .clientSecretJWT)
     /// A public client: `client_id` in the body, no secret, no Basic header.
     public static let none = ClientAuthentication(method: .none)
 
-    /// The RFC 8414 name: `client_secret_basic`, `client_secret_post` or `none`.
+    /// Whether the method needs the client secret.
+    var usesSecret: Bool {
+        method == .clientSecretBasic || method == .clientSecretPost || method == .clientSecretJWT
+    }
+
+    /// The RFC 8414 name: `client_secret_basic`, `client_secret_post`,
+    /// `private_key_jwt`, `client_secret_jwt` or `none`.
     public var description: String { method.rawValue }
 
     /// The method of that RFC 8414 name, or `nil` for an unknown one.

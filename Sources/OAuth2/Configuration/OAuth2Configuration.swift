@@ -50,6 +50,26 @@ public struct OAuth2Configuration: Sendable {
     /// The assertion grant the client can run again when its token expires
     /// (a JWT-bearer service account); `nil` by default.
     public var assertionGrant: AssertionGrant?
+    /// OpenID Connect: how ID tokens are verified, and the userinfo and
+    /// logout endpoints; `nil` when the provider is used for OAuth only.
+    /// Needs ``issuer``. Discovery sets it for an OpenID provider.
+    public var openID: OpenIDSettings?
+    /// The resources (RFC 8707 `resource`) the tokens are for, each an
+    /// absolute URI without fragment; sent on the authorization request and on
+    /// every token and device authorization request. Empty by default.
+    public var resources: [URL]
+    /// An `audience` parameter for providers that want one (Auth0, some
+    /// others) on the authorization and token requests; `nil` by default.
+    public var audience: String?
+    /// More parameters for every token request (a name may repeat); none may
+    /// be one the client sets itself (`grant_type`, `code`, `scope`, `client_id`, …).
+    public var additionalTokenParameters: [(String, String)]
+    /// The key of `private_key_jwt` client authentication (RFC 7523 §2.2):
+    /// the client signs an assertion with it for every request that authenticates it.
+    public var clientAssertionKey: JWTSigningKey?
+    /// The `aud` of the client's assertions (`private_key_jwt`,
+    /// `client_secret_jwt`); the token endpoint's URL when `nil`.
+    public var clientAssertionAudience: String?
 
     /// Creates a configuration and checks its endpoints.
     ///
@@ -71,7 +91,13 @@ public struct OAuth2Configuration: Sendable {
         requiresIssuerInRedirect: Bool = false,
         maxResponseSize: Int = 1 << 20,
         requestTimeout: Duration = .seconds(30),
-        assertionGrant: AssertionGrant? = nil
+        assertionGrant: AssertionGrant? = nil,
+        openID: OpenIDSettings? = nil,
+        resources: [URL] = [],
+        audience: String? = nil,
+        additionalTokenParameters: [(String, String)] = [],
+        clientAssertionKey: JWTSigningKey? = nil,
+        clientAssertionAudience: String? = nil
     ) throws(OAuth2Error) {
         self.clientID = clientID
         self.clientSecret = clientSecret?.opaque
@@ -80,7 +106,8 @@ public struct OAuth2Configuration: Sendable {
         self.revocationEndpoint = revocationEndpoint
         self.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint
         self.defaultScopes = defaultScopes
-        self.clientAuthentication = clientAuthentication ?? (clientSecret == nil ? .none : .clientSecretBasic)
+        self.clientAuthentication = clientAuthentication
+            ?? (clientAssertionKey != nil ? .privateKeyJWT : clientSecret == nil ? .none : .clientSecretBasic)
         self.expirySkew = expirySkew
         self.allowsPasswordGrant = allowsPasswordGrant
         self.issuer = issuer
@@ -88,6 +115,12 @@ public struct OAuth2Configuration: Sendable {
         self.maxResponseSize = maxResponseSize
         self.requestTimeout = requestTimeout
         self.assertionGrant = assertionGrant
+        self.openID = openID
+        self.resources = resources
+        self.audience = audience
+        self.additionalTokenParameters = additionalTokenParameters
+        self.clientAssertionKey = clientAssertionKey
+        self.clientAssertionAudience = clientAssertionAudience
         try validate()
     }
 
@@ -110,11 +143,33 @@ public struct OAuth2Configuration: Sendable {
         if let deviceAuthorizationEndpoint {
             try EndpointPolicy.requireSecure(deviceAuthorizationEndpoint, role: "device authorization endpoint")
         }
-        if clientAuthentication != .none && (clientSecret?.isEmpty ?? true) {
+        if clientAuthentication.usesSecret && (clientSecret?.isEmpty ?? true) {
             throw OAuth2Error(
                 code: .invalidConfiguration,
                 message: "client authentication \(clientAuthentication) needs a client secret"
             )
+        }
+        if clientAuthentication == .privateKeyJWT {
+            guard let key = clientAssertionKey, !key.algorithm.isSymmetric else {
+                throw OAuth2Error(
+                    code: .invalidConfiguration,
+                    message: "client authentication private_key_jwt needs a private key (clientAssertionKey, RSA, EC or Ed25519)"
+                )
+            }
+        }
+        if let openID {
+            guard issuer != nil else {
+                throw OAuth2Error(code: .invalidConfiguration, message: "OpenID Connect needs the issuer (the configuration's issuer)")
+            }
+            try openID.validate()
+        }
+        for resource in resources {
+            guard let parts = URLParts(resource.absoluteString[...]), !parts.scheme.isEmpty, parts.fragment == nil else {
+                throw OAuth2Error(code: .invalidConfiguration, message: "a resource must be an absolute URI without a fragment (RFC 8707 §2)")
+            }
+        }
+        for (name, _) in additionalTokenParameters where Self.reservedTokenParameters.contains(name) {
+            throw OAuth2Error(code: .invalidConfiguration, message: "the additional token parameter \(name) would replace one the client sets")
         }
         if let assertionGrant, !assertionGrant.type.contains(":") {
             throw OAuth2Error(code: .invalidConfiguration, message: "an assertion grant's type must be an absolute URI")
@@ -126,6 +181,13 @@ public struct OAuth2Configuration: Sendable {
 }
 
 extension OAuth2Configuration {
+    /// The token request parameters the client sets itself.
+    static let reservedTokenParameters: Set<String> = [
+        "grant_type", "code", "redirect_uri", "code_verifier", "refresh_token", "scope", "username", "password",
+        "assertion", "device_code", "client_id", "client_secret", "client_assertion", "client_assertion_type",
+        "resource", "audience",
+    ]
+
     /// The grant types whose tokens the client can renew by running the grant
     /// again: client credentials for a confidential client, and the assertion
     /// grant when the configuration can make assertions.

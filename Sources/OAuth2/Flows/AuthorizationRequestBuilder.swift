@@ -15,8 +15,10 @@ enum AuthorizationRequestBuilder {
     /// Makes a pending authorization whose `url` is the authorize endpoint
     /// (its own query kept) followed by `response_type=code`, `client_id`,
     /// `redirect_uri`, `scope` (space-joined, left out when empty), `state`,
-    /// `code_challenge`, `code_challenge_method=S256` and then
-    /// `additionalParameters`, in that order.
+    /// `code_challenge`, `code_challenge_method=S256`, a fresh `nonce` (256
+    /// bits) when the configuration has OpenID Connect and the scopes include
+    /// `openid`, the configuration's `resource`s (RFC 8707) and `audience`,
+    /// and then `additionalParameters`, in that order.
     ///
     /// Names and values are percent-encoded as form components with a space
     /// as `%20`, which both form parsers and RFC 3986 query parsers read back
@@ -52,7 +54,13 @@ enum AuthorizationRequestBuilder {
             throw invalidConfiguration("a scope is empty or has characters RFC 6749 §3.3 does not allow")
         }
 
+        let nonce: Secret? = configuration.openID != nil && scopes.contains("openid")
+            ? Secret.opaque(StateGenerator.makeState())
+            : nil
         var taken = reservedParameters
+        if nonce != nil { taken.insert("nonce") }
+        if !configuration.resources.isEmpty { taken.insert("resource") }
+        if configuration.audience != nil { taken.insert("audience") }
         if let query = endpointParts.query {
             let existing: [(String, String)]
             do throws(FormURLEncoding.Failure) {
@@ -88,6 +96,9 @@ enum AuthorizationRequestBuilder {
         parameters.append(("state", state))
         parameters.append(("code_challenge", PKCE.challenge(for: verifier)))
         parameters.append(("code_challenge_method", PKCE.method))
+        if let nonce { parameters.append(("nonce", nonce.value)) }
+        for resource in configuration.resources { parameters.append(("resource", resource.absoluteString)) }
+        if let audience = configuration.audience { parameters.append(("audience", audience)) }
         parameters.append(contentsOf: additionalParameters)
 
         let query = parameters
@@ -111,7 +122,8 @@ enum AuthorizationRequestBuilder {
             scopes: scopes,
             expectedIssuer: configuration.issuer,
             requiresIssuer: configuration.requiresIssuerInRedirect,
-            createdAt: now
+            createdAt: now,
+            nonce: nonce
         )
     }
 

@@ -10,7 +10,7 @@ public import Foundation
 /// Codable, so a server can keep it in the user's session and finish the flow
 /// on another instance. It holds the PKCE verifier: keep it server-side (an
 /// encrypted or server-stored session), never in a cookie the browser can read.
-/// Its `description` shows neither the verifier nor the state.
+/// Its `description` shows neither the verifier, nor the state, nor the nonce.
 public struct PendingAuthorization: Sendable, Codable, Hashable, CustomStringConvertible {
     /// The authorize URL to send the user to.
     public let url: URL
@@ -28,6 +28,9 @@ public struct PendingAuthorization: Sendable, Codable, Hashable, CustomStringCon
     public let requiresIssuer: Bool
     /// When the request was made.
     public let createdAt: Date
+    /// The OpenID Connect `nonce` sent, which the ID token must carry back;
+    /// `nil` when the request did not ask for an ID token.
+    public let nonce: Secret?
 
     package init(
         url: URL,
@@ -37,7 +40,8 @@ public struct PendingAuthorization: Sendable, Codable, Hashable, CustomStringCon
         scopes: [String],
         expectedIssuer: String?,
         requiresIssuer: Bool,
-        createdAt: Date
+        createdAt: Date,
+        nonce: Secret? = nil
     ) {
         self.url = url
         self.state = state
@@ -47,6 +51,7 @@ public struct PendingAuthorization: Sendable, Codable, Hashable, CustomStringCon
         self.expectedIssuer = expectedIssuer
         self.requiresIssuer = requiresIssuer
         self.createdAt = createdAt
+        self.nonce = nonce
     }
 
     /// The authorize endpoint without the query, the redirect URI and the scopes.
@@ -57,7 +62,7 @@ public struct PendingAuthorization: Sendable, Codable, Hashable, CustomStringCon
 
 extension PendingAuthorization: CustomReflectable {
     /// What `dump` and debuggers show: neither the state, nor the verifier,
-    /// nor the URL that carries the state.
+    /// nor the nonce, nor the URL that carries them.
     public var customMirror: Mirror {
         Mirror(self, children: [
             "redirectURI": redirectURI,

@@ -27,12 +27,18 @@ enum Grant: Sendable {
 /// and `Accept: application/json`, never follows redirects (a 307 would replay
 /// the client secret to another host), and carries the configuration's
 /// timeout and response size limit. The client authenticates as
-/// `configuration.clientAuthentication` says.
+/// `configuration.clientAuthentication` says; a JWT method signs a fresh
+/// assertion (RFC 7523 §3) for every request.
 enum TokenRequestBuilder {
     static let deviceCodeGrantType = "urn:ietf:params:oauth:grant-type:device_code"
+    static let clientAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
-    /// The token request for a grant.
-    static func tokenRequest(for grant: Grant, configuration: OAuth2Configuration) -> HTTPRequest {
+    /// The token request for a grant: the grant's parameters, then the
+    /// configuration's `resource`s (RFC 8707), `audience` and additional
+    /// token parameters, then the client's authentication.
+    ///
+    /// - Throws: `invalid_configuration` when a client assertion cannot be signed.
+    static func tokenRequest(for grant: Grant, configuration: OAuth2Configuration, now: Date = Date()) throws(OAuth2Error) -> HTTPRequest {
         var parameters: [(String, String)]
         switch grant {
         case .authorizationCode(let code, let redirectURI, let codeVerifier):
@@ -59,7 +65,19 @@ enum TokenRequestBuilder {
         case .deviceCode(let deviceCode):
             parameters = [("grant_type", deviceCodeGrantType), ("device_code", deviceCode.value)]
         }
-        return request(to: configuration.tokenEndpoint, parameters: parameters, configuration: configuration)
+        appendTargets(of: configuration, to: &parameters)
+        parameters.append(contentsOf: configuration.additionalTokenParameters)
+        return try request(to: configuration.tokenEndpoint, parameters: parameters, configuration: configuration, now: now)
+    }
+
+    /// RFC 8707 `resource` (once per resource) and `audience`.
+    private static func appendTargets(of configuration: OAuth2Configuration, to parameters: inout [(String, String)]) {
+        for resource in configuration.resources {
+            parameters.append(("resource", resource.absoluteString))
+        }
+        if let audience = configuration.audience {
+            parameters.append(("audience", audience))
+        }
     }
 
     /// The RFC 7009 revocation request for a token.
@@ -68,7 +86,8 @@ enum TokenRequestBuilder {
     static func revocationRequest(
         token: Secret,
         tokenTypeHint: String?,
-        configuration: OAuth2Configuration
+        configuration: OAuth2Configuration,
+        now: Date = Date()
     ) throws(OAuth2Error) -> HTTPRequest {
         guard let endpoint = configuration.revocationEndpoint else {
             throw OAuth2Error(code: .invalidConfiguration, message: "no revocation endpoint is configured")
@@ -77,7 +96,7 @@ enum TokenRequestBuilder {
         if let tokenTypeHint {
             parameters.append(("token_type_hint", tokenTypeHint))
         }
-        return request(to: endpoint, parameters: parameters, configuration: configuration)
+        return try request(to: endpoint, parameters: parameters, configuration: configuration, now: now)
     }
 
     /// The RFC 8628 §3.1 device authorization request.
@@ -85,14 +104,16 @@ enum TokenRequestBuilder {
     /// - Throws: `invalid_configuration` when no device authorization endpoint is configured.
     static func deviceAuthorizationRequest(
         scopes: [String],
-        configuration: OAuth2Configuration
+        configuration: OAuth2Configuration,
+        now: Date = Date()
     ) throws(OAuth2Error) -> HTTPRequest {
         guard let endpoint = configuration.deviceAuthorizationEndpoint else {
             throw OAuth2Error(code: .invalidConfiguration, message: "no device authorization endpoint is configured")
         }
         var parameters: [(String, String)] = []
         appendScope(scopes, to: &parameters)
-        return request(to: endpoint, parameters: parameters, configuration: configuration)
+        appendTargets(of: configuration, to: &parameters)
+        return try request(to: endpoint, parameters: parameters, configuration: configuration, now: now)
     }
 
     /// The `Authorization` value of `client_secret_basic`: `Basic ` and the
@@ -100,6 +121,26 @@ enum TokenRequestBuilder {
     static func basicAuthorization(clientID: String, secret: Secret) -> String {
         let credentials = FormURLEncoding.encodeComponent(clientID) + ":" + FormURLEncoding.encodeComponent(secret.value)
         return "Basic " + Data(credentials.utf8).base64EncodedString()
+    }
+
+    /// The key a JWT client authentication signs with: the configured private
+    /// key for `private_key_jwt`, the client secret as an HMAC key for
+    /// `client_secret_jwt`; `nil` for the other methods.
+    private static func clientAssertionKey(of configuration: OAuth2Configuration, secret: Secret?) throws(OAuth2Error) -> JWTSigningKey? {
+        switch configuration.clientAuthentication {
+        case .privateKeyJWT:
+            guard let key = configuration.clientAssertionKey else {
+                throw OAuth2Error(code: .invalidConfiguration, message: "private_key_jwt needs the configuration's clientAssertionKey")
+            }
+            return key
+        case .clientSecretJWT:
+            guard let secret else {
+                throw OAuth2Error(code: .invalidConfiguration, message: "client_secret_jwt needs the client secret")
+            }
+            return try JWTSigningKey.hmac(secret)
+        default:
+            return nil
+        }
     }
 
     private static func appendScope(_ scopes: [String], to parameters: inout [(String, String)]) {
@@ -112,8 +153,9 @@ enum TokenRequestBuilder {
     private static func request(
         to endpoint: URL,
         parameters: [(String, String)],
-        configuration: OAuth2Configuration
-    ) -> HTTPRequest {
+        configuration: OAuth2Configuration,
+        now: Date
+    ) throws(OAuth2Error) -> HTTPRequest {
         var headers: HTTPHeaders = [
             "Content-Type": "application/x-www-form-urlencoded",
             "Accept": "application/json",
@@ -125,6 +167,18 @@ enum TokenRequestBuilder {
         } else if configuration.clientAuthentication == .clientSecretPost, let secret {
             body.append(("client_id", configuration.clientID))
             body.append(("client_secret", secret.value))
+        } else if let key = try clientAssertionKey(of: configuration, secret: secret) {
+            // RFC 7523 §2.2: client_id is optional beside the assertion; sent, as most providers expect it.
+            let assertion = try JWTAssertion.make(
+                issuer: configuration.clientID,
+                subject: configuration.clientID,
+                audience: configuration.clientAssertionAudience ?? configuration.tokenEndpoint.absoluteString,
+                key: key,
+                now: now
+            )
+            body.append(("client_id", configuration.clientID))
+            body.append(("client_assertion_type", clientAssertionType))
+            body.append(("client_assertion", assertion.value))
         } else {
             // A public client (or one whose secret is missing, which validate() refuses)
             // identifies itself without authenticating (RFC 6749 §4.1.3, RFC 8628 §3.1).

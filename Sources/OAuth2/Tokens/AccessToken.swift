@@ -31,6 +31,10 @@ public struct AccessToken: Sendable, Hashable, Codable {
     /// The grant that obtained the token, when the client ran it; lets a
     /// token without a refresh token be renewed by running the grant again.
     public var grant: TokenGrant?
+    /// The verified claims of the OpenID Connect ID token that came with the
+    /// token (or with the sign-in it was refreshed from); `nil` without OpenID Connect.
+    /// The signed ID token itself is in ``extraFields`` as `id_token`.
+    public var idToken: IDToken?
 
     /// Creates a token.
     public init(
@@ -41,7 +45,8 @@ public struct AccessToken: Sendable, Hashable, Codable {
         scopes: [String] = [],
         extraFields: [String: JSONValue] = [:],
         binding: TokenBinding? = nil,
-        grant: TokenGrant? = nil
+        grant: TokenGrant? = nil,
+        idToken: IDToken? = nil
     ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
@@ -51,6 +56,13 @@ public struct AccessToken: Sendable, Hashable, Codable {
         self.extraFields = extraFields
         self.binding = binding
         self.grant = grant
+        self.idToken = idToken
+    }
+
+    /// The signed ID token (`id_token`) the provider sent, for an
+    /// end-session request's `id_token_hint`; `nil` when there is none.
+    public var rawIDToken: Secret? {
+        extraFields["id_token"]?.stringValue.map(Secret.opaque)
     }
 
     /// Whether the token has expired, or will within `skew` of `now`.
@@ -92,6 +104,7 @@ extension AccessToken: CustomReflectable {
             "hasRefreshToken": refreshToken != nil,
             "binding": binding as Any,
             "grant": grant as Any,
+            "idToken": idToken as Any,
         ], displayStyle: .struct)
     }
 }

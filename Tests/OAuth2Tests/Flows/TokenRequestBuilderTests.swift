@@ -32,7 +32,7 @@ import Testing
     @Test func everyRequestIsAFormPOSTThatDoesNotFollowRedirects() throws {
         let configuration = try FlowFixtures.configuration()
         let requests = [
-            TokenRequestBuilder.tokenRequest(for: codeGrant, configuration: configuration),
+            try TokenRequestBuilder.tokenRequest(for: codeGrant, configuration: configuration),
             try TokenRequestBuilder.revocationRequest(token: Secret("t"), tokenTypeHint: nil, configuration: configuration),
             try TokenRequestBuilder.deviceAuthorizationRequest(scopes: [], configuration: configuration),
         ]
@@ -48,7 +48,7 @@ import Testing
     }
 
     @Test func authorizationCodeGrantCarriesCodeRedirectURIAndVerifier() throws {
-        let request = TokenRequestBuilder.tokenRequest(for: codeGrant, configuration: try FlowFixtures.configuration())
+        let request = try TokenRequestBuilder.tokenRequest(for: codeGrant, configuration: try FlowFixtures.configuration())
         #expect(try form(request) == [
             "grant_type": "authorization_code",
             "code": "the-code",
@@ -59,13 +59,13 @@ import Testing
 
     @Test func authorizationCodeGrantWithoutVerifierOmitsIt() throws {
         let grant = Grant.authorizationCode(code: Secret("c"), redirectURI: FlowFixtures.redirectURI, codeVerifier: nil)
-        let request = TokenRequestBuilder.tokenRequest(for: grant, configuration: try FlowFixtures.configuration())
+        let request = try TokenRequestBuilder.tokenRequest(for: grant, configuration: try FlowFixtures.configuration())
         #expect(try form(request)["code_verifier"] == nil)
     }
 
     @Test func basicAuthenticationPutsCredentialsInTheHeaderOnly() throws {
         let configuration = try FlowFixtures.configuration(clientAuthentication: .clientSecretBasic)
-        let request = TokenRequestBuilder.tokenRequest(for: .clientCredentials(scopes: []), configuration: configuration)
+        let request = try TokenRequestBuilder.tokenRequest(for: .clientCredentials(scopes: []), configuration: configuration)
         let credentials = try #require(try basic(request))
         #expect(credentials.0 == "client-id")
         #expect(credentials.1 == "client-secret-value")
@@ -76,7 +76,7 @@ import Testing
 
     @Test func postAuthenticationPutsCredentialsInTheBody() throws {
         let configuration = try FlowFixtures.configuration(clientAuthentication: .clientSecretPost)
-        let request = TokenRequestBuilder.tokenRequest(for: .clientCredentials(scopes: []), configuration: configuration)
+        let request = try TokenRequestBuilder.tokenRequest(for: .clientCredentials(scopes: []), configuration: configuration)
         #expect(request.headers["Authorization"] == nil)
         let fields = try form(request)
         #expect(fields["client_id"] == "client-id")
@@ -86,7 +86,7 @@ import Testing
     @Test func publicClientSendsItsIDAndNoSecret() throws {
         let configuration = try FlowFixtures.configuration(clientSecret: nil)
         #expect(configuration.clientAuthentication == .none)
-        let request = TokenRequestBuilder.tokenRequest(for: codeGrant, configuration: configuration)
+        let request = try TokenRequestBuilder.tokenRequest(for: codeGrant, configuration: configuration)
         #expect(request.headers["Authorization"] == nil)
         let fields = try form(request)
         #expect(fields["client_id"] == "client-id")
@@ -108,36 +108,36 @@ import Testing
 
     @Test func passwordGrantCarriesCredentialsAndScope() throws {
         let grant = Grant.password(username: "alice@example.com", password: Secret("p@ss word&"), scopes: ["read", "write"])
-        let request = TokenRequestBuilder.tokenRequest(for: grant, configuration: try FlowFixtures.configuration())
+        let request = try TokenRequestBuilder.tokenRequest(for: grant, configuration: try FlowFixtures.configuration())
         #expect(try form(request) == ["grant_type": "password", "username": "alice@example.com", "password": "p@ss word&", "scope": "read write"])
     }
 
     @Test func clientCredentialsGrantCarriesScope() throws {
-        let request = TokenRequestBuilder.tokenRequest(for: .clientCredentials(scopes: ["api"]), configuration: try FlowFixtures.configuration())
+        let request = try TokenRequestBuilder.tokenRequest(for: .clientCredentials(scopes: ["api"]), configuration: try FlowFixtures.configuration())
         #expect(try form(request) == ["grant_type": "client_credentials", "scope": "api"])
     }
 
     @Test func emptyScopesAreOmitted() throws {
         let configuration = try FlowFixtures.configuration()
         for grant in [Grant.clientCredentials(scopes: []), .refreshToken(Secret("r"), scopes: []), .password(username: "u", password: Secret("p"), scopes: [])] {
-            #expect(try form(TokenRequestBuilder.tokenRequest(for: grant, configuration: configuration))["scope"] == nil)
+            #expect(try form(try TokenRequestBuilder.tokenRequest(for: grant, configuration: configuration))["scope"] == nil)
         }
         #expect(try form(TokenRequestBuilder.deviceAuthorizationRequest(scopes: [], configuration: configuration))["scope"] == nil)
     }
 
     @Test func refreshGrantCarriesTheRefreshToken() throws {
-        let request = TokenRequestBuilder.tokenRequest(for: .refreshToken(Secret("refresh+/="), scopes: ["a"]), configuration: try FlowFixtures.configuration())
+        let request = try TokenRequestBuilder.tokenRequest(for: .refreshToken(Secret("refresh+/="), scopes: ["a"]), configuration: try FlowFixtures.configuration())
         #expect(try form(request) == ["grant_type": "refresh_token", "refresh_token": "refresh+/=", "scope": "a"])
     }
 
     @Test func assertionGrantUsesTheTypeAsGrantType() throws {
         let type = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-        let request = TokenRequestBuilder.tokenRequest(for: .assertion(type: type, assertion: Secret("eyJ.a.b"), scopes: []), configuration: try FlowFixtures.configuration())
+        let request = try TokenRequestBuilder.tokenRequest(for: .assertion(type: type, assertion: Secret("eyJ.a.b"), scopes: []), configuration: try FlowFixtures.configuration())
         #expect(try form(request) == ["grant_type": type, "assertion": "eyJ.a.b"])
     }
 
     @Test func deviceCodeGrantUsesTheRFC8628GrantType() throws {
-        let request = TokenRequestBuilder.tokenRequest(for: .deviceCode(Secret("dev")), configuration: try FlowFixtures.configuration(clientSecret: nil))
+        let request = try TokenRequestBuilder.tokenRequest(for: .deviceCode(Secret("dev")), configuration: try FlowFixtures.configuration(clientSecret: nil))
         #expect(try form(request) == ["grant_type": "urn:ietf:params:oauth:grant-type:device_code", "device_code": "dev", "client_id": "client-id"])
     }
 
@@ -171,7 +171,7 @@ import Testing
     }
 
     @Test func requestDescriptionShowsNoSecret() throws {
-        let request = TokenRequestBuilder.tokenRequest(for: codeGrant, configuration: try FlowFixtures.configuration(clientAuthentication: .clientSecretBasic))
+        let request = try TokenRequestBuilder.tokenRequest(for: codeGrant, configuration: try FlowFixtures.configuration(clientAuthentication: .clientSecretBasic))
         let text = "\(request)"
         #expect(!text.contains("the-code"))
         #expect(!text.contains("the-verifier"))

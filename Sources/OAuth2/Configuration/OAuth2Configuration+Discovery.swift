@@ -1,0 +1,68 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+extension OAuth2Configuration {
+    /// A configuration from an issuer's discovered metadata, in one call:
+    /// OpenID Connect Discovery, or RFC 8414 metadata when the issuer has no
+    /// OpenID configuration (``AuthorizationServerMetadata/discover(issuer:transport:timeout:maxResponseSize:)``).
+    ///
+    /// ```swift
+    /// let configuration = try await OAuth2Configuration.discover(
+    ///     issuer: "https://accounts.google.com", clientID: clientID, clientSecret: secret, transport: transport)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - cache: where discovered metadata is kept between calls; without one, every call asks the provider.
+    /// - Throws: ``OAuth2Error``: discovery's errors (`issuer_mismatch`,
+    ///   `insecure_endpoint`, `http_error`, …); `invalid_configuration` when
+    ///   the metadata names no token endpoint.
+    public static func discover(
+        issuer: String,
+        clientID: String,
+        clientSecret: Secret? = nil,
+        transport: any HTTPTransport,
+        cache: MetadataCache? = nil
+    ) async throws(OAuth2Error) -> OAuth2Configuration {
+        let metadata: AuthorizationServerMetadata
+        if let cache {
+            metadata = try await cache.metadata(issuer: issuer)
+        } else {
+            metadata = try await AuthorizationServerMetadata.discover(issuer: issuer, transport: transport)
+        }
+        return try OAuth2Configuration(metadata: metadata, clientID: clientID, clientSecret: clientSecret)
+    }
+
+    /// A configuration from an issuer's metadata: its endpoints, its issuer
+    /// (a redirect's `iss` is checked, and required when the metadata says
+    /// so), OpenID Connect when it names a `jwks_uri`, and a client
+    /// authentication it supports (`client_secret_basic` unless it lists only
+    /// `client_secret_post`).
+    ///
+    /// - Throws: ``OAuth2Error`` `invalid_configuration` when the metadata
+    ///   names no token endpoint; the errors of ``init(clientID:clientSecret:authorizationEndpoint:tokenEndpoint:revocationEndpoint:deviceAuthorizationEndpoint:defaultScopes:clientAuthentication:expirySkew:allowsPasswordGrant:issuer:requiresIssuerInRedirect:maxResponseSize:requestTimeout:assertionGrant:openID:resources:audience:additionalTokenParameters:clientAssertionKey:clientAssertionAudience:)``.
+    public init(metadata: AuthorizationServerMetadata, clientID: String, clientSecret: Secret? = nil) throws(OAuth2Error) {
+        guard let tokenEndpoint = metadata.tokenEndpoint else {
+            throw OAuth2Error(code: .invalidConfiguration, message: "the issuer's metadata names no token endpoint")
+        }
+        var authentication: ClientAuthentication? = nil
+        let methods = metadata.tokenEndpointAuthMethodsSupported
+        if clientSecret != nil, !methods.isEmpty, !methods.contains("client_secret_basic"), methods.contains("client_secret_post") {
+            authentication = .clientSecretPost
+        }
+        try self.init(
+            clientID: clientID,
+            clientSecret: clientSecret,
+            authorizationEndpoint: metadata.authorizationEndpoint,
+            tokenEndpoint: tokenEndpoint,
+            revocationEndpoint: metadata.revocationEndpoint,
+            deviceAuthorizationEndpoint: metadata.deviceAuthorizationEndpoint,
+            clientAuthentication: authentication,
+            issuer: metadata.issuer,
+            requiresIssuerInRedirect: metadata.authorizationResponseIssParameterSupported,
+            openID: OpenIDSettings(metadata: metadata)
+        )
+    }
+}

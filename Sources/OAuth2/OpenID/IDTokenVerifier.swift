@@ -1,0 +1,127 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Crypto
+
+/// Verifies ID tokens (OpenID Connect Core 1.0 §3.1.3.7, §12.2): the JWS
+/// first, then the claims. Nothing of a token is trusted before its
+/// signature is; no error names a claim's value.
+struct IDTokenVerifier: Sendable {
+    let settings: OpenIDSettings
+    let issuer: String
+    let clientID: String
+
+    /// What the client expects of the ID token of one token response.
+    enum Expectation: Sendable {
+        /// No particular expectation: a grant other than the code flow or a
+        /// refresh. An ID token that comes is verified; none is required.
+        case any
+        /// The code flow's token response. With a nonce (the request asked
+        /// for `openid`), an ID token is required and must carry that nonce.
+        case signIn(nonce: Secret?)
+        /// A refresh: an ID token may come; if it does, it must be for the
+        /// same issuer and subject as the one signed in (`previous`).
+        case refresh(previous: IDToken?)
+    }
+
+    /// Verifies the raw ID token of a token response.
+    ///
+    /// - Parameters:
+    ///   - raw: the `id_token` value.
+    ///   - accessToken: the access token of the same response, for `at_hash`.
+    /// - Throws: ``OAuth2Error``: `invalid_jwt`, `unsupported_algorithm`,
+    ///   `invalid_signature`, `unknown_signing_key` and the key set's fetch
+    ///   errors for the JWS; `invalid_id_token`, `issuer_mismatch`,
+    ///   `audience_mismatch`, `id_token_expired`, `id_token_not_yet_valid`,
+    ///   `nonce_mismatch`, `at_hash_mismatch`, `subject_mismatch` for the claims.
+    func verify(
+        _ raw: String,
+        expectation: Expectation,
+        accessToken: Secret?,
+        keys: KeySetCache,
+        now: Date
+    ) async throws(OAuth2Error) -> IDToken {
+        guard raw.utf8.count <= settings.maxIDTokenSize else {
+            throw OAuth2Error(code: .invalidJWT, message: "the ID token is larger than \(settings.maxIDTokenSize) bytes")
+        }
+        let jws = try CompactJWS(raw, maxSize: settings.maxIDTokenSize)
+        _ = try await keys.verify(jws, allowedAlgorithms: settings.signingAlgorithms)
+        let token = try IDToken(claims: jws.payloadObject())
+        try checkClaims(token, algorithm: jws.algorithm, expectation: expectation, accessToken: accessToken, now: now)
+        return token
+    }
+
+    /// The claim checks, on a token whose signature was verified.
+    func checkClaims(
+        _ token: IDToken,
+        algorithm: JWSAlgorithm,
+        expectation: Expectation,
+        accessToken: Secret?,
+        now: Date
+    ) throws(OAuth2Error) {
+        guard token.issuer == issuer else {
+            throw OAuth2Error(code: .issuerMismatch, message: "the ID token's iss is not the configured issuer \(issuer)")
+        }
+        guard token.audience.contains(clientID) else {
+            throw OAuth2Error(code: .audienceMismatch, message: "the ID token's aud does not contain this client's id")
+        }
+        if let party = token.authorizedParty {
+            guard party == clientID else {
+                throw OAuth2Error(code: .audienceMismatch, message: "the ID token's azp is another client")
+            }
+        } else if token.audience.count > 1 {
+            throw OAuth2Error(code: .audienceMismatch, message: "the ID token has several audiences and no azp naming this client")
+        }
+        let leeway = settings.clockLeeway.timeInterval
+        guard now.timeIntervalSince(token.expiresAt) < leeway else {
+            throw OAuth2Error(code: .idTokenExpired, message: "the ID token expired (exp is past, beyond the clock leeway of \(settings.clockLeeway.secondsDescription))")
+        }
+        guard token.issuedAt.timeIntervalSince(now) <= leeway else {
+            throw OAuth2Error(code: .idTokenNotYetValid, message: "the ID token's iat is in the future, beyond the clock leeway")
+        }
+        if let notBefore = token.notBefore, notBefore.timeIntervalSince(now) > leeway {
+            throw OAuth2Error(code: .idTokenNotYetValid, message: "the ID token's nbf is in the future, beyond the clock leeway")
+        }
+        switch expectation {
+        case .signIn(let nonce?):
+            guard let sent = token.nonce else {
+                throw OAuth2Error(code: .nonceMismatch, message: "the ID token has no nonce, though the authorization request sent one")
+            }
+            guard Secret.constantTimeEquals(sent, nonce.value) else {
+                throw OAuth2Error(code: .nonceMismatch, message: "the ID token's nonce is not the one this authorization request sent")
+            }
+        case .refresh(let previous?):
+            // OpenID Connect Core §12.2: the same iss and sub (and the client among the audience, checked above).
+            guard token.issuer == previous.issuer, token.subject == previous.subject else {
+                throw OAuth2Error(code: .subjectMismatch, message: "the refreshed ID token is for another user (sub) than the one signed in")
+            }
+        case .signIn(nil), .refresh(nil), .any:
+            break
+        }
+        if let expected = token.accessTokenHash, let accessToken {
+            guard let actual = Self.accessTokenHash(accessToken, algorithm: algorithm) else {
+                throw OAuth2Error(code: .accessTokenHashMismatch, message: "the ID token's at_hash cannot be checked for algorithm \(algorithm)")
+            }
+            guard Secret.constantTimeEquals(actual, expected) else {
+                throw OAuth2Error(code: .accessTokenHashMismatch, message: "the ID token's at_hash does not match the access token")
+            }
+        }
+    }
+
+    /// `at_hash` (OpenID Connect Core §3.1.3.6): the base64url of the left half
+    /// of the hash of the access token's ASCII, the hash being the one of the
+    /// JWS algorithm (SHA-512 for EdDSA with Ed25519).
+    static func accessTokenHash(_ accessToken: Secret, algorithm: JWSAlgorithm) -> String? {
+        let data = Data(accessToken.value.utf8)
+        let digest: [UInt8]
+        switch algorithm {
+        case .rs256, .ps256, .es256, .hs256: digest = Array(SHA256.hash(data: data))
+        case .rs384, .ps384, .es384, .hs384: digest = Array(SHA384.hash(data: data))
+        case .rs512, .ps512, .es512, .hs512, .edDSA: digest = Array(SHA512.hash(data: data))
+        default: return nil
+        }
+        return Base64URL.encode(digest.prefix(digest.count / 2))
+    }
+}

@@ -1,0 +1,98 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// What the OpenID Connect userinfo endpoint says about the signed-in user
+/// (OpenID Connect Core 1.0 §5.3).
+///
+/// ``OAuth2Client/userInfo()`` returns it only when its `sub` is the
+/// signed-in user's (the ID token's `sub`, §5.3.2). Its `description` shows the subject only.
+public struct UserInfo: Sendable, Hashable, Codable {
+    /// `sub`: the user's identifier at the issuer.
+    public let subject: String
+    /// Every claim of the answer, as the provider sent it.
+    public let claims: [String: JSONValue]
+
+    /// `email`, when the provider shares it.
+    public var email: String? { claims["email"]?.stringValue }
+    /// `name`, when the provider shares it.
+    public var name: String? { claims["name"]?.stringValue }
+    /// `preferred_username`, when the provider shares it; not unique, not stable.
+    public var preferredUsername: String? { claims["preferred_username"]?.stringValue }
+
+    /// Reads a userinfo answer's claims.
+    ///
+    /// - Throws: ``OAuth2Error`` `invalid_token_response` without a `sub` string.
+    public init(claims: [String: JSONValue]) throws(OAuth2Error) {
+        guard let subject = claims["sub"]?.stringValue, !subject.isEmpty else {
+            throw OAuth2Error(code: .invalidTokenResponse, message: "the userinfo answer has no sub")
+        }
+        self.subject = subject
+        self.claims = claims
+    }
+
+    /// Parses the userinfo endpoint's answer: a JSON object (a signed or
+    /// encrypted `application/jwt` answer is not supported and is refused).
+    ///
+    /// - Throws: ``OAuth2Error``: the status errors of the provider's answers
+    ///   (`http_error`, `rate_limited`, `unexpected_redirect`, …);
+    ///   `invalid_token_response` for a body that is not a JSON object with a `sub`.
+    static func parse(_ response: HTTPResponse, maxBodySize: Int, now: Date) throws(OAuth2Error) -> UserInfo {
+        let endpoint = "userinfo endpoint"
+        try ProviderResponse.requireSuccess(response, endpoint: endpoint, maxBodySize: maxBodySize, now: now)
+        if let type = response.headers["Content-Type"], type.lowercased().hasPrefix("application/jwt") {
+            throw OAuth2Error(
+                code: .invalidTokenResponse,
+                message: "the userinfo endpoint answered with a JWT (signed or encrypted userinfo), which this client does not read",
+                httpStatus: response.status
+            )
+        }
+        return try UserInfo(claims: ProviderResponse.object(of: response, endpoint: endpoint))
+    }
+}
+
+extension UserInfo: CustomStringConvertible {
+    /// The subject; never the other claims.
+    public var description: String { "UserInfo(sub \(subject))" }
+}
+
+/// Builds the OpenID Connect RP-initiated logout URL (OpenID Connect
+/// RP-Initiated Logout 1.0 §2).
+enum EndSessionRequest {
+    /// The end-session endpoint with `id_token_hint`, `client_id`,
+    /// `post_logout_redirect_uri` and `state` when given, and then
+    /// `additionalParameters` (none may repeat those).
+    ///
+    /// - Throws: `invalid_configuration` when a parameter would be set twice
+    ///   or the URL cannot be built.
+    static func url(
+        endpoint: URL,
+        idTokenHint: Secret?,
+        clientID: String,
+        postLogoutRedirectURI: URL?,
+        state: String?,
+        additionalParameters: [(String, String)]
+    ) throws(OAuth2Error) -> URL {
+        var parameters: [(String, String)] = []
+        if let idTokenHint { parameters.append(("id_token_hint", idTokenHint.value)) }
+        parameters.append(("client_id", clientID))
+        if let postLogoutRedirectURI { parameters.append(("post_logout_redirect_uri", postLogoutRedirectURI.absoluteString)) }
+        if let state { parameters.append(("state", state)) }
+        var names = Set(parameters.map(\.0))
+        for (name, _) in additionalParameters where name.isEmpty || !names.insert(name).inserted {
+            throw OAuth2Error(code: .invalidConfiguration, message: "the end-session parameter \(name) is empty or set twice")
+        }
+        parameters += additionalParameters
+        let text = endpoint.absoluteString
+        let query = parameters
+            .map { FormURLEncoding.encodeComponent($0.0, spaceAsPlus: false) + "=" + FormURLEncoding.encodeComponent($0.1, spaceAsPlus: false) }
+            .joined(separator: "&")
+        let separator = text.contains("?") ? (text.hasSuffix("?") || text.hasSuffix("&") ? "" : "&") : "?"
+        guard let url = URL(string: text + separator + query) else {
+            throw OAuth2Error(code: .invalidConfiguration, message: "the end-session URL could not be built")
+        }
+        return url
+    }
+}
