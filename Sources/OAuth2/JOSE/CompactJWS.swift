@@ -119,3 +119,18 @@ package struct CompactJWS: Sendable {
         }
     }
 }
+
+extension CompactJWS: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// `CompactJWS(RS256, kid: …)`: the algorithm and key id, never the payload or signature.
+    package var description: String {
+        "CompactJWS(\(OAuth2Error.sanitize(String(algorithm.rawValue.prefix(32)))), kid: \(keyID.map { OAuth2Error.sanitize(String($0.prefix(64))) } ?? "none"))"
+    }
+
+    /// The same as ``description``.
+    package var debugDescription: String { description }
+
+    /// The algorithm and key id only: `dump` and debuggers never reach the token.
+    package var customMirror: Mirror {
+        Mirror(self, children: ["algorithm": algorithm, "keyID": keyID as Any], displayStyle: .struct)
+    }
+}

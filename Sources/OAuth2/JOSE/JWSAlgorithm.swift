@@ -60,12 +60,15 @@ public struct JWSAlgorithm: RawRepresentable, Hashable, Sendable, Codable, Custo
         isRSA || self == .es256 || self == .es384 || self == .es512 || self == .edDSA
     }
 
+    /// The name, such as `RS256`.
     public var description: String { rawValue }
 
+    /// Decodes the bare name.
     public init(from decoder: any Decoder) throws {
         rawValue = try decoder.singleValueContainer().decode(String.self)
     }
 
+    /// Encodes the bare name.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(rawValue)

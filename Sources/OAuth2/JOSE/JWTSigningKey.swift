@@ -182,6 +182,7 @@ extension JWTSigningKey: CustomStringConvertible, CustomDebugStringConvertible, 
         "JWTSigningKey(\(algorithm.rawValue), kid: \(keyID ?? "none"))"
     }
 
+    /// The same as ``description``.
     public var debugDescription: String { description }
 
     /// The algorithm and key id only: `dump` and debuggers never reach the key.

@@ -121,7 +121,7 @@ import _CryptoExtras
     }
 
     @Test func badPEMsAreConfigurationErrorsThatDoNotEchoThePEM() throws {
-        let ecPEM = try P256.Signing.PrivateKey().pemRepresentation
+        let ecPEM = P256.Signing.PrivateKey().pemRepresentation
         let rsaPEM = F.rsaKey.pemRepresentation
         let cases: [(String, () throws -> Void)] = [
             (ecPEM, { _ = try JWTSigningKey.rsa(pem: ecPEM) }),

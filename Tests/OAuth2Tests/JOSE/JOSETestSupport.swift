@@ -30,6 +30,23 @@ enum JOSEFixtures {
     static let rfc8037EdDSA = "eyJhbGciOiJFZERTQSJ9.RXhhbXBsZSBvZiBFZDI1NTE5IHNpZ25pbmc."
         + "hgyY0il_MGCjP0JzlnLWG1PPOt7-09PGcvMg3AIbQR6dWbhijcNR4ki4iylGjg5BhVsPt9g7sVvpAr_MuM0KAg"
 
+    /// Test-only EC keys in SEC1 PEM (`EC PRIVATE KEY`), as `openssl ecparam -genkey -noout` writes them.
+    static let sec1P256 = """
+        -----BEGIN EC PRIVATE KEY-----
+        MHcCAQEEIMCCGEZBUMFgUR+YTjzmIGlFkuUqSSqULvYyE7t8mCPxoAoGCCqGSM49
+        AwEHoUQDQgAE4Ey0jq7lQSpimk01WGB5zte+2cTjAC0QxSqM09OBgf+6XFCNGcCU
+        uVrQISY3OEAcLwHeGP+rICRc74KL6BJGhQ==
+        -----END EC PRIVATE KEY-----
+        """
+    static let sec1P384 = """
+        -----BEGIN EC PRIVATE KEY-----
+        MIGkAgEBBDBGsHy8SzPjV71pe8mG+VLFVLBXu/v/hUeNc1l6XQ/HcJLzfK21hasd
+        P/NBUf6J52WgBwYFK4EEACKhZANiAARhdv9cupE4KQUU1rvzI2iZ/7DXi9CH90TH
+        Fx7bjoyicAO8eUO80snheuo4vImhujz1E12EWCY7SULbvIB9k3q7B7K1+qS9jYjx
+        y/twnMoRbEV5tcCuK8mhTtgoafVHusk=
+        -----END EC PRIVATE KEY-----
+        """
+
     static var rfcRSAJWK: [String: JSONValue] {
         ["kty": .string("RSA"), "n": .string(rfc7515RSAModulus), "e": .string("AQAB")]
     }

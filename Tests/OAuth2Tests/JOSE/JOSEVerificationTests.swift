@@ -82,6 +82,27 @@ import _CryptoExtras
         }
     }
 
+    @Test func ecKeysOfSEC1PEMSignToo() throws {
+        let p256 = try JWTSigningKey.ecdsa(pem: F.sec1P256, keyID: "sec1")
+        let p384 = try JWTSigningKey.ecdsa(pem: F.sec1P384)
+        #expect(p256.algorithm == .es256)
+        #expect(p384.algorithm == .es384)
+        try Self.roundTrip(p256)
+        try Self.roundTrip(p384)
+    }
+
+    @Test func aParsedTokenShowsOnlyItsAlgorithmAndKid() throws {
+        let jws = try CompactJWS(F.rfc7515RS256)
+        var dumped = ""
+        dump(jws, to: &dumped)
+        let parts = F.rfc7515RS256.split(separator: ".")
+        for text in [String(describing: jws), String(reflecting: jws), dumped] {
+            #expect(text.contains("RS256"))
+            #expect(!text.contains("joe"))
+            #expect(parts.allSatisfy { !text.contains($0) })
+        }
+    }
+
     @Test func anEd25519KeySignsWhatItsJWKVerifies() throws {
         try Self.roundTrip(JWTSigningKey.ed25519(rawRepresentation: Curve25519.Signing.PrivateKey().rawRepresentation, keyID: "ed"))
     }
