@@ -98,7 +98,13 @@ let package = Package(
         ),
         .testTarget(
             name: "OAuth2Tests",
-            dependencies: ["OAuth2", "OAuth2Testing"],
+            dependencies: [
+                "OAuth2",
+                "OAuth2Testing",
+                // The JOSE tests make keys (RSA, EC, Ed25519) to sign and verify with.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: strictSettings
         ),
         // Drives the built `oauth2` binary against the local provider; `make test`

@@ -26,6 +26,43 @@ enum Base64URL {
         return String(decoding: output, as: UTF8.self)
     }
 
+    /// Decodes unpadded base64url strictly, for the parts of a JWS and the
+    /// members of a JWK: `nil` for a `=`, any character outside the alphabet,
+    /// a length no encoding has (a remainder of one character), or unused
+    /// trailing bits that are not zero (a second spelling of the same bytes).
+    static func decode<Text: StringProtocol>(_ text: Text) -> [UInt8]? {
+        let characters = Array(text.utf8)
+        guard characters.count % 4 != 1 else { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(characters.count * 3 / 4)
+        var group: UInt32 = 0
+        var bits = 0
+        for character in characters {
+            guard let value = sextet(character) else { return nil }
+            group = group << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: group >> UInt32(bits)))
+                group &= (1 << UInt32(bits)) - 1
+            }
+        }
+        guard group == 0 else { return nil }
+        return output
+    }
+
+    /// The value of one base64url character.
+    private static func sextet(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): character - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): character - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "-"): 62
+        case UInt8(ascii: "_"): 63
+        default: nil
+        }
+    }
+
     /// Whether every character of `text` is in the base64url alphabet.
     static func isBase64URL(_ text: String) -> Bool {
         text.utf8.allSatisfy { alphabet.contains($0) }
