@@ -32,8 +32,8 @@ package struct CompactJWS: Sendable {
     ///   base64url, a header that is not a JSON object or has no string `alg`
     ///   (or a `kid` that is not a string), and a `crit` header.
     package init(_ text: String, maxSize: Int = 64 * 1024) throws(OAuth2Error) {
+        guard text.utf8.count <= maxSize else { throw Self.invalid("the JWT is over \(maxSize) bytes") }
         let bytes = Array(text.utf8)
-        guard bytes.count <= maxSize else { throw Self.invalid("the JWT is over \(maxSize) bytes") }
         let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw Self.invalid("the JWT has \(parts.count) parts, not 3") }
         guard let headerBytes = Self.decode(parts[0]), let payload = Self.decode(parts[1]), let signature = Self.decode(parts[2]) else {
