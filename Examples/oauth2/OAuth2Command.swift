@@ -44,6 +44,7 @@ struct OAuth2Command: AsyncParsableCommand {
             RefreshCommand.self,
             TokenCommand.self,
             CallCommand.self,
+            UserinfoCommand.self,
             RevokeCommand.self,
             LogoutCommand.self,
         ]

@@ -122,14 +122,17 @@ struct Session: Sendable {
             revoke: settings.revokeURL, device: settings.deviceURL
         )
         var requiresIssuer = false
+        var openID: OpenIDSettings?
         if let issuer = settings.issuer {
-            logger.debug("fetching the issuer's metadata", metadata: ["oauth2.issuer": "\(issuer)"])
-            let metadata = try await AuthorizationServerMetadata.fetch(issuer: issuer, transport: transport, timeout: settings.timeout)
+            logger.debug("discovering the issuer", metadata: ["oauth2.issuer": "\(issuer)"])
+            let metadata = try await AuthorizationServerMetadata.discover(issuer: issuer, transport: transport, timeout: settings.timeout)
             endpoints.authorize = endpoints.authorize ?? metadata.authorizationEndpoint
             endpoints.token = endpoints.token ?? metadata.tokenEndpoint
             endpoints.revoke = endpoints.revoke ?? metadata.revocationEndpoint
             endpoints.device = endpoints.device ?? metadata.deviceAuthorizationEndpoint
             requiresIssuer = metadata.authorizationResponseIssParameterSupported
+            // An OpenID provider: ID tokens are verified against its keys.
+            openID = OpenIDSettings(metadata: metadata)
         }
         guard let tokenURL = endpoints.token else {
             throw UsageError("the token endpoint is needed: --token-url (or OAUTH2_TOKEN_URL), or --issuer whose metadata names it")
@@ -146,7 +149,11 @@ struct Session: Sendable {
             allowsPasswordGrant: allowsPasswordGrant,
             issuer: settings.issuer,
             requiresIssuerInRedirect: requiresIssuer,
-            requestTimeout: settings.timeout
+            requestTimeout: settings.timeout,
+            openID: openID,
+            resources: settings.resources,
+            audience: settings.audience,
+            clientAssertionKey: settings.clientKey
         )
         let client = try OAuth2Client(
             configuration: configuration,

@@ -30,8 +30,26 @@ struct CommonOptions: ParsableArguments {
     )
     var clientSecretFile: String?
 
-    @Option(name: .customLong("auth-method"), help: "How the client authenticates: basic or post (OAUTH2_AUTH_METHOD; default basic when there is a secret).")
+    @Option(name: .customLong("auth-method"), help: "How the client authenticates: basic, post, client_secret_jwt or private_key_jwt (OAUTH2_AUTH_METHOD; default basic when there is a secret, private_key_jwt with --client-key-file).")
     var authMethod: String?
+
+    @Option(
+        name: .customLong("client-key-file"),
+        help: ArgumentHelp(
+            "A PEM file holding the client's private key (RSA or EC) for private_key_jwt, RFC 7523 (OAUTH2_CLIENT_KEY_FILE).",
+            discussion: "RSA keys sign RS256, EC keys ES256/ES384/ES512 by their curve."
+        )
+    )
+    var clientKeyFile: String?
+
+    @Option(name: .customLong("client-key-id"), help: "The kid of the client's key, as registered with the provider (OAUTH2_CLIENT_KEY_ID).")
+    var clientKeyID: String?
+
+    @Option(name: .customLong("resource"), help: "A resource the token is for, RFC 8707; repeat for several (OAUTH2_RESOURCE, space-separated).")
+    var resources: [String] = []
+
+    @Option(help: "An audience parameter for providers that want one, such as Auth0 (OAUTH2_AUDIENCE).")
+    var audience: String?
 
     @Option(help: "The scopes to ask for, space-separated, e.g. \"read write\" (OAUTH2_SCOPE).")
     var scope: String?
@@ -39,7 +57,7 @@ struct CommonOptions: ParsableArguments {
     @Option(name: .customLong("redirect-uri"), help: "The redirect URI registered with the provider (OAUTH2_REDIRECT_URI; default http://127.0.0.1/callback).")
     var redirectURI: String?
 
-    @Option(help: "The issuer: its RFC 8414 metadata fills the endpoints not given, and redirects' iss is checked (OAUTH2_ISSUER).")
+    @Option(help: "The issuer: its OpenID Connect configuration (or RFC 8414 metadata) fills the endpoints not given, redirects' iss is checked, and with openid in the scope the ID token is verified (OAUTH2_ISSUER).")
     var issuer: String?
 
     @Option(help: """

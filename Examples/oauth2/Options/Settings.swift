@@ -17,6 +17,10 @@ struct Settings: Sendable {
     var clientSecret: Secret?
     /// The method asked for, or `nil` for the default (basic with a secret, none without).
     var authentication: ClientAuthentication?
+    /// The private key of private_key_jwt, when one is given.
+    var clientKey: JWTSigningKey?
+    var resources: [URL]
+    var audience: String?
     var scopes: [String]
     var redirectURI: URL
     var issuer: String?
@@ -79,13 +83,39 @@ struct Settings: Sendable {
             case "post": authentication = .clientSecretPost
             default:
                 guard let named = ClientAuthentication(name: method) else {
-                    throw UsageError("--auth-method (or OAUTH2_AUTH_METHOD) must be basic or post, not \(method)")
+                    throw UsageError("--auth-method (or OAUTH2_AUTH_METHOD) must be basic, post, client_secret_jwt or private_key_jwt, not \(method)")
                 }
                 authentication = named
             }
         } else {
             authentication = nil
         }
+
+        if let file = pick(options.clientKeyFile, "OAUTH2_CLIENT_KEY_FILE") {
+            let pem = try SecretFile.load(file, what: "the client key file (--client-key-file)")
+            let keyID = pick(options.clientKeyID, "OAUTH2_CLIENT_KEY_ID")
+            do {
+                clientKey = try JWTSigningKey.rsa(pem: pem.value, keyID: keyID)
+            } catch {
+                do {
+                    clientKey = try JWTSigningKey.ecdsa(pem: pem.value, keyID: keyID)
+                } catch {
+                    throw UsageError("the client key file holds no RSA or EC private key in PEM")
+                }
+            }
+        } else {
+            clientKey = nil
+        }
+        let resourceTexts = options.resources.isEmpty
+            ? (EnvironmentVariables.value("OAUTH2_RESOURCE")?.split(whereSeparator: \.isWhitespace).map(String.init) ?? [])
+            : options.resources
+        resources = try resourceTexts.map { text in
+            guard let url = URL(string: text), url.scheme != nil else {
+                throw UsageError("--resource (or OAUTH2_RESOURCE) must be an absolute URI: \(text)")
+            }
+            return url
+        }
+        audience = pick(options.audience, "OAUTH2_AUDIENCE")
 
         if let file = pick(options.clientSecretFile, "OAUTH2_CLIENT_SECRET_FILE") {
             clientSecret = try SecretFile.load(file)

@@ -20,6 +20,36 @@ struct TokenSummary: Encodable {
     let tokenEndpoint: String?
     /// The grant that obtained it; a client-credentials token is renewed by running it again.
     let grantType: String?
+    /// The verified ID token's claims (OpenID Connect); never the ID token itself.
+    let idToken: IDTokenSummary?
+
+    /// Who signed in, as the verified ID token says.
+    struct IDTokenSummary: Encodable {
+        let issuer: String
+        let subject: String
+        let audience: [String]
+        let expiresAt: String
+        let email: String?
+        let emailVerified: Bool?
+        let name: String?
+        let preferredUsername: String?
+
+        enum CodingKeys: String, CodingKey {
+            case issuer = "iss", subject = "sub", audience = "aud", expiresAt = "exp"
+            case email, emailVerified = "email_verified", name, preferredUsername = "preferred_username"
+        }
+
+        init(_ token: IDToken) {
+            issuer = token.issuer
+            subject = token.subject
+            audience = token.audience
+            expiresAt = token.expiresAt.formatted(.iso8601)
+            email = token.email
+            emailVerified = token.emailVerified
+            name = token.name
+            preferredUsername = token.preferredUsername
+        }
+    }
 
     enum CodingKeys: String, CodingKey {
         case clientID = "client_id"
@@ -32,6 +62,7 @@ struct TokenSummary: Encodable {
         case expired
         case scopes
         case hasRefreshToken = "has_refresh_token"
+        case idToken = "id_token"
     }
 
     init(_ token: AccessToken, account: String, now: Date = Date()) {
@@ -46,6 +77,7 @@ struct TokenSummary: Encodable {
         clientID = token.binding?.clientID
         tokenEndpoint = token.binding.flatMap { URL(string: $0.tokenEndpoint) }.map { $0.redactedForMessages(marksQuery: false) }
         grantType = token.grant?.type
+        idToken = token.idToken.map(IDTokenSummary.init)
     }
 
     /// One JSON object on one line, keys sorted.
@@ -65,13 +97,20 @@ struct TokenSummary: Encodable {
             "refresh token: \(hasRefreshToken ? "yes" : "no")",
             "issued to: \(clientID.map { "client \($0) at \(tokenEndpoint ?? "?")" } ?? "(not recorded)")",
             "grant: \(grantType ?? "(not recorded)")",
-        ]
+        ] + (idToken.map { id in
+            [
+                "signed in as: \(id.subject) at \(id.issuer) (ID token verified)",
+                "email: \(id.email ?? "(not shared)")\(id.emailVerified == true ? " (verified)" : "")",
+                "name: \(id.name ?? "(not shared)")",
+            ]
+        } ?? [])
     }
 
     /// One sentence for stderr after a grant or a refresh.
     var sentence: String {
         let scopeText = scopes.isEmpty ? "no scopes" : "scopes \(scopes.joined(separator: " "))"
-        return "\(tokenType) token for account \(account): \(expiryText), \(scopeText), \(hasRefreshToken ? "with" : "no") refresh token."
+        let signedIn = idToken.map { " Signed in as \($0.subject) at \($0.issuer) (ID token verified)." } ?? ""
+        return "\(tokenType) token for account \(account): \(expiryText), \(scopeText), \(hasRefreshToken ? "with" : "no") refresh token.\(signedIn)"
     }
 
     private var expiresLine: String {
