@@ -236,8 +236,10 @@ def describe(arguments, port, users, clients):
             "jwks": f"{base}/o/.well-known/jwks.json",
             "userinfo": f"{base}/o/userinfo/",
             "end_session": f"{base}/o/logout/",
-            # This test provider's own: see provider/oidc.py.
+            # This test provider's own: see provider/oidc.py, provider/client_assertions.py.
             "test_rotate_signing_key": f"{base}/test/rotate-signing-key",
+            "test_client_keys": f"{base}/test/client-keys",
+            "test_jwt_client_token": f"{base}/test/jwt-client-token",
         },
         "clients": clients,
         "users": users,
@@ -355,6 +357,11 @@ def main():
     django.setup()
     migrated_database(arguments.run_dir)
     users, clients = seed()
+    # client_secret_jwt assertions (HS256) need the plaintext secrets, which DOT
+    # does not keep: the JWT test token endpoint gets them (provider/client_assertions.py).
+    from provider.client_assertions import register_client_secrets
+
+    register_client_secrets({client["client_id"]: client["client_secret"] for client in clients.values()})
     server.set_app(get_wsgi_application())
 
     info = describe(arguments, port, users, clients)

@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from oauth2_provider import urls as dot_urls
 
-from . import oidc, testing, views
+from . import client_assertions, oidc, testing, views
 
 # One "oauth2_provider" namespace: the OAuth endpoints under /o/, the RFC 8414
 # and RFC 9728 metadata at the root, so that the issuer is the bare origin and
@@ -31,6 +31,9 @@ urlpatterns = [
     path("test/grants", testing.grants, name="test-grants"),
     path("test/delay-next-token-response", testing.delay_next_token_response, name="test-delay-next-token-response"),
     path("test/redirect", testing.redirect, name="test-redirect"),
-    # OpenID Connect: see provider/oidc.py.
+    # OpenID Connect and RFC 7523 checks: see provider/oidc.py and
+    # provider/client_assertions.py.
     path("test/rotate-signing-key", oidc.rotate_signing_key_view, name="test-rotate-signing-key"),
+    path("test/client-keys", client_assertions.client_keys, name="test-client-keys"),
+    path("test/jwt-client-token", client_assertions.jwt_client_token, name="test-jwt-client-token"),
 ]
