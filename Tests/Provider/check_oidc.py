@@ -160,24 +160,6 @@ def main():
     plain = sign_in(env, env["clients"]["confidential"], scope="read")
     check("id_token" not in plain and plain["scope"] == "read", "no openid scope: no id_token")
 
-    # --- Rotation.
-    before = kids(env)
-    rotated = session.post(endpoints["test_rotate_signing_key"], data={"keep_old": "1"}).json()
-    print("  rotate keep_old=1:", rotated)
-    check(rotated["old_kid"] == before[0] and kids(env) == [rotated["kid"], before[0]], "keep_old=1: new key first, old still published")
-    tokens = sign_in(env, env["clients"]["confidential"], nonce="n1")
-    header, _ = verify_id_token(env, env["clients"]["confidential"], tokens["id_token"], "n1")
-    check(header["kid"] == rotated["kid"], "new sign-in: ID token has the new kid")
-    old_token_after_keep = last_id_token
-    rotated = session.post(endpoints["test_rotate_signing_key"], data={}).json()
-    print("  rotate keep_old=0:", rotated)
-    check(kids(env) == [rotated["kid"]], "keep_old=0: only the new key published")
-    kept_token = tokens["id_token"]  # signed by the key just removed
-    tokens = sign_in(env, env["clients"]["confidential"], nonce="n2")
-    header, _ = verify_id_token(env, env["clients"]["confidential"], tokens["id_token"], "n2")
-    check(header["kid"] == rotated["kid"], "new sign-in: ID token has the newest kid")
-
-    # --- RP-initiated logout.
     def logout(id_token, state, signed_in=True, post_logout=REDIRECT_URI):
         query = {"id_token_hint": id_token, "state": state}
         if post_logout:
@@ -188,6 +170,26 @@ def main():
             arguments += ["--username", alice["username"], "--password", alice["password"]]
         return subprocess.run(arguments, capture_output=True, text=True)
 
+    # --- Rotation.
+    before = kids(env)
+    rotated = session.post(endpoints["test_rotate_signing_key"], data={"keep_old": "1"}).json()
+    print("  rotate keep_old=1:", rotated)
+    check(rotated["old_kid"] == before[0] and kids(env) == [rotated["kid"], before[0]], "keep_old=1: new key first, old still published")
+    tokens = sign_in(env, env["clients"]["confidential"], nonce="n1")
+    header, _ = verify_id_token(env, env["clients"]["confidential"], tokens["id_token"], "n1")
+    check(header["kid"] == rotated["kid"], "new sign-in: ID token has the new kid")
+    result = logout(last_id_token, "s0", signed_in=False)
+    check(result.returncode == 0 and result.stdout.strip() == f"{REDIRECT_URI}?state=s0",
+          f"keep_old=1: an ID token of the old key still works as id_token_hint ({result.stderr.strip()})")
+    rotated = session.post(endpoints["test_rotate_signing_key"], data={}).json()
+    print("  rotate keep_old=0:", rotated)
+    check(kids(env) == [rotated["kid"]], "keep_old=0: only the new key published")
+    kept_token = tokens["id_token"]  # signed by the key just removed
+    tokens = sign_in(env, env["clients"]["confidential"], nonce="n2")
+    header, _ = verify_id_token(env, env["clients"]["confidential"], tokens["id_token"], "n2")
+    check(header["kid"] == rotated["kid"], "new sign-in: ID token has the newest kid")
+
+    # --- RP-initiated logout.
     result = logout(tokens["id_token"], "s1")
     check(result.returncode == 0 and result.stdout.strip() == f"{REDIRECT_URI}?state=s1",
           f"logout (signed in, confirmed): redirected to {result.stdout.strip()} {result.stderr.strip()}")
@@ -203,7 +205,6 @@ def main():
     check(result.returncode == 1, f"logout with an ID token whose key is gone refused: {result.stderr.strip()}")
     result = logout(tokens["id_token"], "s6", post_logout=None)
     print(f"  logout without post_logout_redirect_uri: {result.returncode} {result.stdout.strip()} {result.stderr.strip()}")
-    del old_token_after_keep
 
     # --- RFC 7523.
     service = env["clients"]["service"]
