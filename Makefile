@@ -20,10 +20,11 @@ build: deps
 # against four local providers: main (hour-long tokens), short (2-second
 # tokens), and rotate and grace (2-second tokens, refresh-token reuse
 # protection, without and with a grace period; the several-processes tests
-# of DeploymentTests). The Hummingbird example (Examples/SignInServer, a
+# of DeploymentTests), and oidc (the OpenID tests' own: they rotate its
+# signing key). Every provider is an OpenID provider too. The Hummingbird example (Examples/SignInServer, a
 # package of its own) is then built and tested against main and short. The
 # trap stops the providers whatever happens.
-PROVIDERS = --name main --name short --name rotate --name grace
+PROVIDERS = --name main --name short --name rotate --name grace --name oidc
 
 # The architecture's rules that the compiler does not check: the folders of
 # Sources/OAuth2 depend on each other one way (README, "Architecture"), and
@@ -54,10 +55,12 @@ test: deps lint
 	scripts/provider-start.sh --name short --access-token-lifetime 2 >/dev/null && \
 	scripts/provider-start.sh --name rotate --access-token-lifetime 2 --reuse-protection >/dev/null && \
 	scripts/provider-start.sh --name grace --access-token-lifetime 2 --reuse-protection --grace-period 30 >/dev/null && \
+	scripts/provider-start.sh --name oidc >/dev/null && \
 	export OAUTH2_IT_PROVIDER="$(CURDIR)/.build/provider/main/env.json" && \
 	export OAUTH2_IT_SHORT_PROVIDER="$(CURDIR)/.build/provider/short/env.json" && \
 	export OAUTH2_IT_ROTATE_PROVIDER="$(CURDIR)/.build/provider/rotate/env.json" && \
 	export OAUTH2_IT_GRACE_PROVIDER="$(CURDIR)/.build/provider/grace/env.json" && \
+	export OAUTH2_IT_OIDC_PROVIDER="$(CURDIR)/.build/provider/oidc/env.json" && \
 	OAUTH2_IT_BINARY="$$($(SWIFT) build --show-bin-path)/oauth2" $(SWIFT) test && \
 	SWIFT="$(SWIFT)" scripts/test-server-example.sh
 	$(MAKE) --no-print-directory test-tsan

@@ -111,7 +111,12 @@ let package = Package(
         // starts the providers and passes their env.json paths (Tests/IntegrationTests/Support/Provider.swift).
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["OAuth2", "OAuth2Testing"],
+            dependencies: [
+                "OAuth2", "OAuth2Testing",
+                // Client keys for the RFC 7523 tests.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

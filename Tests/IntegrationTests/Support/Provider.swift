@@ -21,8 +21,22 @@ struct Provider: Decodable, Sendable {
         let testGrants: String
         let testDelayNextTokenResponse: String
         let testRedirect: String
+        // OpenID Connect (every provider has it on; see Tests/Provider/README.md).
+        let openIDConfiguration: String
+        let jwks: String
+        let userinfo: String
+        let endSession: String
+        let testRotateSigningKey: String
+        let testClientKeys: String
+        let testJWTClientToken: String
 
         enum CodingKeys: String, CodingKey {
+            case openIDConfiguration = "openid_configuration"
+            case jwks, userinfo
+            case endSession = "end_session"
+            case testRotateSigningKey = "test_rotate_signing_key"
+            case testClientKeys = "test_client_keys"
+            case testJWTClientToken = "test_jwt_client_token"
             case metadata, authorize, token, revoke
             case deviceAuthorization = "device_authorization"
             case deviceVerification = "device_verification"
@@ -48,6 +62,8 @@ struct Provider: Decodable, Sendable {
     struct User: Decodable, Sendable {
         let username: String
         let password: String
+        let email: String?
+        let name: String?
     }
 
     let name: String
@@ -78,6 +94,12 @@ struct Provider: Decodable, Sendable {
     /// The same with a 30-second grace period for the refresh token just
     /// replaced (`OAUTH2_IT_GRACE_PROVIDER`).
     static func grace() throws -> Provider { try load("OAUTH2_IT_GRACE_PROVIDER") }
+
+    /// Whether a provider of the OpenID tests' own was named (`OAUTH2_IT_OIDC_PROVIDER`):
+    /// its signing key is rotated and its sessions logged out, which would disturb others.
+    static let oidcIsConfigured = configured("OAUTH2_IT_OIDC_PROVIDER")
+    /// The OpenID tests' own provider (`OAUTH2_IT_OIDC_PROVIDER`).
+    static func oidc() throws -> Provider { try load("OAUTH2_IT_OIDC_PROVIDER") }
 
     /// The main provider (`OAUTH2_IT_PROVIDER`).
     static func main() throws -> Provider { try load("OAUTH2_IT_PROVIDER") }
@@ -120,6 +142,19 @@ struct Provider: Decodable, Sendable {
         let result = try await Subprocess.run(browser, arguments, environment: ProcessInfo.processInfo.environment)
         guard result.status == 0 else {
             throw ProviderError(description: "provider-browser.sh failed (\(result.status)): \(result.stderr)")
+        }
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Plays the browser at an end-session URL (RP-initiated logout): signs
+    /// `username` in first when given (DOT then asks to confirm), and returns
+    /// where the provider sent the browser.
+    func browseLogout(_ url: String, username: String? = nil) async throws -> String {
+        var arguments = ["--logout", url]
+        if let username { arguments += ["--username", username, "--password", try password(of: username)] }
+        let result = try await Subprocess.run(browser, arguments, environment: ProcessInfo.processInfo.environment)
+        guard result.status == 0 else {
+            throw ProviderError(description: "provider-browser.sh --logout failed (\(result.status)): \(result.stderr)")
         }
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
