@@ -25,6 +25,7 @@ struct FuzzTarget: Sendable {
         FuzzTarget(name: "http-date", summary: "HTTPDate against Foundation's DateFormatter, both ways", run: HTTPDateTarget.run),
         FuzzTarget(name: "store-file", summary: "TokenFileFormat: random bytes never decrypt; plaintext round trip", run: StoreFileTarget.run),
         FuzzTarget(name: "host", summary: "URL host, port, scheme and loopback judgement against libcurl's URL parser", run: HostTarget.run),
+        FuzzTarget(name: "jose", summary: "CompactJWS and JSONWebKeySet: nothing verifies without the key, JOSE codes only, no token in errors", run: JOSETarget.run),
     ]
 
     static func named(_ name: String) -> FuzzTarget? {
