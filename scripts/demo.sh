@@ -5,8 +5,9 @@
 #   PASTE=1 scripts/demo.sh    you open the URL, sign in and paste the redirect yourself
 #
 # Builds the CLI, starts a provider named "demo" on 127.0.0.1, signs alice in
-# with `oauth2 authorize`, shows `oauth2 token --json` and calls /api/me with
-# `oauth2 call`, then stops the provider. The narration goes to stderr; what
+# with `oauth2 authorize` (OpenID Connect: the ID token is verified), shows
+# `oauth2 token --json` and `oauth2 userinfo`, calls /api/me with `oauth2 call`,
+# signs out (printing the provider's end-session URL), then stops the provider. The narration goes to stderr; what
 # the CLI prints on stdout is shown as it is.
 set -euo pipefail
 
@@ -32,18 +33,15 @@ env_sh="$(scripts/provider-start.sh --name demo)"
 . "$env_sh"
 echo "  provider: $PROVIDER_BASE_URL (issuer $PROVIDER_ISSUER)" >&2
 
-say "configuring the CLI through OAUTH2_* variables: a confidential client, its secret in a file, a private token store"
+say "configuring the CLI through OAUTH2_* variables: a confidential client, its secret in a file, a private token store; the issuer, whose OpenID configuration gives the endpoints"
 printf '%s\n' "$PROVIDER_CONFIDENTIAL_CLIENT_SECRET" >"$work/client-secret"
 chmod 600 "$work/client-secret"
-export OAUTH2_AUTHORIZE_URL="$PROVIDER_AUTHORIZE_URL"
-export OAUTH2_TOKEN_URL="$PROVIDER_TOKEN_URL"
-export OAUTH2_REVOKE_URL="$PROVIDER_REVOKE_URL"
 export OAUTH2_CLIENT_ID="$PROVIDER_CONFIDENTIAL_CLIENT_ID"
 export OAUTH2_CLIENT_SECRET_FILE="$work/client-secret"
 export OAUTH2_ISSUER="$PROVIDER_ISSUER"
-export OAUTH2_SCOPE="read write"
+export OAUTH2_SCOPE="openid profile email read write"
 export OAUTH2_STORE="$work/store"
-unset OAUTH2_CLIENT_SECRET OAUTH2_STORE_KEY OAUTH2_ACCOUNT
+unset OAUTH2_CLIENT_SECRET OAUTH2_STORE_KEY OAUTH2_ACCOUNT OAUTH2_AUTHORIZE_URL OAUTH2_TOKEN_URL OAUTH2_REVOKE_URL
 env | grep '^OAUTH2_' | sort | sed 's/^/  /' >&2
 
 if [ -n "${PASTE:-}" ] && [ "${PASTE}" != 0 ]; then
@@ -75,17 +73,22 @@ else
     [ "$status" -eq 0 ] || exit "$status"
 fi
 
-say "what is stored: the token's metadata, never the token"
+say "what is stored: the token's metadata and who signed in (the verified ID token's claims), never the tokens"
 show "oauth2 token --json"
 "$oauth2" token --json
+
+say "asking the provider who signed in (OpenID Connect userinfo; its sub must be the ID token's)"
+show "oauth2 userinfo"
+"$oauth2" userinfo
 
 say "calling the provider's API with the token"
 show "oauth2 call $PROVIDER_API_ME_URL"
 "$oauth2" call "$PROVIDER_API_ME_URL"
 echo
 
-say "signing out (revokes at the provider, deletes the stored token)"
+say "signing out (revokes at the provider, deletes the stored token, prints the provider's end-session URL for the browser)"
 show "oauth2 logout"
-"$oauth2" logout
+# The end-session URL carries the ID token as id_token_hint: shown shortened here, as the code is above.
+"$oauth2" logout | sed 's/id_token_hint=[^&]*/id_token_hint=…/'
 
 say "done; stopping the provider"
