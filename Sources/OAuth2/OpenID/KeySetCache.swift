@@ -143,14 +143,7 @@ final class KeySetCache: Sendable {
     /// One GET of the key set; never follows a redirect (keys served from
     /// elsewhere are not the provider's).
     private func download() async -> Result<JSONWebKeySet, OAuth2Error> {
-        let request = HTTPRequest(
-            method: "GET",
-            url: url,
-            headers: ["Accept": "application/jwk-set+json, application/json"],
-            timeout: timeout,
-            redirects: .never,
-            maxResponseSize: maxSize
-        )
+        let request = HTTPRequest.providerDocument(url, accept: "application/jwk-set+json, application/json", timeout: timeout, maxResponseSize: maxSize)
         do throws(OAuth2Error) {
             let response = try await OAuth2Error.performing(request, on: transport)
             try ProviderResponse.requireSuccess(response, endpoint: "JWKS endpoint", maxBodySize: maxSize, now: clock.now())

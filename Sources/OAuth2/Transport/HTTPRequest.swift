@@ -91,3 +91,18 @@ extension HTTPRequest: CustomStringConvertible {
         "\(method) \(url.redactingQuery) \(headers)"
     }
 }
+
+extension HTTPRequest {
+    /// A GET of a provider's JSON document (metadata, a key set): never
+    /// follows a redirect, since a document served from elsewhere is not the provider's.
+    static func providerDocument(_ url: URL, accept: String = "application/json", timeout: Duration?, maxResponseSize: Int) -> HTTPRequest {
+        HTTPRequest(
+            method: "GET",
+            url: url,
+            headers: ["Accept": accept],
+            timeout: timeout,
+            redirects: .never,
+            maxResponseSize: maxResponseSize
+        )
+    }
+}
