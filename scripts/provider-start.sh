@@ -5,6 +5,7 @@
 #   scripts/provider-start.sh [--name NAME] [--access-token-lifetime SECONDS]
 #                             [--no-iss] [--device-interval SECONDS]
 #                             [--reuse-protection] [--grace-period SECONDS]
+#                             [--jwks-max-age SECONDS] [--logout-deletes-tokens]
 #
 # Installs the provider into .build/provider/venv when missing (python3 with
 # venv is all it needs), makes a fresh run folder .build/provider/NAME/ (default
@@ -22,7 +23,7 @@ venv="$provider_root/venv"
 name=main
 serve_args=()
 usage() {
-    sed -n '5,7p' "${BASH_SOURCE[0]}" | sed 's/^#  *//; s/^#//' >&2
+    sed -n '5,8p' "${BASH_SOURCE[0]}" | sed 's/^#  *//; s/^#//' >&2
     exit 64
 }
 while [ $# -gt 0 ]; do
@@ -35,14 +36,14 @@ while [ $# -gt 0 ]; do
                 exit 64
             fi
             serve_args+=("$1" "$2"); shift 2 ;;
-        --grace-period)
+        --grace-period|--jwks-max-age)
             [ $# -ge 2 ] || usage
             if ! [[ "$2" =~ ^(0|[1-9][0-9]{0,8})$ ]]; then
                 echo "provider-start: $1 needs a non-negative whole number of seconds" >&2
                 exit 64
             fi
             serve_args+=("$1" "$2"); shift 2 ;;
-        --no-iss|--reuse-protection) serve_args+=("$1"); shift ;;
+        --no-iss|--reuse-protection|--logout-deletes-tokens) serve_args+=("$1"); shift ;;
         -h|--help) usage ;;
         *) echo "provider-start: unknown argument: $1" >&2; usage ;;
     esac

@@ -18,6 +18,17 @@ Opens the verification URL (verification_uri_complete, or verification_uri with
 --user-code), signs in, submits the user code, accepts (or denies) and prints
 the grant's final status ("authorized" or "denied").
 
+RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0):
+
+    browser.py --logout END_SESSION_URL [--username alice --password P] [--deny] [--follow]
+
+Signs in first when given a user (so that the provider has a session to end and
+asks for confirmation, which is given, or refused with --deny), opens the
+end-session URL and prints the URL the provider redirects to off its own
+pages (the post_logout_redirect_uri with the state), or, when it stays on its
+own origin, the last URL it redirected to (without a post_logout_redirect_uri
+DOT sends the browser to its own root). --follow then GETs the printed URL.
+
 Exit status: 0 on success; 1 when a step fails (a message on stderr, with the
 provider's own error text when it shows an error page); 2 on a usage error;
 3 when --follow's request got an HTTP error status; 4 when it did not complete.
@@ -248,6 +259,53 @@ class Browser:
             raise StepFailed(describe_failure(response, "the provider showed an unexpected page"))
         raise StepFailed(f"the device flow did not finish after {MAX_STEPS} steps")
 
+    def sign_in(self, provider_url):
+        """Signs in on the provider's login page, as a user who comes back later."""
+        scheme, host, port = origin(provider_url)
+        login_url = f"{scheme}://{host}:{port}/accounts/login/"
+        response = self.get(login_url)
+        login = Page(response.text).form_with(lambda field: field.get("name") == "password")
+        if response.status_code != 200 or login is None:
+            raise StepFailed(describe_failure(response, "no login form"))
+        response = self.log_in(login, response)
+        if not response.is_redirect:
+            errors = Page(response.text).errors
+            raise StepFailed(f"login as {self.username!r} failed: {'; '.join(errors) or 'no redirect'}")
+
+    def log_out(self, end_session_url):
+        """Follows an end-session URL; returns where the provider sends the browser."""
+        provider = origin(end_session_url)
+        if self.username:
+            self.sign_in(end_session_url)
+        response = self.get(end_session_url)
+        last = None
+        for _ in range(MAX_STEPS):
+            if response.is_redirect:
+                location = response.headers["Location"]
+                target = urljoin(response.url, location)
+                if origin(target) != provider:
+                    return location
+                last = target
+                response = self.get(target)
+                continue
+            if last is not None:
+                # Sent to a page of the provider's own (its root, without a
+                # post_logout_redirect_uri): that is where the logout ended.
+                return last
+            if response.status_code != 200:
+                raise StepFailed(describe_failure(response, "the provider refused the logout"))
+            page = Page(response.text)
+            confirm = page.form_with(lambda field: field.get("name") == "allow")
+            if confirm is None:
+                raise StepFailed(describe_failure(response, "the provider showed an unexpected page"))
+            if self.deny:
+                response = self.submit(confirm, response.url, drop=("allow",))
+                if not response.is_redirect:
+                    raise StepFailed(describe_failure(response, "the logout was refused"))
+            else:
+                response = self.submit(confirm, response.url, {"allow": "Logout"})
+        raise StepFailed(f"no redirect after {MAX_STEPS} steps")
+
 
 def follow(url):
     """GETs the client's redirect URI as the browser would; returns the exit status."""
@@ -272,14 +330,19 @@ def parse_arguments():
     )
     parser.add_argument("url", metavar="AUTHORIZE_URL", nargs="?", help="the authorization request URL")
     parser.add_argument("--device", metavar="VERIFICATION_URL", help="approve a device flow instead")
+    parser.add_argument("--logout", metavar="END_SESSION_URL", help="follow an RP-initiated logout URL instead")
     parser.add_argument("--user-code", help="the device flow's user code, when the URL does not carry it")
-    parser.add_argument("--username", required=True)
-    parser.add_argument("--password", required=True)
+    parser.add_argument("--username")
+    parser.add_argument("--password")
     parser.add_argument("--deny", action="store_true", help="refuse consent instead of granting it")
     parser.add_argument("--follow", action="store_true", help="also GET the redirect to the client")
     arguments = parser.parse_args()
-    if (arguments.url is None) == (arguments.device is None):
-        parser.error("give either AUTHORIZE_URL or --device VERIFICATION_URL")
+    if [arguments.url, arguments.device, arguments.logout].count(None) != 2:
+        parser.error("give one of AUTHORIZE_URL, --device VERIFICATION_URL, --logout END_SESSION_URL")
+    if arguments.logout is None and not (arguments.username and arguments.password):
+        parser.error("--username and --password are required")
+    if arguments.logout is not None and bool(arguments.username) != bool(arguments.password):
+        parser.error("--username and --password go together")
     if arguments.device and arguments.follow:
         parser.error("--follow is for the authorization code flow")
     return arguments
@@ -292,7 +355,10 @@ def main():
         if arguments.device:
             print(browser.approve_device(arguments.device, arguments.user_code), flush=True)
             return 0
-        location = browser.authorize(arguments.url)
+        if arguments.logout:
+            location = browser.log_out(arguments.logout)
+        else:
+            location = browser.authorize(arguments.url)
     except StepFailed as error:
         print(f"browser: {error}", file=sys.stderr)
         return 1

@@ -5,6 +5,7 @@ binds 127.0.0.1 on a port the kernel picks (so two providers never race for
 one), migrates a new sqlite database in the run folder, creates the test users
 and clients with secrets random to this run, writes env.sh and env.json (env.json
 last: its appearance means the provider is ready), then serves until killed.
+The RSA key that signs ID tokens (OpenID Connect) is made per run too.
 """
 
 import argparse
@@ -21,6 +22,11 @@ HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent.parent
 
 USERS = ("alice", "bob")
+# What the ID token and the userinfo endpoint say about them (scopes profile, email).
+USER_PROFILES = {
+    "alice": dict(first_name="Alice", last_name="Liddell", email="alice@example.com"),
+    "bob": dict(first_name="Bob", last_name="Dylan", email="bob@example.com"),
+}
 LOOPBACK_REDIRECT_URIS = [
     # DOT 3.4 accepts any port on an http loopback-IP redirect URI (RFC 8252
     # §7.3), so the first entry covers the CLI's --listen on an ephemeral port.
@@ -64,12 +70,29 @@ def parse_arguments():
         metavar="SECONDS",
         help="a rotated-out refresh token is honoured this long (DOT's REFRESH_TOKEN_GRACE_PERIOD_SECONDS)",
     )
+    parser.add_argument(
+        "--jwks-max-age",
+        type=non_negative_int,
+        default=3600,
+        metavar="SECONDS",
+        help="the Cache-Control max-age of the JWKS document (DOT's OIDC_JWKS_MAX_AGE_SECONDS)",
+    )
+    parser.add_argument(
+        "--logout-deletes-tokens",
+        action="store_true",
+        help="RP-initiated logout revokes the user's tokens (DOT's OIDC_RP_INITIATED_LOGOUT_DELETE_TOKENS)",
+    )
     return parser.parse_args()
 
 
 def client_specs():
     """The clients to register: name -> settings. Secrets are random per run."""
     from oauth2_provider.models import Application
+
+    # The clients that act for a user sign ID tokens with RS256 (the run's RSA
+    # key), never HS256 (the client secret): a request with the `openid` scope
+    # gets one, from the code flow and from a refresh of any user's grant.
+    rs256 = Application.RS256_ALGORITHM
 
     def secret():
         return secrets.token_urlsafe(32)
@@ -80,18 +103,23 @@ def client_specs():
             grant=Application.GRANT_AUTHORIZATION_CODE,
             secret=secret(),
             redirect_uris=LOOPBACK_REDIRECT_URIS,
+            post_logout_redirect_uris=LOOPBACK_REDIRECT_URIS,
+            algorithm=rs256,
         ),
         "public": dict(
             client_type=Application.CLIENT_PUBLIC,
             grant=Application.GRANT_AUTHORIZATION_CODE,
             secret="",
             redirect_uris=LOOPBACK_REDIRECT_URIS,
+            post_logout_redirect_uris=LOOPBACK_REDIRECT_URIS,
+            algorithm=rs256,
         ),
         "password": dict(
             client_type=Application.CLIENT_CONFIDENTIAL,
             grant=Application.GRANT_PASSWORD,
             secret=secret(),
             redirect_uris=[],
+            algorithm=rs256,
         ),
         "service": dict(
             client_type=Application.CLIENT_CONFIDENTIAL,
@@ -104,6 +132,7 @@ def client_specs():
             grant=Application.GRANT_DEVICE_CODE,
             secret="",
             redirect_uris=[],
+            algorithm=rs256,
         ),
         # Client credentials whose id and secret hold characters that the Basic
         # scheme needs form-encoded (RFC 6749 §2.3.1): DOT form-decodes both
@@ -126,8 +155,16 @@ def seed():
     users = {}
     for username in USERS:
         password = secrets.token_urlsafe(12)
-        get_user_model().objects.create_user(username=username, password=password)
-        users[username] = {"username": username, "password": password}
+        profile = USER_PROFILES[username]
+        get_user_model().objects.create_user(username=username, password=password, **profile)
+        users[username] = {
+            "username": username,
+            "password": password,
+            "email": profile["email"],
+            "given_name": profile["first_name"],
+            "family_name": profile["last_name"],
+            "name": f"{profile['first_name']} {profile['last_name']}",
+        }
 
     clients = {}
     for name, spec in client_specs().items():
@@ -136,9 +173,10 @@ def seed():
             client_type=spec["client_type"],
             authorization_grant_type=spec["grant"],
             redirect_uris=" ".join(spec["redirect_uris"]),
+            post_logout_redirect_uris=" ".join(spec.get("post_logout_redirect_uris", [])),
             client_secret=spec["secret"],
             skip_authorization=False,
-            algorithm=Application.NO_ALGORITHM,
+            algorithm=spec.get("algorithm", Application.NO_ALGORITHM),
         )
         if "client_id" in spec:
             application.client_id = spec["client_id"]
@@ -152,6 +190,9 @@ def seed():
             "grant_type": WIRE_GRANT_TYPES[spec["grant"]],
             "redirect_uris": spec["redirect_uris"],
             "pkce_required": spec["client_type"] == Application.CLIENT_PUBLIC,
+            "post_logout_redirect_uris": spec.get("post_logout_redirect_uris", []),
+            # The alg of its ID tokens (scope openid), or None: it gets none.
+            "id_token_signing_alg": spec.get("algorithm") or None,
         }
     return users, clients
 
@@ -169,6 +210,9 @@ def describe(arguments, port, users, clients):
         "device_interval": arguments.device_interval,
         "reuse_protection": arguments.reuse_protection,
         "grace_period": arguments.grace_period,
+        "oidc": True,
+        "jwks_max_age": arguments.jwks_max_age,
+        "logout_deletes_tokens": arguments.logout_deletes_tokens,
         "run_dir": str(arguments.run_dir),
         "browser": str(REPO_ROOT / "scripts" / "provider-browser.sh"),
         "endpoints": {
@@ -187,6 +231,15 @@ def describe(arguments, port, users, clients):
             "test_grants": f"{base}/test/grants",
             "test_delay_next_token_response": f"{base}/test/delay-next-token-response",
             "test_redirect": f"{base}/test/redirect",
+            # OpenID Connect (DOT's views; discovery at the root, OIDC Discovery §4).
+            "openid_configuration": f"{base}/.well-known/openid-configuration",
+            "jwks": f"{base}/o/.well-known/jwks.json",
+            "userinfo": f"{base}/o/userinfo/",
+            "end_session": f"{base}/o/logout/",
+            # This test provider's own: see provider/oidc.py, provider/client_assertions.py.
+            "test_rotate_signing_key": f"{base}/test/rotate-signing-key",
+            "test_client_keys": f"{base}/test/client-keys",
+            "test_jwt_client_token": f"{base}/test/jwt-client-token",
         },
         "clients": clients,
         "users": users,
@@ -205,6 +258,9 @@ def shell_lines(info):
         "PROVIDER_DEVICE_INTERVAL": info["device_interval"],
         "PROVIDER_REUSE_PROTECTION": "1" if info["reuse_protection"] else "0",
         "PROVIDER_GRACE_PERIOD": info["grace_period"],
+        "PROVIDER_OIDC": "1" if info["oidc"] else "0",
+        "PROVIDER_JWKS_MAX_AGE": info["jwks_max_age"],
+        "PROVIDER_LOGOUT_DELETES_TOKENS": "1" if info["logout_deletes_tokens"] else "0",
         "PROVIDER_RUN_DIR": info["run_dir"],
         "PROVIDER_BROWSER": info["browser"],
     }
@@ -218,9 +274,13 @@ def shell_lines(info):
         values[f"{prefix}_GRANT_TYPE"] = client["grant_type"]
         values[f"{prefix}_REDIRECT_URI"] = client["redirect_uris"][0] if client["redirect_uris"] else ""
         values[f"{prefix}_REDIRECT_URIS"] = " ".join(client["redirect_uris"])
+        values[f"{prefix}_POST_LOGOUT_REDIRECT_URIS"] = " ".join(client["post_logout_redirect_uris"])
+        values[f"{prefix}_ID_TOKEN_SIGNING_ALG"] = client["id_token_signing_alg"] or ""
     for name, user in info["users"].items():
         values[f"PROVIDER_{name.upper()}_USERNAME"] = user["username"]
         values[f"PROVIDER_{name.upper()}_PASSWORD"] = user["password"]
+        values[f"PROVIDER_{name.upper()}_EMAIL"] = user["email"]
+        values[f"PROVIDER_{name.upper()}_NAME"] = user["name"]
     lines = ["# Written by Tests/Provider/serve.py; the secrets are valid for this run only."]
     lines += [f"export {key}={shlex.quote(str(value))}" for key, value in values.items()]
     return "\n".join(lines) + "\n"
@@ -283,6 +343,13 @@ def main():
     os.environ["PROVIDER_DEVICE_INTERVAL"] = str(arguments.device_interval)
     os.environ["PROVIDER_REUSE_PROTECTION"] = "1" if arguments.reuse_protection else "0"
     os.environ["PROVIDER_GRACE_PERIOD"] = str(arguments.grace_period)
+    os.environ["PROVIDER_JWKS_MAX_AGE"] = str(arguments.jwks_max_age)
+    os.environ["PROVIDER_LOGOUT_DELETES_TOKENS"] = "1" if arguments.logout_deletes_tokens else "0"
+    # The RSA key that signs ID tokens: read by provider/settings.py in this
+    # process (the environment is only the way in), never written to disk.
+    from provider.keys import new_rsa_private_key_pem
+
+    os.environ["PROVIDER_OIDC_RSA_KEY"] = new_rsa_private_key_pem()
 
     import django
     from django.core.wsgi import get_wsgi_application
@@ -290,6 +357,11 @@ def main():
     django.setup()
     migrated_database(arguments.run_dir)
     users, clients = seed()
+    # client_secret_jwt assertions (HS256) need the plaintext secrets, which DOT
+    # does not keep: the JWT test token endpoint gets them (provider/client_assertions.py).
+    from provider.client_assertions import register_client_secrets
+
+    register_client_secrets({client["client_id"]: client["client_secret"] for client in clients.values()})
     server.set_app(get_wsgi_application())
 
     info = describe(arguments, port, users, clients)

@@ -13,6 +13,11 @@ PROVIDER_REUSE_PROTECTION      "1": replaying a spent refresh token revokes its 
                                token family (default "0")
 PROVIDER_GRACE_PERIOD          seconds a rotated-out refresh token is still honoured
                                (default 0)
+PROVIDER_OIDC_RSA_KEY          the PEM of the RSA key that signs ID tokens, made per run
+                               (a test may rotate it: see provider/oidc.py)
+PROVIDER_JWKS_MAX_AGE          the JWKS document's Cache-Control max-age (default 3600)
+PROVIDER_LOGOUT_DELETES_TOKENS "1": RP-initiated logout revokes the user's tokens, as
+                               DOT does by default (default "0")
 """
 
 import os
@@ -124,6 +129,11 @@ OAUTH2_PROVIDER = {
         "read": "Read your data",
         "write": "Change your data",
         "admin": "Administer the service",
+        # OpenID Connect: `openid` makes an authorization request an OIDC one (an
+        # ID token comes with the tokens); `profile` and `email` release claims.
+        "openid": "Sign you in (OpenID Connect)",
+        "profile": "Your name and username",
+        "email": "Your email address",
     },
     "DEFAULT_SCOPES": ["read", "write"],
     # The consent form is shown on every authorization request.
@@ -138,4 +148,25 @@ OAUTH2_PROVIDER = {
     "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
     "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
     "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    # OpenID Connect. Only a request with the `openid` scope is an OIDC one: any
+    # other behaves as a plain OAuth 2.0 request did before OIDC was on.
+    "OIDC_ENABLED": True,
+    # The issuer is the bare origin, as in the RFC 8414 metadata: ID tokens'
+    # `iss`, the discovery document's `issuer` and the RFC 9207 `iss` agree.
+    "OIDC_ISS_ENDPOINT": BASE_URL,
+    # RS256 with a key made per run; /test/rotate-signing-key replaces it at run
+    # time (the old one may stay published in the JWKS, as an inactive key).
+    "OIDC_RSA_PRIVATE_KEY": os.environ.get("PROVIDER_OIDC_RSA_KEY", ""),
+    "OIDC_RSA_PRIVATE_KEYS_INACTIVE": [],
+    "OIDC_JWKS_MAX_AGE_SECONDS": int(os.environ.get("PROVIDER_JWKS_MAX_AGE", "3600")),
+    # The run's clients are code-flow clients: DOT would list the hybrid
+    # response types too (they fail with unauthorized_client). List what works.
+    "OIDC_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OIDC_RP_INITIATED_LOGOUT_ENABLED": True,
+    # DOT's default revokes every token of the user (for every client) at logout:
+    # on a provider shared by tests running in parallel that would pull tokens
+    # from under the others, so it is opt-in (--logout-deletes-tokens).
+    "OIDC_RP_INITIATED_LOGOUT_DELETE_TOKENS": os.environ.get("PROVIDER_LOGOUT_DELETES_TOKENS", "0") == "1",
+    # Adds the profile and email claims, picks the ID token's key by kid.
+    "OAUTH2_VALIDATOR_CLASS": "provider.oidc.Validator",
 }
