@@ -12,7 +12,8 @@ func fail(_ message: String) -> Never {
 
 let configuration: SignInConfiguration
 do {
-    configuration = try SignInConfiguration(environment: ProcessInfo.processInfo.environment)
+    // With SIGNIN_DISCOVER=1 this reads the provider's metadata too.
+    configuration = try await SignInConfiguration.load(environment: ProcessInfo.processInfo.environment)
 } catch {
     fail("cannot start:\n\(error.description)\nSee Examples/SignInServer/README.md for the variables.")
 }

@@ -6,7 +6,7 @@ enum Page {
     static func signedIn(as username: String) -> String {
         document(title: "Signed in", body: """
             <p>Signed in as <strong id="username">\(HTML.escape(username))</strong>.</p>
-            <p><a href="/me">What the provider's API says about you</a></p>
+            <p><a href="/me">What the provider says about you</a></p>
             <form method="post" action="/logout"><button type="submit">Sign out</button></form>
             """)
     }

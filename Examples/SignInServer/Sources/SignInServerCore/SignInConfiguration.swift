@@ -9,15 +9,16 @@ import PostgresNIO
 /// |---|---|---|
 /// | `SIGNIN_CLIENT_ID` | yes | the client id the provider issued |
 /// | `SIGNIN_CLIENT_SECRET` | no | the client secret; unset for a public client (PKCE only) |
-/// | `SIGNIN_AUTHORIZE_URL` | yes | the provider's authorization endpoint |
-/// | `SIGNIN_TOKEN_URL` | yes | the provider's token endpoint |
+/// | `SIGNIN_AUTHORIZE_URL` | yes, unless discovered | the provider's authorization endpoint |
+/// | `SIGNIN_TOKEN_URL` | yes, unless discovered | the provider's token endpoint |
 /// | `SIGNIN_REVOKE_URL` | no | the provider's revocation endpoint (RFC 7009); sign-out revokes there |
-/// | `SIGNIN_ISSUER` | no | the provider's issuer; a callback's `iss` must equal it (RFC 9207) |
+/// | `SIGNIN_ISSUER` | with discovery | the provider's issuer; a callback's `iss` must equal it (RFC 9207) |
 /// | `SIGNIN_REQUIRE_ISSUER` | no | `1` refuses a callback without `iss` (needs `SIGNIN_ISSUER`) |
+/// | `SIGNIN_DISCOVER` | no | `1`: read the endpoints and OpenID Connect settings from the issuer's metadata at start; the three URLs above, when set, replace the discovered ones |
 /// | `SIGNIN_REDIRECT_URI` | yes | this app's callback as the provider knows it, path `/callback` |
-/// | `SIGNIN_API_URL` | yes | the provider's API that names the user, such as `/api/me` |
+/// | `SIGNIN_API_URL` | yes, unless OpenID | the provider's API that names the user, such as `/api/me`; not needed with discovery and `openid` in `SIGNIN_SCOPES` (the ID token names the user) |
 /// | `SIGNIN_USER_FIELD` | no | the JSON field of that answer holding the user name; `username` |
-/// | `SIGNIN_SCOPES` | no | space-separated scopes to ask for; the provider's default when unset |
+/// | `SIGNIN_SCOPES` | no | space-separated scopes to ask for; the provider's default when unset; with `openid` and an OpenID provider, users are identified by their ID token |
 /// | `SIGNIN_STORE_DIR` | one of the two | the token store's directory (created 0700); sessions in memory |
 /// | `SIGNIN_DATABASE_URL` | one of the two | `postgresql://user@host:port/database?sslmode=…`, no password: tokens and sessions in PostgreSQL, shared by every instance |
 /// | `PGPASSWORD` | no | the database password |
@@ -29,13 +30,18 @@ import PostgresNIO
 /// | `SIGNIN_HOST` | no | the address to listen on; `127.0.0.1` |
 /// | `SIGNIN_PORT` | no | the port to listen on; `8080` |
 /// | `SIGNIN_EXPIRY_SKEW` | no | seconds before expiry a token is refreshed before use; `60` |
+///
+/// Discovery asks the provider, so a configuration with `SIGNIN_DISCOVER=1`
+/// is read with ``load(environment:transport:)``; ``init(environment:)``
+/// reads the others without a network.
 public struct SignInConfiguration: Sendable {
     /// The framework's configuration: client and endpoints.
     public var oauth2: OAuth2Configuration
     /// This app's callback URL as registered with the provider; its path is `/callback`.
     public var redirectURI: URL
-    /// The provider's API that tells who the token belongs to.
-    public var apiURL: URL
+    /// The provider's API that tells who the token belongs to; `nil` when
+    /// the ID token does (``identifiesUsersByIDToken``).
+    public var apiURL: URL?
     /// The field of the API's JSON answer that holds the user name.
     public var userField: String
     /// The scopes to ask for; empty means the provider's default.
@@ -76,7 +82,7 @@ public struct SignInConfiguration: Sendable {
     public init(
         oauth2: OAuth2Configuration,
         redirectURI: URL,
-        apiURL: URL,
+        apiURL: URL?,
         userField: String = "username",
         scopes: [String] = [],
         storeDirectory: String? = nil,
@@ -97,25 +103,177 @@ public struct SignInConfiguration: Sendable {
         self.port = port
     }
 
-    /// Reads the configuration from environment variables (see the table above).
+    /// Reads the configuration from environment variables (see the table above),
+    /// for a provider whose endpoints are given (no `SIGNIN_DISCOVER`).
     ///
     /// - Parameter environment: typically `ProcessInfo.processInfo.environment`.
     /// - Throws: ``ConfigurationError`` naming every missing or unusable
-    ///   variable at once, so one run tells the operator everything to fix.
+    ///   variable at once, so one run tells the operator everything to fix;
+    ///   with `SIGNIN_DISCOVER=1`, one that points to ``load(environment:transport:)``.
     public init(environment: [String: String]) throws(ConfigurationError) {
+        let settings = try Settings(environment: environment)
+        guard !settings.discover else {
+            throw ConfigurationError(invalid: [(
+                "SIGNIN_DISCOVER",
+                "discovery asks the provider: read this configuration with SignInConfiguration.load(environment:transport:)"
+            )])
+        }
+        try self.init(settings: settings, metadata: nil)
+    }
+
+    /// Reads the configuration from environment variables (see the table
+    /// above) and, with `SIGNIN_DISCOVER=1`, the issuer's metadata: OpenID
+    /// Connect Discovery, or RFC 8414 metadata
+    /// (``AuthorizationServerMetadata/discover(issuer:transport:timeout:maxResponseSize:)``).
+    /// The endpoints come from there, unless a variable names them, and so do
+    /// the OpenID Connect settings that verify ID tokens.
+    ///
+    /// The environment is checked first: a bad one never reaches the network.
+    ///
+    /// - Parameters:
+    ///   - environment: typically `ProcessInfo.processInfo.environment`.
+    ///   - transport: what discovery asks the provider through.
+    /// - Throws: ``ConfigurationError`` naming every missing or unusable
+    ///   variable; `SIGNIN_ISSUER` with the framework's code when discovery
+    ///   fails (`issuer_mismatch`, `http_error`, `transport_error`, …).
+    public static func load(environment: [String: String], transport: any HTTPTransport) async throws(ConfigurationError) -> SignInConfiguration {
+        let settings = try Settings(environment: environment)
+        guard settings.discover, let issuer = settings.issuer else {
+            return try SignInConfiguration(settings: settings, metadata: nil)
+        }
+        let metadata: AuthorizationServerMetadata
+        do throws(OAuth2Error) {
+            metadata = try await AuthorizationServerMetadata.discover(issuer: issuer, transport: transport)
+        } catch {
+            throw ConfigurationError(invalid: [("SIGNIN_ISSUER", "discovery failed: \(error.code): \(error.message)")])
+        }
+        return try SignInConfiguration(settings: settings, metadata: metadata)
+    }
+
+    /// ``load(environment:transport:)`` through a ``CurlTransport`` of its
+    /// own, closed before it returns: what the executable calls at start.
+    public static func load(environment: [String: String]) async throws(ConfigurationError) -> SignInConfiguration {
+        let transport = CurlTransport()
+        let result: Result<SignInConfiguration, ConfigurationError>
+        do throws(ConfigurationError) {
+            result = .success(try await load(environment: environment, transport: transport))
+        } catch {
+            result = .failure(error)
+        }
+        await transport.shutdown()
+        return try result.get()
+    }
+
+    /// Builds the framework's configuration from the checked variables and,
+    /// with discovery, the issuer's metadata.
+    private init(settings: Settings, metadata: AuthorizationServerMetadata?) throws(ConfigurationError) {
+        var problems = ConfigurationError()
+        var oauth2: OAuth2Configuration?
+        // The framework checks the client and its endpoints (https, or http on loopback).
+        do throws(OAuth2Error) {
+            if let metadata {
+                var discovered = try OAuth2Configuration(metadata: metadata, clientID: settings.clientID, clientSecret: settings.clientSecret.map { Secret($0) })
+                // A variable that names an endpoint wins over the metadata:
+                // OpenID Connect Discovery has no place for revocation, say.
+                if let url = settings.authorizeURL { discovered.authorizationEndpoint = url }
+                if let url = settings.tokenURL { discovered.tokenEndpoint = url }
+                if let url = settings.revokeURL { discovered.revocationEndpoint = url }
+                discovered.defaultScopes = settings.scopes
+                discovered.expirySkew = .seconds(settings.skew)
+                discovered.requiresIssuerInRedirect = discovered.requiresIssuerInRedirect || settings.requireIssuer
+                try discovered.validate()
+                oauth2 = discovered
+            } else {
+                oauth2 = settings.explicitConfiguration
+            }
+        } catch {
+            problems.invalid.append(("SIGNIN_ISSUER", "\(error.code): \(error.message)"))
+        }
+        if let oauth2, settings.apiURL == nil, oauth2.openID == nil {
+            // Only a discovered configuration gets here without an API.
+            problems.invalid.append(("SIGNIN_API_URL", "required: the issuer's metadata names no jwks_uri, so there is no ID token to say who the user is"))
+        }
+        guard problems.isEmpty, let oauth2 else {
+            throw problems
+        }
+        self.init(
+            oauth2: oauth2,
+            redirectURI: settings.redirectURI,
+            apiURL: settings.apiURL,
+            userField: settings.userField,
+            scopes: settings.scopes,
+            storeDirectory: settings.storeDirectory,
+            storeKey: settings.storeKey,
+            database: settings.database,
+            host: settings.host,
+            port: settings.port
+        )
+    }
+
+    /// Whether the callback names the user by the token's verified ID token
+    /// (``AccountKey/subject(issuer:subject:)``) rather than by the API:
+    /// OpenID Connect is configured and `openid` is among the scopes.
+    public var identifiesUsersByIDToken: Bool {
+        oauth2.openID != nil && scopes.contains("openid")
+    }
+
+    /// Whether the app is served over https, judged by its public redirect
+    /// URI (behind a TLS-terminating proxy the app itself speaks http).
+    public var isServedOverHTTPS: Bool {
+        redirectURI.scheme?.lowercased() == "https"
+    }
+
+    /// The app's public origin, `scheme://host[:port]`, as browsers send it in `Origin`.
+    public var publicOrigin: String {
+        let scheme = redirectURI.scheme?.lowercased() ?? "http"
+        let host = redirectURI.host ?? ""
+        let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        return redirectURI.port.map { "\(scheme)://\(bracketed):\($0)" } ?? "\(scheme)://\(bracketed)"
+    }
+}
+
+/// The variables, each read and checked on its own, before any endpoint is
+/// built: discovery needs them before it can ask the provider.
+private struct Settings {
+    var clientID: String
+    var clientSecret: String?
+    var authorizeURL: URL?
+    var tokenURL: URL?
+    var revokeURL: URL?
+    var issuer: String?
+    var requireIssuer: Bool
+    var discover: Bool
+    var redirectURI: URL
+    var apiURL: URL?
+    var userField: String
+    var scopes: [String]
+    var database: SignInConfiguration.Database?
+    var storeDirectory: String?
+    var storeKey: FileTokenStore.EncryptionKey?
+    var host: String
+    var port: Int
+    var skew: Int
+    /// The framework's configuration from the variables' endpoints, without discovery.
+    var explicitConfiguration: OAuth2Configuration?
+
+    /// - Throws: ``ConfigurationError`` naming every missing or unusable variable at once.
+    init(environment: [String: String]) throws(ConfigurationError) {
         var reader = EnvironmentReader(environment)
 
+        let discover = reader.flag("SIGNIN_DISCOVER")
         let clientID = reader.required("SIGNIN_CLIENT_ID")
         let clientSecret = reader.optional("SIGNIN_CLIENT_SECRET")
-        let authorizeURL = reader.url("SIGNIN_AUTHORIZE_URL", required: true)
-        let tokenURL = reader.url("SIGNIN_TOKEN_URL", required: true)
+        let authorizeURL = reader.url("SIGNIN_AUTHORIZE_URL", required: !discover)
+        let tokenURL = reader.url("SIGNIN_TOKEN_URL", required: !discover)
         let revokeURL = reader.url("SIGNIN_REVOKE_URL", required: false)
         let issuer = reader.optional("SIGNIN_ISSUER")
         let requireIssuer = reader.flag("SIGNIN_REQUIRE_ISSUER")
         let redirectURI = reader.url("SIGNIN_REDIRECT_URI", required: true)
-        let apiURL = reader.url("SIGNIN_API_URL", required: true)
-        let userField = reader.optional("SIGNIN_USER_FIELD") ?? "username"
         let scopes = (reader.optional("SIGNIN_SCOPES") ?? "").split(separator: " ").map(String.init)
+        // With an OpenID provider and `openid` asked for, the ID token names
+        // the user; whether the issuer is one, discovery tells.
+        let apiURL = reader.url("SIGNIN_API_URL", required: !(discover && scopes.contains("openid")))
+        let userField = reader.optional("SIGNIN_USER_FIELD") ?? "username"
         let database = reader.database()
         let storeDirectory = reader.storeDirectory(withDatabase: database != nil || reader.optional("SIGNIN_DATABASE_URL") != nil)
         let storeKey = reader.storeKey(text: "SIGNIN_STORE_KEY", file: "SIGNIN_STORE_KEY_FILE")
@@ -132,6 +290,9 @@ public struct SignInConfiguration: Sendable {
         if requireIssuer && issuer == nil {
             reader.invalid("SIGNIN_REQUIRE_ISSUER", "needs SIGNIN_ISSUER, the issuer to compare with")
         }
+        if discover && issuer == nil {
+            reader.invalid("SIGNIN_DISCOVER", "needs SIGNIN_ISSUER, the issuer whose metadata to read")
+        }
         if let apiURL {
             // The API receives the bearer token: hold it to the framework's own
             // rule for endpoints (https, or http on loopback) now, not at the first request.
@@ -143,10 +304,10 @@ public struct SignInConfiguration: Sendable {
         }
 
         // The framework checks the client and its endpoints (https, or http on loopback).
-        var oauth2: OAuth2Configuration?
-        if let clientID, let authorizeURL, let tokenURL {
+        var explicitConfiguration: OAuth2Configuration?
+        if !discover, let clientID, let authorizeURL, let tokenURL {
             do throws(OAuth2Error) {
-                oauth2 = try OAuth2Configuration(
+                explicitConfiguration = try OAuth2Configuration(
                     clientID: clientID,
                     clientSecret: clientSecret.map { Secret($0) },
                     authorizationEndpoint: authorizeURL,
@@ -162,35 +323,30 @@ public struct SignInConfiguration: Sendable {
             }
         }
 
-        guard reader.error.isEmpty, let oauth2, let redirectURI, let apiURL, storeDirectory != nil || database != nil else {
+        guard reader.error.isEmpty, let clientID, let redirectURI, storeDirectory != nil || database != nil,
+              discover || explicitConfiguration != nil
+        else {
             throw reader.error
         }
-        self.init(
-            oauth2: oauth2,
-            redirectURI: redirectURI,
-            apiURL: apiURL,
-            userField: userField,
-            scopes: scopes,
-            storeDirectory: storeDirectory,
-            storeKey: storeKey,
-            database: database,
-            host: host,
-            port: port
-        )
-    }
-
-    /// Whether the app is served over https, judged by its public redirect
-    /// URI (behind a TLS-terminating proxy the app itself speaks http).
-    public var isServedOverHTTPS: Bool {
-        redirectURI.scheme?.lowercased() == "https"
-    }
-
-    /// The app's public origin, `scheme://host[:port]`, as browsers send it in `Origin`.
-    public var publicOrigin: String {
-        let scheme = redirectURI.scheme?.lowercased() ?? "http"
-        let host = redirectURI.host ?? ""
-        let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-        return redirectURI.port.map { "\(scheme)://\(bracketed):\($0)" } ?? "\(scheme)://\(bracketed)"
+        self.explicitConfiguration = explicitConfiguration
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.authorizeURL = authorizeURL
+        self.tokenURL = tokenURL
+        self.revokeURL = revokeURL
+        self.issuer = issuer
+        self.requireIssuer = requireIssuer
+        self.discover = discover
+        self.redirectURI = redirectURI
+        self.apiURL = apiURL
+        self.userField = userField
+        self.scopes = scopes
+        self.database = database
+        self.storeDirectory = storeDirectory
+        self.storeKey = storeKey
+        self.host = host
+        self.port = port
+        self.skew = skew
     }
 }
 

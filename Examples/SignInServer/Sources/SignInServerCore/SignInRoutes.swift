@@ -14,16 +14,16 @@ struct SignInRoutes: Sendable {
 
     // MARK: - GET /
 
-    /// Who the visitor is, as the provider's API says; "not signed in" when
-    /// there is no session or its token is gone.
+    /// Who the visitor is, as the ID token or the provider's API says; "not
+    /// signed in" when there is no session or its token is gone.
     @Sendable func home(_ request: Request, context: some RequestContext) async throws -> Response {
         let sessionID = app.cookie.sessionID(in: request)
         guard let account = try await sessions.account(of: sessionID) else {
             return Responses.html(Page.signedOut())
         }
         do throws(ProfileError) {
-            let profile = try await profile(of: account)
-            return Responses.html(Page.signedIn(as: profile.username))
+            let identity = try await identity(of: account)
+            return Responses.html(Page.signedIn(as: identity.displayName))
         } catch where error.tokenLost {
             try await sessions.forgetAccount(of: sessionID)
             return Responses.html(Page.signedOut())
@@ -59,8 +59,12 @@ struct SignInRoutes: Sendable {
     ///
     /// The framework validates the redirect against the session's pending
     /// authorization and exchanges the code for a token that belongs to no
-    /// account yet; the provider's API, called with that token, says whose
-    /// it is; the token is then adopted as that user's, and the user's
+    /// account yet. With OpenID Connect the token comes with an ID token the
+    /// framework verified (signature, issuer, audience, lifetime, nonce), and
+    /// its `iss` and `sub` say whose it is
+    /// (``AccountKey/subject(issuer:subject:)``); without one the provider's
+    /// API, called with that token, says it (``AccountKey/user(_:)``). The
+    /// token is then adopted as that user's, and the user's
     /// earlier grant, if any (a sign-in from another browser), is revoked
     /// rather than left alive at the provider.
     ///
@@ -100,16 +104,27 @@ struct SignInRoutes: Sendable {
             return Responses.html(Page.error("The sign-in did not complete.", code: error.code), status: status)
         }
 
-        // Whose token is it? Only the provider knows.
-        let profile: UserProfile
-        do throws(ProfileError) {
-            profile = try await UserProfile.fetch(with: token, through: provider.transport, from: configuration.apiURL, field: configuration.userField)
-        } catch {
+        // Whose token is it? Only the provider knows: in the ID token it
+        // signed, or through its API.
+        let account: String
+        if let idToken = token.idToken {
+            account = AccountKey.subject(issuer: idToken.issuer, subject: idToken.subject)
+        } else if let apiURL = configuration.apiURL {
+            do throws(ProfileError) {
+                let profile = try await UserProfile.fetch(with: token, through: provider.transport, from: apiURL, field: configuration.userField)
+                account = AccountKey.user(profile.username)
+            } catch {
+                try? await provider.revoke(token)
+                return apiFailure(error, context: context)
+            }
+        } else {
+            // The configuration has no API only when it asks for `openid`
+            // from an OpenID provider, whose token responses carry an ID token.
             try? await provider.revoke(token)
-            return apiFailure(error, context: context)
+            context.logger.warning("the token came without an ID token, and no API is configured to say whose it is")
+            return Responses.html(Page.failure(ProfileError.noUsername.explanation), status: .badGateway)
         }
 
-        let account = AccountKey.user(profile.username)
         let previous: AccessToken?
         do throws(OAuth2Error) {
             previous = try await provider.client(account: account).adopt(token)
@@ -134,16 +149,18 @@ struct SignInRoutes: Sendable {
 
     // MARK: - GET /me
 
-    /// The provider's API answer for the signed-in user, through
-    /// ``OAuth2Client/send(_:)`` (signed, refreshed when needed). A lost
-    /// token sends the browser back to `/login`.
+    /// Who the signed-in user is, as JSON: an OpenID Connect user's ID token
+    /// claims (issuer, subject, email, name) and what the userinfo endpoint
+    /// says, or the provider's API answer for a user it named. Either goes
+    /// through ``OAuth2Client/send(_:)`` (signed, refreshed when needed); a
+    /// lost token sends the browser back to `/login`.
     @Sendable func me(_ request: Request, context: some RequestContext) async throws -> Response {
         let sessionID = app.cookie.sessionID(in: request)
         guard let account = try await sessions.account(of: sessionID) else {
             return Responses.redirect(to: "/login")
         }
         do throws(ProfileError) {
-            return Responses.json(try await profile(of: account).body)
+            return Responses.json(try await identity(of: account).body)
         } catch where error.tokenLost {
             context.logger.info("token lost; signing in again", metadata: ["account": "\(account)"])
             try await sessions.forgetAccount(of: sessionID)
@@ -182,8 +199,20 @@ struct SignInRoutes: Sendable {
 
     // MARK: - Helpers
 
-    private func profile(of account: String) async throws(ProfileError) -> UserProfile {
-        try await UserProfile.fetch(with: provider.client(account: account), through: provider.transport, from: configuration.apiURL, field: configuration.userField)
+    /// Who the account's user is: by the ID token for an OpenID Connect
+    /// account, by the provider's API for the others.
+    private func identity(of account: String) async throws(ProfileError) -> (displayName: String, body: Data) {
+        let client = provider.client(account: account)
+        if AccountKey.isSubject(account) {
+            let profile = try await OpenIDProfile.load(for: client)
+            return (profile.displayName, try profile.body)
+        }
+        guard let apiURL = configuration.apiURL else {
+            // A session from before the app was switched to OpenID: sign in again.
+            throw .oauth2(OAuth2Error(code: .notAuthenticated, message: "no API is configured to say who the account's user is"))
+        }
+        let profile = try await UserProfile.fetch(with: client, through: provider.transport, from: apiURL, field: configuration.userField)
+        return (profile.username, profile.body)
     }
 
     private func apiFailure(_ error: ProfileError, context: some RequestContext) -> Response {

@@ -55,7 +55,7 @@ enum ProfileError: Error {
     /// What the error page says.
     var explanation: String {
         switch self {
-        case .oauth2(let error): "The provider's API could not be called (\(error.code.rawValue))."
+        case .oauth2(let error): "The provider could not be asked who you are (\(error.code.rawValue))."
         case .unexpectedStatus(let status): "The provider's API answered HTTP \(status)."
         case .noUsername: "The provider's API did not say who you are."
         }

@@ -34,6 +34,9 @@ struct ProviderEnvironment: Decodable, Sendable {
     struct User: Decodable, Sendable {
         let username: String
         let password: String
+        /// What the ID token says with the `email` and `profile` scopes.
+        let email: String?
+        let name: String?
     }
 
     let issuer: String

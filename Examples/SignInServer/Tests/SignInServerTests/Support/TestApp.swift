@@ -38,7 +38,14 @@ struct TestApp: Sendable {
         /// The port of the public redirect URI, when it is not the app's own:
         /// instances behind one address, as behind a load balancer.
         var publicPort: Int?
+        /// OpenID Connect, as an operator would turn it on: discovery from the
+        /// issuer, ``TestApp/openIDScopes``, no authorize, token or API URL
+        /// (the revocation URL stays: the discovery document has none).
+        var openID = false
     }
+
+    /// The scopes an OpenID Connect test app asks for.
+    static let openIDScopes = "openid profile email read"
 
     /// Runs `body` with a freshly started app, stopping it afterwards whatever happens.
     static func with<T: Sendable>(
@@ -89,6 +96,13 @@ struct TestApp: Sendable {
             "SIGNIN_PORT": "\(port)",
             "SIGNIN_EXPIRY_SKEW": "\(setup.expirySkew)",
         ]
+        if setup.openID {
+            environment["SIGNIN_AUTHORIZE_URL"] = nil
+            environment["SIGNIN_TOKEN_URL"] = nil
+            environment["SIGNIN_API_URL"] = nil
+            environment["SIGNIN_DISCOVER"] = "1"
+            environment["SIGNIN_SCOPES"] = openIDScopes
+        }
         if !client.clientSecret.isEmpty {
             environment["SIGNIN_CLIENT_SECRET"] = client.clientSecret
         }
@@ -109,8 +123,9 @@ struct TestApp: Sendable {
             let port = try freePort()
             let storeDirectory = FileManager.default.temporaryDirectory
                 .appendingPathComponent("signin-test-\(UUID().uuidString)").path
-            let configuration = try SignInConfiguration(
-                environment: environment(provider, port: port, storeDirectory: storeDirectory, setup: setup)
+            let configuration = try await SignInConfiguration.load(
+                environment: environment(provider, port: port, storeDirectory: storeDirectory, setup: setup),
+                transport: TestBrowser.transport
             )
             var logger = Logger(label: "SignInServerTests")
             logger.logLevel = .warning
@@ -191,6 +206,11 @@ struct TestApp: Sendable {
     /// The token the app stores for a provider user.
     func storedToken(of user: String) async throws -> AccessToken? {
         try await store.load(account: AccountKey.user(user))
+    }
+
+    /// The token the app stores for an OpenID Connect user of this provider, by `sub`.
+    func storedToken(subject: String) async throws -> AccessToken? {
+        try await store.load(account: AccountKey.subject(issuer: provider.issuer, subject: subject))
     }
 
     /// Calls the provider's API directly with an access token: whether the provider still accepts it.
