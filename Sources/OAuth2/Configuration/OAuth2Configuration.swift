@@ -149,6 +149,14 @@ public struct OAuth2Configuration: Sendable {
                 message: "client authentication \(clientAuthentication) needs a client secret"
             )
         }
+        if clientAuthentication == .clientSecretJWT, let clientSecret {
+            // RFC 7518 §3.2: an HS256 key is at least as long as the hash.
+            do throws(OAuth2Error) {
+                _ = try JWTSigningKey.hmac(clientSecret)
+            } catch {
+                throw OAuth2Error(code: .invalidConfiguration, message: "client_secret_jwt needs a client secret of at least 32 bytes (RFC 7518 §3.2)")
+            }
+        }
         if clientAuthentication == .privateKeyJWT {
             guard let key = clientAssertionKey, !key.algorithm.isSymmetric else {
                 throw OAuth2Error(

@@ -105,6 +105,24 @@ import Testing
         }
     }
 
+    @Test func jwtClientAuthenticationNeedsItsKey() {
+        let short = FlowFixtures.error { () throws(OAuth2Error) in
+            try OAuth2Configuration(clientID: "c", clientSecret: Secret("short"), tokenEndpoint: FlowFixtures.tokenEndpoint, clientAuthentication: .clientSecretJWT)
+        }
+        #expect(short?.code == .invalidConfiguration)
+        let noKey = FlowFixtures.error { () throws(OAuth2Error) in
+            try OAuth2Configuration(clientID: "c", tokenEndpoint: FlowFixtures.tokenEndpoint, clientAuthentication: .privateKeyJWT)
+        }
+        #expect(noKey?.code == .invalidConfiguration)
+        let hmacAsPrivateKey = FlowFixtures.error { () throws(OAuth2Error) in
+            try OAuth2Configuration(
+                clientID: "c", tokenEndpoint: FlowFixtures.tokenEndpoint, clientAuthentication: .privateKeyJWT,
+                clientAssertionKey: try JWTSigningKey.hmac(Secret(String(repeating: "k", count: 32)))
+            )
+        }
+        #expect(hmacAsPrivateKey?.code == .invalidConfiguration)
+    }
+
     @Test func openIDNeedsTheIssuerAndAnHTTPSKeySet() {
         let noIssuer = FlowFixtures.error { () throws(OAuth2Error) in
             try OAuth2Configuration(clientID: "c", tokenEndpoint: FlowFixtures.tokenEndpoint, openID: OpenIDSettings(jwksURI: Self.jwks))
