@@ -342,8 +342,14 @@ import _CryptoExtras
             #expect(claims["sub"] == .string("app"))
             #expect(claims["aud"] == .string(Self.tokenURL.absoluteString))
             ids.insert(try #require(claims["jti"]?.stringValue))
+            let assertion = try #require(form["client_assertion"])
+            for line in world.logs.all {
+                #expect(!line.contains(assertion))
+                #expect(!line.contains(String(assertion.split(separator: ".")[2])))
+            }
         }
         #expect(ids.count == 2)
+        #expect(!world.logs.all.isEmpty)
     }
 
     @Test func clientSecretJWTSignsWithTheSecretAndNeverSendsIt() async throws {
