@@ -24,6 +24,8 @@ import _CryptoExtras
         let provider: OAuth2Provider
         let served = LockedValue<(keys: [JWTSigningKey], body: String?, down: Bool)>(([], nil, false))
         let jwksFetches = LockedValue(0)
+        /// The token endpoint's answer to each authorization code.
+        let codeResponses = LockedValue<[String: String]>([:])
         let signingKey: JWTSigningKey
 
         init(
@@ -49,7 +51,17 @@ import _CryptoExtras
             served.withLock { $0.keys = [signingKey] }
             let served = self.served
             let fetches = self.jwksFetches
+            let codeResponses = self.codeResponses
             transport.respond { request in
+                if request.url == IDTokenVerificationTests.tokenURL {
+                    // The answer to each code, whatever order concurrent sign-ins arrive in.
+                    let form = try FormURLEncoding.decode(String(decoding: request.body ?? Data(), as: UTF8.self)[...])
+                    let code = form.first { $0.0 == "code" }?.1 ?? ""
+                    guard let body = codeResponses.withLock({ $0.removeValue(forKey: code) }) else {
+                        return HTTPResponse(status: 400, headers: ["Content-Type": "application/json"], body: Data(#"{"error":"invalid_grant"}"#.utf8))
+                    }
+                    return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(body.utf8))
+                }
                 guard request.url == IDTokenVerificationTests.jwksURL else {
                     throw HTTPTransportError.unsupportedURL
                 }
@@ -93,8 +105,9 @@ import _CryptoExtras
             let pending = try provider.authorizationURL(redirectURI: IDTokenVerificationTests.redirectURI, scopes: scopes)
             var fields = ["\"access_token\":\"\(access)\"", "\"token_type\":\"Bearer\"", "\"expires_in\":3600", "\"refresh_token\":\"refresh-1\""]
             if let idToken = try makeIDToken(pending.nonce?.value) { fields.append("\"id_token\":\"\(idToken)\"") }
-            transport.enqueue(json: "{\(fields.joined(separator: ","))}", for: IDTokenVerificationTests.tokenURL)
-            return try await provider.exchange("https://app.example/callback?code=c&state=\(pending.state)", pending: pending)
+            let code = "code-\(UUID().uuidString)"
+            codeResponses.withLock { $0[code] = "{\(fields.joined(separator: ","))}" }
+            return try await provider.exchange("https://app.example/callback?code=\(code)&state=\(pending.state)", pending: pending)
         }
 
         func signInError(_ makeIDToken: (String?) throws -> String?) async -> OAuth2Error? {
