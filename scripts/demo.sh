@@ -62,7 +62,7 @@ else
     fi
     printf '%s\n' "$url"
     say "the browser (scripts/provider-browser.sh) opens it, signs in as alice and approves; the provider redirects to:"
-    redirect="$(scripts/provider-browser.sh "$url" --username alice --password "$PROVIDER_ALICE_PASSWORD")"
+    redirect="$(scripts/provider-browser.sh "$url" --username alice --password="$PROVIDER_ALICE_PASSWORD")"
     printf '  %s\n' "$(printf '%s' "$redirect" | sed 's/code=[^&]*/code=…/')" >&2
     say "pasting that redirect into oauth2 authorize; what it said on stderr:"
     printf '%s\n' "$redirect" >&"${AUTHORIZE[1]}"

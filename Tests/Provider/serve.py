@@ -154,7 +154,9 @@ def seed():
 
     users = {}
     for username in USERS:
-        password = secrets.token_urlsafe(12)
+        # Never starting with "-", which a command line would take for an option
+        # (token_urlsafe's alphabet has "-"; browser.py --password -x… failed).
+        password = "pw" + secrets.token_urlsafe(12)
         profile = USER_PROFILES[username]
         get_user_model().objects.create_user(username=username, password=password, **profile)
         users[username] = {

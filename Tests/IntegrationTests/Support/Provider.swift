@@ -136,7 +136,8 @@ struct Provider: Decodable, Sendable {
 
     /// Plays the browser: signs `username` in at `url`, answers the consent form and returns the redirect.
     func browse(_ url: String, username: String = "alice", deny: Bool = false, follow: Bool = false) async throws -> String {
-        var arguments = [url, "--username", username, "--password", try password(of: username)]
+        let password = try password(of: username)
+        var arguments = [url, "--username", username, "--password=\(password)"]
         if deny { arguments.append("--deny") }
         if follow { arguments.append("--follow") }
         let result = try await Subprocess.run(browser, arguments, environment: ProcessInfo.processInfo.environment)
@@ -151,7 +152,10 @@ struct Provider: Decodable, Sendable {
     /// where the provider sent the browser.
     func browseLogout(_ url: String, username: String? = nil) async throws -> String {
         var arguments = ["--logout", url]
-        if let username { arguments += ["--username", username, "--password", try password(of: username)] }
+        if let username {
+            let password = try password(of: username)
+            arguments += ["--username", username, "--password=\(password)"]
+        }
         let result = try await Subprocess.run(browser, arguments, environment: ProcessInfo.processInfo.environment)
         guard result.status == 0 else {
             throw ProviderError(description: "provider-browser.sh --logout failed (\(result.status)): \(result.stderr)")
@@ -161,7 +165,8 @@ struct Provider: Decodable, Sendable {
 
     /// Approves (or denies) a device at its verification URL.
     func approveDevice(_ url: String, username: String = "alice") async throws {
-        let arguments = ["--device", url, "--username", username, "--password", try password(of: username)]
+        let password = try password(of: username)
+        let arguments = ["--device", url, "--username", username, "--password=\(password)"]
         let result = try await Subprocess.run(browser, arguments, environment: ProcessInfo.processInfo.environment)
         guard result.status == 0, result.stdout.contains("authorized") else {
             throw ProviderError(description: "provider-browser.sh --device failed (\(result.status)): \(result.stdout) \(result.stderr)")

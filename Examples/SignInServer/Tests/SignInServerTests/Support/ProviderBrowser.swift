@@ -6,7 +6,7 @@ import Foundation
 enum ProviderBrowser {
     /// The redirect URL (to the app's `/callback`) after `user` signs in and consents, or denies.
     static func authorize(_ authorizeURL: String, as user: ProviderEnvironment.User, provider: ProviderEnvironment, deny: Bool = false) async throws -> String {
-        var arguments = [authorizeURL, "--username", user.username, "--password", user.password]
+        var arguments = [authorizeURL, "--username", user.username, "--password=\(user.password)"]
         if deny { arguments.append("--deny") }
         let (status, output, errors) = try await run(provider.browser, arguments)
         guard status == 0 else {
