@@ -45,7 +45,11 @@ enum JOSETarget {
         } catch {
             guard expectedCodes.contains(error.code) else { violation("a JWS failed with \(error.code)") }
             let message = "\(error) \(error.message)"
-            for part in parts.dropFirst() where part.count >= 12 && message.contains(part) {
+            // Only parts a message could quote verbatim (messages drop control
+            // characters), compared in Swift: Foundation's contains(_:) stops at
+            // a NUL and would find "l\0\0…" in any message with an "l".
+            for part in parts.dropFirst()
+            where part.count >= 12 && part.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) && message.firstRange(of: part) != nil {
                 violation("a JWS error (\(error.code)) quotes the token's payload or signature")
             }
         }
