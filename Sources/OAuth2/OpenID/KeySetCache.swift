@@ -56,7 +56,10 @@ final class KeySetCache: Sendable {
     ///
     /// - Throws: the JWS's errors (`unsupported_algorithm`, `invalid_signature`,
     ///   `unknown_signing_key`); the fetch's (`invalid_jwks`, `http_error`,
-    ///   `timeout`, `transport_error`, …) when there is no set to verify with.
+    ///   `timeout`, `transport_error`, …) when the set must be fetched (there is
+    ///   none yet, or the cached one is older than the max age) and cannot be:
+    ///   an expired set is not trusted past its age, since the provider may
+    ///   have withdrawn a key from it.
     func verify(_ jws: CompactJWS, allowedAlgorithms: Set<JWSAlgorithm>) async throws(OAuth2Error) -> JSONWebKey {
         let keySet = try await currentSet()
         do throws(OAuth2Error) {
