@@ -10,8 +10,8 @@ extension OAuth2Client {
     ///
     /// - Throws: ``OAuth2Error`` `store_error` or `provider_mismatch` when the token cannot be read.
     public func idToken() async throws(OAuth2Error) -> IDToken? {
-        if let token = currentToken { return token.idToken }
-        return try await provider.load(account: account)?.idToken
+        try await loadIfNeeded()
+        return currentToken?.idToken
     }
 
     /// Asks the OpenID Connect userinfo endpoint about the signed-in user,
@@ -60,15 +60,10 @@ extension OAuth2Client {
         additionalParameters: [(String, String)] = []
     ) async throws(OAuth2Error) -> URL? {
         guard let endpoint = configuration.openID?.endSessionEndpoint else { return nil }
-        let token: AccessToken?
-        if let current = currentToken {
-            token = current
-        } else {
-            token = try await provider.load(account: account)
-        }
+        try await loadIfNeeded()
         return try EndSessionRequest.url(
             endpoint: endpoint,
-            idTokenHint: token?.rawIDToken,
+            idTokenHint: currentToken?.rawIDToken,
             clientID: configuration.clientID,
             postLogoutRedirectURI: postLogoutRedirectURI,
             state: state,

@@ -189,6 +189,12 @@ public struct OAuth2Configuration: Sendable {
 }
 
 extension OAuth2Configuration {
+    /// RFC 8707 `resource` (once per resource) and `audience`, for the
+    /// authorization request and every token and device authorization request.
+    var targetParameters: [(String, String)] {
+        resources.map { ("resource", $0.absoluteString) } + (audience.map { [("audience", $0)] } ?? [])
+    }
+
     /// The token request parameters the client sets itself.
     static let reservedTokenParameters: Set<String> = [
         "grant_type", "code", "redirect_uri", "code_verifier", "refresh_token", "scope", "username", "password",

@@ -97,20 +97,10 @@ enum AuthorizationRequestBuilder {
         parameters.append(("code_challenge", PKCE.challenge(for: verifier)))
         parameters.append(("code_challenge_method", PKCE.method))
         if let nonce { parameters.append(("nonce", nonce.value)) }
-        for resource in configuration.resources { parameters.append(("resource", resource.absoluteString)) }
-        if let audience = configuration.audience { parameters.append(("audience", audience)) }
+        parameters.append(contentsOf: configuration.targetParameters)
         parameters.append(contentsOf: additionalParameters)
 
-        let query = parameters
-            .map { FormURLEncoding.encodeComponent($0.0, spaceAsPlus: false) + "=" + FormURLEncoding.encodeComponent($0.1, spaceAsPlus: false) }
-            .joined(separator: "&")
-        var text = endpointText
-        if let existing = endpointParts.query {
-            if !existing.isEmpty && !existing.hasSuffix("&") { text += "&" }
-        } else {
-            text += "?"
-        }
-        text += query
+        let text = FormURLEncoding.appendingQuery(parameters, to: endpointText, existingQuery: endpointParts.query)
         guard let url = URL(string: text) else {
             throw invalidConfiguration("the authorization URL could not be built")
         }

@@ -65,20 +65,11 @@ enum TokenRequestBuilder {
         case .deviceCode(let deviceCode):
             parameters = [("grant_type", deviceCodeGrantType), ("device_code", deviceCode.value)]
         }
-        appendTargets(of: configuration, to: &parameters)
+        parameters.append(contentsOf: configuration.targetParameters)
         parameters.append(contentsOf: configuration.additionalTokenParameters)
         return try request(to: configuration.tokenEndpoint, parameters: parameters, configuration: configuration, now: now)
     }
 
-    /// RFC 8707 `resource` (once per resource) and `audience`.
-    private static func appendTargets(of configuration: OAuth2Configuration, to parameters: inout [(String, String)]) {
-        for resource in configuration.resources {
-            parameters.append(("resource", resource.absoluteString))
-        }
-        if let audience = configuration.audience {
-            parameters.append(("audience", audience))
-        }
-    }
 
     /// The RFC 7009 revocation request for a token.
     ///
@@ -112,7 +103,7 @@ enum TokenRequestBuilder {
         }
         var parameters: [(String, String)] = []
         appendScope(scopes, to: &parameters)
-        appendTargets(of: configuration, to: &parameters)
+        parameters.append(contentsOf: configuration.targetParameters)
         return try request(to: endpoint, parameters: parameters, configuration: configuration, now: now)
     }
 

@@ -43,9 +43,7 @@ struct IDTokenVerifier: Sendable {
         keys: KeySetCache,
         now: Date
     ) async throws(OAuth2Error) -> IDToken {
-        guard raw.utf8.count <= settings.maxIDTokenSize else {
-            throw OAuth2Error(code: .invalidJWT, message: "the ID token is larger than \(settings.maxIDTokenSize) bytes")
-        }
+        // The size limit is CompactJWS's: checked before any byte is copied.
         let jws = try CompactJWS(raw, maxSize: settings.maxIDTokenSize)
         _ = try await keys.verify(jws, allowedAlgorithms: settings.signingAlgorithms)
         let token = try IDToken(claims: jws.payloadObject())

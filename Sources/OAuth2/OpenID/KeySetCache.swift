@@ -34,8 +34,6 @@ final class KeySetCache: Sendable {
         var lastFailure: OAuth2Error?
         /// The fetch under way, which every caller awaits.
         var inFlight: Task<Result<JSONWebKeySet, OAuth2Error>, Never>?
-        /// How many requests were sent: for tests and for the logs.
-        var fetches = 0
     }
 
     init(settings: OpenIDSettings, transport: any HTTPTransport, clock: any OAuth2Clock, timeout: Duration, maxSize: Int) {
@@ -47,9 +45,6 @@ final class KeySetCache: Sendable {
         self.timeout = timeout
         self.maxSize = maxSize
     }
-
-    /// How many times the set was requested from the provider.
-    var fetchCount: Int { state.withLock { $0.fetches } }
 
     /// Verifies `jws` with the set, fetching it when there is none or it is
     /// too old, and once more (rate permitting) when no key matches.
@@ -113,7 +108,6 @@ final class KeySetCache: Sendable {
                 return .limited(state.keySet == nil ? state.lastFailure : nil)
             }
             state.lastAttempt = now
-            state.fetches += 1
             let task = Task { await self.download() }
             state.inFlight = task
             return .wait(task)

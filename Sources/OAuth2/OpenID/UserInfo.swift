@@ -86,11 +86,9 @@ enum EndSessionRequest {
         }
         parameters += additionalParameters
         let text = endpoint.absoluteString
-        let query = parameters
-            .map { FormURLEncoding.encodeComponent($0.0, spaceAsPlus: false) + "=" + FormURLEncoding.encodeComponent($0.1, spaceAsPlus: false) }
-            .joined(separator: "&")
-        let separator = text.contains("?") ? (text.hasSuffix("?") || text.hasSuffix("&") ? "" : "&") : "?"
-        guard let url = URL(string: text + separator + query) else {
+        guard let parts = URLParts(text[...]),
+              let url = URL(string: FormURLEncoding.appendingQuery(parameters, to: text, existingQuery: parts.query))
+        else {
             throw OAuth2Error(code: .invalidConfiguration, message: "the end-session URL could not be built")
         }
         return url

@@ -20,15 +20,29 @@ package enum FormURLEncoding {
     }
 
     /// Serializes name–value pairs, in order: `a=1&b=2`.
-    package static func encode(_ pairs: [(String, String)]) -> String {
+    package static func encode(_ pairs: [(String, String)], spaceAsPlus: Bool = true) -> String {
         var output: [UInt8] = []
         for (offset, pair) in pairs.enumerated() {
             if offset > 0 { output.append(UInt8(ascii: "&")) }
-            append(pair.0, to: &output, spaceAsPlus: true)
+            append(pair.0, to: &output, spaceAsPlus: spaceAsPlus)
             output.append(UInt8(ascii: "="))
-            append(pair.1, to: &output, spaceAsPlus: true)
+            append(pair.1, to: &output, spaceAsPlus: spaceAsPlus)
         }
         return String(decoding: output, as: UTF8.self)
+    }
+
+    /// `url` with `pairs` added to its query (a space as `%20`): after `?`
+    /// when it has no query, else after its own, joined with `&`.
+    ///
+    /// - Parameter existingQuery: `url`'s query as ``URLParts`` read it, `nil` when it has none.
+    static func appendingQuery(_ pairs: [(String, String)], to url: String, existingQuery: Substring?) -> String {
+        var text = url
+        if let existingQuery {
+            if !existingQuery.isEmpty && !existingQuery.hasSuffix("&") { text += "&" }
+        } else {
+            text += "?"
+        }
+        return text + encode(pairs, spaceAsPlus: false)
     }
 
     /// Encodes one name or value, a space as `+`.
