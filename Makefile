@@ -2,7 +2,7 @@
 # and `make test` (every test). Each installs what is missing first.
 SWIFT ?= swift
 
-.PHONY: all build deps lint api-check api-update test test-tsan test-server-example demo clean fuzz fuzz-merge fuzz-replay
+.PHONY: all build deps lint format api-check api-update test test-tsan test-server-example demo clean fuzz fuzz-merge fuzz-replay
 
 all: build
 
@@ -29,10 +29,15 @@ PROVIDERS = --name main --name short --name rotate --name grace --name oidc
 # The architecture's rules that the compiler does not check: the folders of
 # Sources/OAuth2 depend on each other one way (README, "Architecture"), and
 # OAuth2, OAuth2Testing and OAuth2Loopback depend on nothing that pulls in
-# SwiftNIO or postgres-nio.
+# SwiftNIO or postgres-nio. And the whole tree is as swift format leaves it.
 lint: deps
 	@python3 scripts/check-layers.py
 	@python3 scripts/check-isolation.py $(SWIFT)
+	@SWIFT="$(SWIFT)" scripts/check-format.sh
+
+# swift format (in the toolchain) with .swift-format, in place; make lint checks it.
+format:
+	@SWIFT="$(SWIFT)" scripts/check-format.sh --fix
 
 # The public API is a reviewed record (API/*.txt): make test fails when the
 # built products' public declarations differ from it; `make api-update`
