@@ -2,17 +2,18 @@
 import PackageDescription
 
 let strictSettings: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("ExistentialAny")
 ]
 
 /// The libraries' settings: on top of the strict ones, every import is
 /// internal unless declared `public import` (a library's dependencies are
 /// not its users' namespace), and a member is visible only where its module
 /// is imported.
-let librarySettings: [SwiftSetting] = strictSettings + [
-    .enableUpcomingFeature("InternalImportsByDefault"),
-    .enableUpcomingFeature("MemberImportVisibility"),
-]
+let librarySettings: [SwiftSetting] =
+    strictSettings + [
+        .enableUpcomingFeature("InternalImportsByDefault"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+    ]
 
 let package = Package(
     name: "swift-oauth2",

@@ -21,6 +21,6 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
-        ),
+        )
     ]
 )

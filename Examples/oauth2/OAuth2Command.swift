@@ -18,23 +18,23 @@ struct OAuth2Command: AsyncParsableCommand {
         commandName: "oauth2",
         abstract: "Get, keep and use OAuth 2.0 access tokens.",
         discussion: """
-        Every command takes the common options below; each also comes from an
-        OAUTH2_* environment variable (the flag wins). The client secret comes
-        from --client-secret-file or OAUTH2_CLIENT_SECRET, never from a flag
-        value; without one the client is public. Tokens are kept in the store
-        directory, one file per --account, encrypted when OAUTH2_STORE_KEY holds
-        a 256-bit key (64 hex digits).
+            Every command takes the common options below; each also comes from an
+            OAUTH2_* environment variable (the flag wins). The client secret comes
+            from --client-secret-file or OAUTH2_CLIENT_SECRET, never from a flag
+            value; without one the client is public. Tokens are kept in the store
+            directory, one file per --account, encrypted when OAUTH2_STORE_KEY holds
+            a 256-bit key (64 hex digits).
 
-        Exit status: 0 on success, 64 on a usage error, 1 on any other failure,
-        with "error: <code>: <message>" on stderr.
+            Exit status: 0 on success, 64 on a usage error, 1 on any other failure,
+            with "error: <code>: <message>" on stderr.
 
-        Example:
-          export OAUTH2_AUTHORIZE_URL=https://github.com/login/oauth/authorize
-          export OAUTH2_TOKEN_URL=https://github.com/login/oauth/access_token
-          export OAUTH2_CLIENT_ID=Iv1.0123456789abcdef OAUTH2_CLIENT_SECRET_FILE=~/.github-secret
-          oauth2 authorize --listen --scope "read:user"
-          oauth2 call https://api.github.com/user
-        """,
+            Example:
+              export OAUTH2_AUTHORIZE_URL=https://github.com/login/oauth/authorize
+              export OAUTH2_TOKEN_URL=https://github.com/login/oauth/access_token
+              export OAUTH2_CLIENT_ID=Iv1.0123456789abcdef OAUTH2_CLIENT_SECRET_FILE=~/.github-secret
+              oauth2 authorize --listen --scope "read:user"
+              oauth2 call https://api.github.com/user
+            """,
         version: version,
         subcommands: [
             AuthorizeCommand.self,

@@ -74,7 +74,8 @@ struct Session: Sendable {
     /// provider's tokens, `binding`'s, and requires a key unless
     /// `OAUTH2_STORE_PLAINTEXT=1` says to keep its rows readable.
     func store(for binding: TokenBinding?) throws -> any TokenStore {
-        let key = EnvironmentVariables.value("OAUTH2_STORE_KEY") != nil
+        let key =
+            EnvironmentVariables.value("OAUTH2_STORE_KEY") != nil
             ? try FileTokenStore.EncryptionKey.fromEnvironment("OAUTH2_STORE_KEY") : nil
         switch settings.store {
         case .directory(let directory):
@@ -89,7 +90,9 @@ struct Session: Sendable {
             } else if EnvironmentVariables.isTrue("OAUTH2_STORE_PLAINTEXT") {
                 encryption = .plaintext
             } else {
-                throw UsageError("a PostgreSQL store needs a key in OAUTH2_STORE_KEY (or OAUTH2_STORE_PLAINTEXT=1 to keep tokens readable to whoever reads the table)")
+                throw UsageError(
+                    "a PostgreSQL store needs a key in OAUTH2_STORE_KEY (or OAUTH2_STORE_PLAINTEXT=1 to keep tokens readable to whoever reads the table)"
+                )
             }
             return try PostgresTokenStore(
                 client: postgres, binding: binding, table: table, encryption: encryption,
@@ -177,7 +180,8 @@ struct Session: Sendable {
             } catch {
                 throw OAuth2Error(
                     code: error.code,
-                    message: "the command succeeded, but the new token could not be saved: \(error.message). The provider may already have replaced the stored refresh token; if the next command fails, sign in again"
+                    message:
+                        "the command succeeded, but the new token could not be saved: \(error.message). The provider may already have replaced the stored refresh token; if the next command fails, sign in again"
                 )
             }
         }

@@ -13,7 +13,9 @@ import Glibc
 nonisolated(unsafe) private var selectedTarget: FuzzTarget?
 
 @_cdecl("LLVMFuzzerInitialize")
-func fuzzerInitialize(_ argc: UnsafeMutablePointer<CInt>?, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?) -> CInt {
+func fuzzerInitialize(
+    _ argc: UnsafeMutablePointer<CInt>?, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?
+) -> CInt {
     let name = getenv("OAUTH2_FUZZ_TARGET").map { String(cString: $0) } ?? ""
     guard let target = FuzzTarget.named(name) else {
         let names = FuzzTarget.all.map(\.name).joined(separator: " ")

@@ -17,15 +17,23 @@ struct FuzzTarget: Sendable {
     /// Every target, by the name its corpus folder and `OAUTH2_FUZZ_TARGET` use.
     static let all: [FuzzTarget] = [
         FuzzTarget(name: "json", summary: "JSONParser against Foundation's JSONSerialization", run: JSONTarget.run),
-        FuzzTarget(name: "token-response", summary: "TokenResponseParser: no crash, token invariants, no secret in errors", run: TokenResponseTarget.run),
+        FuzzTarget(
+            name: "token-response", summary: "TokenResponseParser: no crash, token invariants, no secret in errors",
+            run: TokenResponseTarget.run),
         FuzzTarget(name: "form", summary: "FormURLEncoding: decode, encode, decode round trip", run: FormTarget.run),
         FuzzTarget(name: "redirect", summary: "RedirectValidator: only the redirect URI's own URL yields a code", run: RedirectTarget.run),
-        FuzzTarget(name: "www-authenticate", summary: "BearerChallenge: stable, first challenge wins, no control characters", run: ChallengeTarget.run),
+        FuzzTarget(
+            name: "www-authenticate", summary: "BearerChallenge: stable, first challenge wins, no control characters",
+            run: ChallengeTarget.run),
         FuzzTarget(name: "header-lines", summary: "libcurl's header callback: well-formed fields, bounded", run: HeaderLineTarget.run),
         FuzzTarget(name: "http-date", summary: "HTTPDate against Foundation's DateFormatter, both ways", run: HTTPDateTarget.run),
-        FuzzTarget(name: "store-file", summary: "TokenFileFormat: random bytes never decrypt; plaintext round trip", run: StoreFileTarget.run),
-        FuzzTarget(name: "host", summary: "URL host, port, scheme and loopback judgement against libcurl's URL parser", run: HostTarget.run),
-        FuzzTarget(name: "jose", summary: "CompactJWS and JSONWebKeySet: nothing verifies without the key, JOSE codes only, no token in errors", run: JOSETarget.run),
+        FuzzTarget(
+            name: "store-file", summary: "TokenFileFormat: random bytes never decrypt; plaintext round trip", run: StoreFileTarget.run),
+        FuzzTarget(
+            name: "host", summary: "URL host, port, scheme and loopback judgement against libcurl's URL parser", run: HostTarget.run),
+        FuzzTarget(
+            name: "jose", summary: "CompactJWS and JSONWebKeySet: nothing verifies without the key, JOSE codes only, no token in errors",
+            run: JOSETarget.run),
     ]
 
     static func named(_ name: String) -> FuzzTarget? {

@@ -48,7 +48,8 @@ enum Replay {
         let strays = Set(folders).subtracting(known).filter { !$0.hasPrefix(".") }
         let missing = known.subtracting(folders)
         guard strays.isEmpty, missing.isEmpty else {
-            printError("oauth2-fuzz: corpus folders without a target: \(strays.sorted()); targets without a corpus folder: \(missing.sorted())")
+            printError(
+                "oauth2-fuzz: corpus folders without a target: \(strays.sorted()); targets without a corpus folder: \(missing.sorted())")
             return 1
         }
         var targets: [FuzzTarget] = []

@@ -48,8 +48,8 @@ struct LoopbackEndpoint: Sendable {
     ///   loopback literal or `localhost`, with no user info and no fragment.
     init(_ redirectURI: URL) throws(OAuth2Error) {
         guard let components = URLComponents(url: redirectURI, resolvingAgainstBaseURL: false),
-              components.scheme?.lowercased() == "http",
-              let rawHost = components.host, !rawHost.isEmpty
+            components.scheme?.lowercased() == "http",
+            let rawHost = components.host, !rawHost.isEmpty
         else {
             throw Self.refusal(redirectURI, "it is not an http URI with a host")
         }

@@ -135,7 +135,8 @@ public final class LoopbackReceiver: Sendable {
         guard pending.redirectURI.absoluteString == redirectURI.absoluteString else {
             throw OAuth2Error(
                 code: .invalidConfiguration,
-                message: "the authorization was started for \(pending.redirectURI.withoutQuery), not for this receiver's \(redirectURI.withoutQuery)"
+                message:
+                    "the authorization was started for \(pending.redirectURI.withoutQuery), not for this receiver's \(redirectURI.withoutQuery)"
             )
         }
         return try await redirect(state: pending.state, timeout: timeout)

@@ -63,7 +63,7 @@ final class ReceiverConnection {
         if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
         let parts = line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
         guard parts.count == 3, parts[2].starts(with: "HTTP/".utf8), parts[1].first == UInt8(ascii: "/"),
-              parts[1].allSatisfy({ (0x21...0x7E).contains($0) })
+            parts[1].allSatisfy({ (0x21...0x7E).contains($0) })
         else {
             return .answer(.badRequest)
         }

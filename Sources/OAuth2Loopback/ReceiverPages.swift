@@ -36,11 +36,11 @@ struct ReceiverPages: Sendable {
     func response(_ page: ReceiverPage) -> [UInt8] {
         let (status, title, text) = content(page)
         let body = """
-        <!doctype html>
-        <html lang="en"><head><meta charset="utf-8"><title>\(title)</title></head>
-        <body><h1>\(title)</h1><p>\(text)</p></body></html>
+            <!doctype html>
+            <html lang="en"><head><meta charset="utf-8"><title>\(title)</title></head>
+            <body><h1>\(title)</h1><p>\(text)</p></body></html>
 
-        """
+            """
         let head = [
             "HTTP/1.1 \(status)",
             "Content-Type: text/html; charset=utf-8",
@@ -57,17 +57,26 @@ struct ReceiverPages: Sendable {
     private func content(_ page: ReceiverPage) -> (status: String, title: String, text: String) {
         switch page {
         case .received:
-            ("200 OK", "Authorization response received", "\(capitalizedName) received the provider's answer. You can close this tab and return to the terminal, which shows the result.")
+            (
+                "200 OK", "Authorization response received",
+                "\(capitalizedName) received the provider's answer. You can close this tab and return to the terminal, which shows the result."
+            )
         case .notFound:
             ("404 Not Found", "Not found", "This address is not the one \(name) is waiting on.")
         case .methodNotAllowed:
-            ("405 Method Not Allowed", "Method not allowed", "\(capitalizedName) expects the provider to redirect the browser here with GET.")
+            (
+                "405 Method Not Allowed", "Method not allowed",
+                "\(capitalizedName) expects the provider to redirect the browser here with GET."
+            )
         case .badRequest:
             ("400 Bad Request", "Bad request", "\(capitalizedName) could not read this request.")
         case .tooLong:
             ("414 URI Too Long", "Address too long", "The address is longer than \(name) accepts.")
         case .stateMismatch:
-            ("400 Bad Request", "Not the expected answer", "This answer does not belong to the sign-in \(name) started (its state does not match), so \(name) ignored it and keeps waiting. Sign in from the address \(name) showed.")
+            (
+                "400 Bad Request", "Not the expected answer",
+                "This answer does not belong to the sign-in \(name) started (its state does not match), so \(name) ignored it and keeps waiting. Sign in from the address \(name) showed."
+            )
         }
     }
 

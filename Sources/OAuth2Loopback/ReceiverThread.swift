@@ -22,12 +22,14 @@ enum ReceiverThread {
     static func start(_ body: @escaping @Sendable () -> Void) -> OAuth2Error? {
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { context in
-            guard let context else { return nil }
-            let body = Unmanaged<Body>.fromOpaque(context).takeRetainedValue()
-            body.run()
-            return nil
-        }, context)
+        let result = pthread_create(
+            &thread, nil,
+            { context in
+                guard let context else { return nil }
+                let body = Unmanaged<Body>.fromOpaque(context).takeRetainedValue()
+                body.run()
+                return nil
+            }, context)
         guard result == 0 else {
             Unmanaged<Body>.fromOpaque(context).release()
             return OAuth2Error(code: .transportError, message: "cannot start the receiver's thread: \(String(cString: strerror(result)))")

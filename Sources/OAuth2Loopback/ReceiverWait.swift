@@ -46,10 +46,11 @@ struct ReceiverWait: Sendable {
             }
             let now = clock.now
             guard now < deadline else {
-                return .failure(OAuth2Error(
-                    code: .timeout,
-                    message: "no redirect reached \(redirectURI.absoluteString) within \(Self.text(timeout))"
-                ))
+                return .failure(
+                    OAuth2Error(
+                        code: .timeout,
+                        message: "no redirect reached \(redirectURI.absoluteString) within \(Self.text(timeout))"
+                    ))
             }
             connections.removeAll { connection in
                 guard connection.deadline <= now else { return false }
@@ -81,10 +82,11 @@ struct ReceiverWait: Sendable {
                     return .success(target)
                 case .tooLong:
                     connection.respond(pages.response(.tooLong))
-                    return .failure(OAuth2Error(
-                        code: .urlTooLong,
-                        message: "the redirect's request line is over \(LoopbackReceiver.maxRequestLine) bytes"
-                    ))
+                    return .failure(
+                        OAuth2Error(
+                            code: .urlTooLong,
+                            message: "the redirect's request line is over \(LoopbackReceiver.maxRequestLine) bytes"
+                        ))
                 }
                 finished.insert(connection.fd)
             }

@@ -48,7 +48,7 @@ struct RedirectMatcher: Sendable {
             let byte = bytes[index]
             if byte == UInt8(ascii: "%") {
                 guard index + 2 < bytes.endIndex,
-                      let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+                    let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
                 else { return nil }
                 decoded.append(high << 4 | low)
                 index += 3

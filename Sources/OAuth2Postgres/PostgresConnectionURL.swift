@@ -27,7 +27,7 @@ extension PostgresTokenStore {
             OAuth2Error(code: .invalidConfiguration, message: "the PostgreSQL URL \(problem)")
         }
         guard let components = URLComponents(string: text),
-              let scheme = components.scheme?.lowercased(), scheme == "postgresql" || scheme == "postgres"
+            let scheme = components.scheme?.lowercased(), scheme == "postgresql" || scheme == "postgres"
         else {
             throw invalid("must look like postgresql://user@host:port/database")
         }

@@ -149,8 +149,11 @@ extension PostgresTokenStore {
 
     private func prepareTable(on connection: PostgresConnection, setupKey: Int64) async throws {
         try await execute("SELECT pg_advisory_xact_lock(\(setupKey))", on: connection)
-        let found = try await values("SELECT to_regclass(\(quotedSchemaTable))::text", as: String?.self, on: connection).contains { $0 != nil }
-        let version = found ? try await values("SELECT version FROM \(unescaped: quotedSchemaTable)", as: Int.self, on: connection).max() : nil
+        let found = try await values("SELECT to_regclass(\(quotedSchemaTable))::text", as: String?.self, on: connection).contains {
+            $0 != nil
+        }
+        let version =
+            found ? try await values("SELECT version FROM \(unescaped: quotedSchemaTable)", as: Int.self, on: connection).max() : nil
         switch version {
         case nil:
             try await execute(
@@ -223,7 +226,12 @@ extension PostgresTokenStore {
         return try await withCheckedThrowingContinuation { continuation in
             outcome.withLock { $0 = continuation }
             let finish = { @Sendable (result: Swift.Result<[T], any Error>) -> Bool in
-                guard let waiting = outcome.withLock({ value in defer { value = nil }; return value }) else { return false }
+                guard
+                    let waiting = outcome.withLock({ value in
+                        defer { value = nil }
+                        return value
+                    })
+                else { return false }
                 waiting.resume(with: result)
                 return true
             }

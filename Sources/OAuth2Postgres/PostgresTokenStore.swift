@@ -107,7 +107,8 @@ public final class PostgresTokenStore: TokenStore {
         guard Self.isTableName(table) else {
             throw OAuth2Error(
                 code: .invalidConfiguration,
-                message: "the token table's name must be lowercase letters, digits and _, start with a letter or _, and have at most 48 characters"
+                message:
+                    "the token table's name must be lowercase letters, digits and _, start with a letter or _, and have at most 48 characters"
             )
         }
         self.client = client
@@ -175,7 +176,9 @@ public final class PostgresTokenStore: TokenStore {
             token.binding = binding
         }
         guard token.binding == binding else {
-            throw OAuth2Error.store("refusing to store a token issued to \(token.binding.map(String.init(describing:)) ?? "another provider") in the store of \(binding)")
+            throw OAuth2Error.store(
+                "refusing to store a token issued to \(token.binding.map(String.init(describing:)) ?? "another provider") in the store of \(binding)"
+            )
         }
         let envelope = Data(try TokenFileFormat.encode(token, account: account, encryption: encryption))
         let key = Data(account.utf8)
@@ -219,7 +222,8 @@ public final class PostgresTokenStore: TokenStore {
         let deadline = clock.now.advanced(by: timeout)
         do {
             return try await withLeasedConnection(timeout: timeout) { connection in
-                try await StoreLockWait.acquire(timeout: clock.now.duration(to: deadline), what: what) { () async throws(OAuth2Error) -> Bool in
+                try await StoreLockWait.acquire(timeout: clock.now.duration(to: deadline), what: what) {
+                    () async throws(OAuth2Error) -> Bool in
                     try await self.tryLock(key, on: connection, what: what)
                 }
                 let holder = LockHolder(store: ObjectIdentifier(self), connection: connection)

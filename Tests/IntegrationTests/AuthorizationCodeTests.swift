@@ -102,7 +102,9 @@ struct AuthorizationCodeTests {
 }
 
 /// `oauth2 call` on `/api/me` answers alice's username.
-func expectCallReturnsAlice(_ provider: Provider, _ cli: CLI, _ options: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws {
+func expectCallReturnsAlice(_ provider: Provider, _ cli: CLI, _ options: [String], sourceLocation: SourceLocation = #_sourceLocation)
+    async throws
+{
     let me = try await cli.run(["call", provider.endpoints.apiMe] + options)
     #expect(me.status == 0, "\(me.stderr)", sourceLocation: sourceLocation)
     #expect(try JSONObject(me.stdout).string("username") == "alice", sourceLocation: sourceLocation)

@@ -25,9 +25,12 @@ struct ClientSharingTests {
         )
         let transport = CurlTransport()
         // Each made its own way, each with its own store value on one directory.
-        let first = try OAuth2Client(configuration: configuration, account: "alice", store: FileTokenStore(directory: cli.store), transport: transport, clock: clock)
-        let second = try OAuth2Client(configuration: configuration, account: "alice", store: FileTokenStore(directory: cli.store), transport: transport, clock: clock)
-        let shared = try OAuth2Provider(configuration: configuration, store: FileTokenStore(directory: cli.store), transport: transport, clock: clock)
+        let first = try OAuth2Client(
+            configuration: configuration, account: "alice", store: FileTokenStore(directory: cli.store), transport: transport, clock: clock)
+        let second = try OAuth2Client(
+            configuration: configuration, account: "alice", store: FileTokenStore(directory: cli.store), transport: transport, clock: clock)
+        let shared = try OAuth2Provider(
+            configuration: configuration, store: FileTokenStore(directory: cli.store), transport: transport, clock: clock)
         let clients = [first, second, shared.client(account: "alice"), shared.client(account: "alice")]
         try await first.authenticate(username: "alice", password: Secret(try provider.password(of: "alice")))
         clock.advance(by: .seconds(3601))
@@ -44,7 +47,8 @@ struct ClientSharingTests {
 
         #expect(statuses.count == 40)
         #expect(statuses.allSatisfy { $0 == 200 })
-        let refreshes = try await provider.tokenRequests(client: "password").requests.filter { $0.grantType == "refresh_token" }.dropFirst(before)
+        let refreshes = try await provider.tokenRequests(client: "password").requests.filter { $0.grantType == "refresh_token" }.dropFirst(
+            before)
         #expect(refreshes.count == 1, "\(refreshes.map { "\($0.status) \($0.error ?? "")" })")
         await transport.shutdown()
     }

@@ -37,7 +37,8 @@ import Testing
 
     @Test func theClientSecretIsNotAcceptedAsAFlagValue() async throws {
         let cli = try CLI()
-        let result = try await cli.run(["client-credentials", "--client-secret", "s3cret", "--client-id", "app", "--store", cli.store] + Self.endpoints)
+        let result = try await cli.run(
+            ["client-credentials", "--client-secret", "s3cret", "--client-id", "app", "--store", cli.store] + Self.endpoints)
         #expect(result.status == 64)
         #expect(result.stderr.hasPrefix("error: usage: Unknown option '--client-secret'"), "\(result.stderr)")
     }
@@ -45,10 +46,14 @@ import Testing
     @Test func aMissingSecretFileFailsWithAnErrorLine() async throws {
         let cli = try CLI()
         let result = try await cli.run(
-            ["client-credentials", "--client-id", "app", "--client-secret-file", cli.directory + "/missing", "--store", cli.store] + Self.endpoints
+            ["client-credentials", "--client-id", "app", "--client-secret-file", cli.directory + "/missing", "--store", cli.store]
+                + Self.endpoints
         )
         #expect(result.status == 1)
-        #expect(result.errorLines == ["error: invalid_configuration: cannot use the client secret file \(cli.directory)/missing: No such file or directory"])
+        #expect(
+            result.errorLines == [
+                "error: invalid_configuration: cannot use the client secret file \(cli.directory)/missing: No such file or directory"
+            ])
     }
 
     @Test func theEnvironmentSuppliesOptionsAndFlagsWin() async throws {
@@ -69,14 +74,16 @@ import Testing
 
     @Test func extraAuthorizeParametersAreAddedToTheURL() async throws {
         let cli = try CLI()
-        let result = try await cli.run(["authorize", "--param", "prompt=consent", "--client-id", "app", "--store", cli.store] + Self.endpoints, input: "")
+        let result = try await cli.run(
+            ["authorize", "--param", "prompt=consent", "--client-id", "app", "--store", cli.store] + Self.endpoints, input: "")
         let url = try #require(result.stdout.split(separator: "\n").first)
         #expect(URLComponents(string: String(url))?.queryItems?.contains(URLQueryItem(name: "prompt", value: "consent")) == true)
     }
 
     @Test func anExtraParameterCannotReplaceOneOfTheFlows() async throws {
         let cli = try CLI()
-        let result = try await cli.run(["authorize", "--param", "state=chosen", "--client-id", "app", "--store", cli.store] + Self.endpoints, input: "")
+        let result = try await cli.run(
+            ["authorize", "--param", "state=chosen", "--client-id", "app", "--store", cli.store] + Self.endpoints, input: "")
         #expect(result.status == 1)
         #expect(result.errorLines.first?.hasPrefix("error: invalid_configuration: ") == true, "\(result.stderr)")
         #expect(result.stdout.isEmpty)

@@ -11,7 +11,9 @@ import Testing
 /// measure the machine's real concurrency.
 @Suite(
     .serialized,
-    .enabled(if: Provider.rotatingAreConfigured, "needs the rotating providers: `make test` starts them and sets OAUTH2_IT_ROTATE_PROVIDER and OAUTH2_IT_GRACE_PROVIDER")
+    .enabled(
+        if: Provider.rotatingAreConfigured,
+        "needs the rotating providers: `make test` starts them and sets OAUTH2_IT_ROTATE_PROVIDER and OAUTH2_IT_GRACE_PROVIDER")
 )
 struct DeploymentTests {
     static let burst = 8
@@ -32,7 +34,9 @@ struct DeploymentTests {
 
         for round in 1...3 {
             try await Task.sleep(for: .seconds(3))
-            let recordedBefore = try await provider.tokenRequests(client: "confidential").requests.filter { $0.grantType == "refresh_token" }
+            let recordedBefore = try await provider.tokenRequests(client: "confidential").requests.filter {
+                $0.grantType == "refresh_token"
+            }
 
             let results = try await Self.runTogether(Self.burst, cli, ["call", provider.endpoints.apiMe] + options)
 
@@ -43,7 +47,8 @@ struct DeploymentTests {
             let refreshes = try await provider.tokenRequests(client: "confidential").requests
                 .filter { $0.grantType == "refresh_token" }.dropFirst(recordedBefore.count)
             #expect(
-                refreshes.count == 1, "round \(round): one refresh at the provider, not \(refreshes.map { "\($0.status) \($0.error ?? "")" })",
+                refreshes.count == 1,
+                "round \(round): one refresh at the provider, not \(refreshes.map { "\($0.status) \($0.error ?? "")" })",
                 sourceLocation: sourceLocation
             )
             #expect(refreshes.allSatisfy { $0.status == 200 }, "round \(round)", sourceLocation: sourceLocation)
@@ -168,7 +173,9 @@ struct DeploymentTests {
     /// SIGKILL, the kernel releases its lock, and the seven go on.
     ///
     /// - Returns: how the killed process and the seven others ended.
-    static func burstWithTheLockHolderKilled(_ provider: Provider, _ cli: CLI, _ options: [String]) async throws -> (killed: Subprocess.Result, others: [Subprocess.Result]) {
+    static func burstWithTheLockHolderKilled(_ provider: Provider, _ cli: CLI, _ options: [String]) async throws -> (
+        killed: Subprocess.Result, others: [Subprocess.Result]
+    ) {
         // An answer still held from an earlier run would look like this one's.
         let quiet = ContinuousClock.now + .seconds(30)
         while try await provider.tokenRequests(client: "confidential").delaying != 0, ContinuousClock.now < quiet {

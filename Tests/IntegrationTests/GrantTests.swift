@@ -21,7 +21,8 @@ struct GrantTests {
         let provider = try Provider.main()
         let cli = try CLI()
         let options = try provider.options(client: "password", for: cli)
-        let signIn = try await cli.run(["password", "--username", "alice", "--password-stdin"] + options, input: try provider.password(of: "alice") + "\n")
+        let signIn = try await cli.run(
+            ["password", "--username", "alice", "--password-stdin"] + options, input: try provider.password(of: "alice") + "\n")
         #expect(signIn.status == 0, "\(signIn.stderr)")
         let moved = try Self.redirect(provider, to: provider.endpoints.apiMe, status: 307)
 

@@ -26,7 +26,9 @@ struct ListenerFlowTests {
 /// exchanged when the redirect carries an error (or is refused). Only the
 /// redirect with the state of the printed authorize URL ends the wait.
 @Suite struct ListenerTests {
-    static let options = ["--authorize-url", "http://127.0.0.1:9/authorize", "--token-url", "http://127.0.0.1:9/token", "--client-id", "app"]
+    static let options = [
+        "--authorize-url", "http://127.0.0.1:9/authorize", "--token-url", "http://127.0.0.1:9/token", "--client-id", "app",
+    ]
 
     @Test func otherPathsAndForgedStatesGetAnErrorPageAndTheListenerKeepsWaiting() async throws {
         let cli = try CLI()
@@ -92,7 +94,8 @@ struct ListenerFlowTests {
     @Test func aRedirectURIWithAPortIsListenedOnThatPort() async throws {
         let cli = try CLI()
         let port = try ListenerProbe.freePort()
-        let command = try cli.start(["authorize", "--listen", "--redirect-uri", "http://127.0.0.1:\(port)/cb", "--store", cli.store] + Self.options)
+        let command = try cli.start(
+            ["authorize", "--listen", "--redirect-uri", "http://127.0.0.1:\(port)/cb", "--store", cli.store] + Self.options)
         let authorizeURL = try await command.firstLineOfStdout()
         let redirectURI = try #require(ListenerProbe.redirectURI(in: authorizeURL))
         let state = try #require(ListenerProbe.state(in: authorizeURL))
@@ -106,7 +109,8 @@ struct ListenerFlowTests {
 
     @Test func aRedirectURIThatIsNotLoopbackHTTPIsAUsageError() async throws {
         let cli = try CLI()
-        let result = try await cli.run(["authorize", "--listen", "--redirect-uri", "https://app.example/callback", "--store", cli.store] + Self.options)
+        let result = try await cli.run(
+            ["authorize", "--listen", "--redirect-uri", "https://app.example/callback", "--store", cli.store] + Self.options)
         #expect(result.status == 64)
         #expect(result.errorLines.first?.hasPrefix("error: usage: --listen needs") == true, "\(result.stderr)")
     }

@@ -13,7 +13,9 @@ struct OpenIDConnectTests {
     static let scopes = ["openid", "profile", "email", "read"]
 
     /// A provider made from the issuer's discovered configuration, as an app makes one.
-    static func discoveredProvider(_ local: Provider, client name: String = "confidential", transport: CurlTransport) async throws -> OAuth2Provider {
+    static func discoveredProvider(_ local: Provider, client name: String = "confidential", transport: CurlTransport) async throws
+        -> OAuth2Provider
+    {
         let client = try local.client(name)
         let configuration = try await OAuth2Configuration.discover(
             issuer: local.issuer,
@@ -133,7 +135,8 @@ struct OpenIDConnectTests {
         #expect(refresh.status == 0, "\(refresh.stderr)")
         #expect(try await cli.storedToken()?.rawIDToken?.value != raw)
 
-        let logout = try await cli.run(["logout", "--post-logout-redirect-uri", Self.redirectURI.absoluteString, "--state", "cli-bye"] + options)
+        let logout = try await cli.run(
+            ["logout", "--post-logout-redirect-uri", Self.redirectURI.absoluteString, "--state", "cli-bye"] + options)
         #expect(logout.status == 0, "\(logout.stderr)")
         let endSession = logout.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(endSession.hasPrefix(local.endpoints.endSession + "?id_token_hint="))
@@ -154,7 +157,9 @@ struct OpenIDConnectTests {
 
 /// What changes the provider for everyone: a signing key rotation. On a
 /// provider of its own (`OAUTH2_IT_OIDC_PROVIDER`).
-@Suite(.serialized, .enabled(if: Provider.oidcIsConfigured, "needs the OpenID tests' own provider: `make test` starts it and sets OAUTH2_IT_OIDC_PROVIDER"))
+@Suite(
+    .serialized,
+    .enabled(if: Provider.oidcIsConfigured, "needs the OpenID tests' own provider: `make test` starts it and sets OAUTH2_IT_OIDC_PROVIDER"))
 struct OpenIDKeyRotationTests {
     static func rotate(_ local: Provider, keepOld: Bool, transport: CurlTransport) async throws -> (kid: String, old: String) {
         let request = HTTPRequest(
@@ -245,7 +250,8 @@ struct JWTClientAuthenticationTests {
         defer { Task { await transport.shutdown() } }
         let keys = [
             try JWTSigningKey.rsa(pem: try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation, keyID: "rsa-1"),
-            try JWTSigningKey.rsa(pem: try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation, algorithm: .ps256, keyID: "pss-1"),
+            try JWTSigningKey.rsa(
+                pem: try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation, algorithm: .ps256, keyID: "pss-1"),
             try JWTSigningKey.ecdsa(pem: P256.Signing.PrivateKey().pemRepresentation, keyID: "ec-1"),
         ]
         for key in keys {
@@ -277,10 +283,13 @@ struct JWTClientAuthenticationTests {
         let transport = CurlTransport()
         defer { Task { await transport.shutdown() } }
         let client = try local.client("confidential")
-        let provider = try Self.provider(local, clientID: client.clientID, secret: Secret(client.clientSecret), authentication: .clientSecretJWT, transport: transport)
+        let provider = try Self.provider(
+            local, clientID: client.clientID, secret: Secret(client.clientSecret), authentication: .clientSecretJWT, transport: transport)
         let token = try await provider.clientCredentialsToken(scopes: ["read"])
         #expect(!token.accessToken.isEmpty)
-        let wrong = try Self.provider(local, clientID: client.clientID, secret: Secret(client.clientSecret + "-not"), authentication: .clientSecretJWT, transport: transport)
+        let wrong = try Self.provider(
+            local, clientID: client.clientID, secret: Secret(client.clientSecret + "-not"), authentication: .clientSecretJWT,
+            transport: transport)
         let error = await #expect(throws: OAuth2Error.self) { _ = try await wrong.clientCredentialsToken(scopes: ["read"]) }
         #expect(error?.code == .invalidClient)
     }

@@ -46,7 +46,8 @@ extension DeploymentTests {
         do {
             let cli = try CLI(database: database)
             let options = try provider.options(client: "password", for: cli) + ["--timeout", "3"]
-            let signIn = try await cli.run(["password", "--username", "alice", "--password-stdin"] + options, input: try provider.password(of: "alice") + "\n")
+            let signIn = try await cli.run(
+                ["password", "--username", "alice", "--password-stdin"] + options, input: try provider.password(of: "alice") + "\n")
             #expect(signIn.status == 0, "\(signIn.stderr)")
 
             // Requests running while the database restarts: each succeeds or

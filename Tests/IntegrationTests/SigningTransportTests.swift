@@ -7,7 +7,9 @@ import Testing
 /// SDK's would) wrapped by the framework's ``SigningTransport``, against the
 /// provider whose access tokens live 2 seconds. Serialized: the tests count
 /// the provider's refreshes for one client.
-@Suite(.serialized, .enabled(if: Provider.shortIsConfigured, "needs the 2-second provider: `make test` starts it and sets OAUTH2_IT_SHORT_PROVIDER"))
+@Suite(
+    .serialized,
+    .enabled(if: Provider.shortIsConfigured, "needs the 2-second provider: `make test` starts it and sets OAUTH2_IT_SHORT_PROVIDER"))
 struct SigningTransportTests {
     /// Records every request it passes on to a `CurlTransport`.
     final class RecordingTransport: HTTPTransport {
@@ -27,7 +29,9 @@ struct SigningTransportTests {
     /// - Parameter clock: the client's clock; a `ManualClock` left alone plays a
     ///   client whose clock runs behind the provider's, so the provider
     ///   rejects a token the client believes fresh.
-    private func signedIn(_ provider: Provider, clock: any OAuth2Clock = SystemClock()) async throws -> (client: OAuth2Client, api: SigningTransport, app: RecordingTransport) {
+    private func signedIn(_ provider: Provider, clock: any OAuth2Clock = SystemClock()) async throws -> (
+        client: OAuth2Client, api: SigningTransport, app: RecordingTransport
+    ) {
         let client = try provider.client("password")
         let configuration = try OAuth2Configuration(
             clientID: client.clientID,
@@ -79,7 +83,8 @@ struct SigningTransportTests {
         let (_, api, app) = try await signedIn(provider)
         // Same port, another host name: another origin (RFC 6454).
         let elsewhere = provider.endpoints.apiMe.replacingOccurrences(of: "127.0.0.1", with: "localhost")
-        let moved = provider.endpoints.testRedirect + "?to=" + (elsewhere.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+        let moved =
+            provider.endpoints.testRedirect + "?to=" + (elsewhere.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
         var request = HTTPRequest(url: try #require(URL(string: moved)))
         request.redirects = .follow
 

@@ -90,7 +90,9 @@ struct TokenLifecycleTests {
         #expect(try await cli.run(["client-credentials"] + options).status == 0)
         let call = try await cli.run(["call", provider.issuer + "/api/no-such-thing"] + options)
         #expect(call.status == 1)
-        #expect(call.errorLines.first?.hasPrefix("error: http_error: GET \(provider.issuer)/api/no-such-thing answered HTTP 404") == true, "\(call.stderr)")
+        #expect(
+            call.errorLines.first?.hasPrefix("error: http_error: GET \(provider.issuer)/api/no-such-thing answered HTTP 404") == true,
+            "\(call.stderr)")
     }
 }
 
@@ -118,7 +120,8 @@ struct ShortLivedTokenTests {
 enum TokenEndpoint {
     /// A refresh token grant with the client's id and secret in the body.
     static func refresh(_ provider: Provider, client name: String, refreshToken: String) async throws -> HTTPResponse {
-        try await post(provider.endpoints.token, client: try provider.client(name), [("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
+        try await post(
+            provider.endpoints.token, client: try provider.client(name), [("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
     }
 
     /// Revokes a token (RFC 7009) with the client's id and secret in the body.

@@ -78,7 +78,10 @@ import Testing
         let receiver = try LoopbackReceiver(redirectURI: #require(URL(string: "http://127.0.0.1/cb")), applicationName: "<b>tool</b>")
         let wait = Waiting(receiver, state: Self.state)
         let uri = receiver.redirectURI.absoluteString
-        for url in ["\(uri)?code=a&state=%3Cscript%3Ereflected%3C%2Fscript%3E", "http://127.0.0.1:\(receiver.port)/reflected", "\(uri)?code=a&state=\(Self.state)"] {
+        for url in [
+            "\(uri)?code=a&state=%3Cscript%3Ereflected%3C%2Fscript%3E", "http://127.0.0.1:\(receiver.port)/reflected",
+            "\(uri)?code=a&state=\(Self.state)",
+        ] {
             let answer = try await Probe.request(url)
             #expect(answer.headers["Cache-Control"] == "no-store")
             #expect(answer.headers["Referrer-Policy"] == "no-referrer")
@@ -204,7 +207,9 @@ import Testing
         let wait = Waiting(receiver, state: Self.state)
         #expect(try await Probe.request("\(receiver.redirectURI.absoluteString)?code=a&state=\(Self.state)").status == 200)
         _ = try await wait.url()
-        await #expect(throws: OAuth2Error(code: .invalidConfiguration, message: "this receiver already waited or was closed; create a new one")) {
+        await #expect(
+            throws: OAuth2Error(code: .invalidConfiguration, message: "this receiver already waited or was closed; create a new one")
+        ) {
             try await receiver.redirect(state: Self.state, timeout: .seconds(1))
         }
     }

@@ -8,7 +8,9 @@ import Testing
 
 /// The account lock across PostgreSQL clients (each its own pool, as two app
 /// instances have), and the client refreshing once on it.
-@Suite(.enabled(if: TestDatabase.isConfigured, "needs PostgreSQL: `make test` starts one (scripts/postgres.sh) and sets OAUTH2_IT_POSTGRES_URL"))
+@Suite(
+    .enabled(
+        if: TestDatabase.isConfigured, "needs PostgreSQL: `make test` starts one (scripts/postgres.sh) and sets OAUTH2_IT_POSTGRES_URL"))
 struct PostgresLockTests {
     @Test func theLockExcludesAnotherInstanceUntilTheHolderReleases() async throws {
         let table = TestDatabase.uniqueTable()
@@ -112,7 +114,8 @@ struct PostgresLockTests {
             guard request.url == tokenURL else { return HTTPResponse(status: 200) }
             requests.increment()
             try await Task.sleep(for: .milliseconds(100))
-            let body = #"{"access_token":"fresh-access-token-000","token_type":"Bearer","expires_in":3600,"refresh_token":"fresh-refresh-token-000"}"#
+            let body =
+                #"{"access_token":"fresh-access-token-000","token_type":"Bearer","expires_in":3600,"refresh_token":"fresh-refresh-token-000"}"#
             return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(body.utf8))
         }
         let configuration = try OAuth2Configuration(
@@ -126,7 +129,8 @@ struct PostgresLockTests {
                 expired.binding = TestDatabase.binding
                 try await TestDatabase.store(first, table: table).save(expired, account: "alice")
                 let providers = try [first, second].map { client in
-                    try OAuth2Provider(configuration: configuration, store: try TestDatabase.store(client, table: table), transport: transport)
+                    try OAuth2Provider(
+                        configuration: configuration, store: try TestDatabase.store(client, table: table), transport: transport)
                 }
                 let tokens = try await withThrowingTaskGroup(of: String.self) { group in
                     for n in 0..<40 {
@@ -138,7 +142,9 @@ struct PostgresLockTests {
                 }
                 #expect(tokens == ["fresh-access-token-000"])
                 #expect(requests.value == 1)
-                #expect(try await TestDatabase.store(second, table: table).load(account: "alice")?.refreshToken?.value == "fresh-refresh-token-000")
+                #expect(
+                    try await TestDatabase.store(second, table: table).load(account: "alice")?.refreshToken?.value
+                        == "fresh-refresh-token-000")
             }
         }
     }

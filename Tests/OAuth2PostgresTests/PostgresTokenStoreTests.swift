@@ -5,7 +5,9 @@ import PostgresNIO
 import Testing
 
 /// The store on a real PostgreSQL: rows, encryption, hostile rows, the schema.
-@Suite(.enabled(if: TestDatabase.isConfigured, "needs PostgreSQL: `make test` starts one (scripts/postgres.sh) and sets OAUTH2_IT_POSTGRES_URL"))
+@Suite(
+    .enabled(
+        if: TestDatabase.isConfigured, "needs PostgreSQL: `make test` starts one (scripts/postgres.sh) and sets OAUTH2_IT_POSTGRES_URL"))
 struct PostgresTokenStoreTests {
     @Test func savesLoadsReplacesAndDeletes() async throws {
         try await TestDatabase.withClient { client in
@@ -207,7 +209,8 @@ struct PostgresTokenStoreTests {
     }
 
     @Test func sslmodeRequireRefusesAServerCertificateNoTrustedRootSigned() async throws {
-        var configuration = try PostgresTokenStore.clientConfiguration(url: TestDatabase.url + "?sslmode=require", password: try TestDatabase.password())
+        var configuration = try PostgresTokenStore.clientConfiguration(
+            url: TestDatabase.url + "?sslmode=require", password: try TestDatabase.password())
         configuration.options.connectTimeout = .seconds(5)
         let client = PostgresClient(configuration: configuration)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -243,7 +246,8 @@ struct PostgresTokenStoreTests {
 /// `PostgresTokenStore.clientConfiguration(url:password:)`.
 struct PostgresConnectionURLTests {
     @Test func readsUserHostPortDatabaseAndTLS() throws {
-        let configuration = try PostgresTokenStore.clientConfiguration(url: "postgresql://app@db.example:6543/tokens?sslmode=require", password: "p")
+        let configuration = try PostgresTokenStore.clientConfiguration(
+            url: "postgresql://app@db.example:6543/tokens?sslmode=require", password: "p")
         #expect(configuration.host == "db.example")
         #expect(configuration.port == 6543)
         #expect(configuration.username == "app")

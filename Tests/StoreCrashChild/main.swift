@@ -95,7 +95,8 @@ let token = AccessToken(
     extraFields: ["padding": .string(String(repeating: "p", count: 4096))]
 )
 do {
-    let encryption: FileTokenStore.Encryption = getenv("STORE_CRASH_CHILD_KEY") == nil
+    let encryption: FileTokenStore.Encryption =
+        getenv("STORE_CRASH_CHILD_KEY") == nil
         ? .plaintext
         : .aesGCM(try FileTokenStore.EncryptionKey.fromEnvironment("STORE_CRASH_CHILD_KEY"))
     let store = try FileTokenStore(directory: arguments[1], encryption: encryption, hooks: hooks)

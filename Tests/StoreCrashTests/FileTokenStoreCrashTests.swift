@@ -59,7 +59,8 @@ import Testing
         for _ in 0..<Self.rounds {
             let scratch = try Scratch()
             let keyText = encrypted ? (0..<32).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max)) }.joined() : nil
-            let encryption: FileTokenStore.Encryption = try keyText.map { .aesGCM(try FileTokenStore.EncryptionKey(text: $0)) } ?? .plaintext
+            let encryption: FileTokenStore.Encryption =
+                try keyText.map { .aesGCM(try FileTokenStore.EncryptionKey(text: $0)) } ?? .plaintext
             try await FileTokenStore(directory: scratch.store, encryption: encryption).save(Self.oldToken, account: "alice")
 
             let child = try await StoppedChild.start(
@@ -215,7 +216,10 @@ final class StoppedChild {
         let tests = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
         let child = tests.deletingLastPathComponent().appendingPathComponent("StoreCrashChild").path
         guard FileManager.default.isExecutableFile(atPath: child) else {
-            throw Failure(description: "StoreCrashChild is not in \(tests.deletingLastPathComponent().path), beside the test binary: build it with `swift build --build-tests`")
+            throw Failure(
+                description:
+                    "StoreCrashChild is not in \(tests.deletingLastPathComponent().path), beside the test binary: build it with `swift build --build-tests`"
+            )
         }
         return child
     }

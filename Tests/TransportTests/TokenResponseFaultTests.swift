@@ -10,7 +10,8 @@ import Testing
 @Suite(.timeLimit(.minutes(5))) struct TokenResponseFaultTests {
     static let newAccessToken = "at-new-fault-test"
     static let newRefreshToken = "rt-new-fault-test"
-    static let tokenJSON = #"{"access_token":"\#(newAccessToken)","token_type":"Bearer","expires_in":3600,"refresh_token":"\#(newRefreshToken)","scope":"read"}"#
+    static let tokenJSON =
+        #"{"access_token":"\#(newAccessToken)","token_type":"Bearer","expires_in":3600,"refresh_token":"\#(newRefreshToken)","scope":"read"}"#
 
     /// Interim responses a server may send before the final one: `100
     /// Continue`, and `103 Early Hints` with fields of its own (one that
@@ -154,11 +155,13 @@ import Testing
     @Test(arguments: [false, true])
     func aFormEncodedTokenResponseWithALengthIsAccepted(chunked: Bool) async throws {
         let form = Self.tokenForm
-        let framing = chunked
+        let framing =
+            chunked
             ? "Transfer-Encoding: chunked\r\n\r\n\(String(form.utf8.count, radix: 16))\r\n\(form)\r\n0\r\n\r\n"
             : "Content-Length: \(form.utf8.count)\r\n\r\n\(form)"
         try await RefreshFixture.with { fixture in
-            fixture.server.enqueue(.close(afterSending: Array("HTTP/1.1 200 OK\r\nContent-Type: application/x-www-form-urlencoded\r\n\(framing)".utf8)))
+            fixture.server.enqueue(
+                .close(afterSending: Array("HTTP/1.1 200 OK\r\nContent-Type: application/x-www-form-urlencoded\r\n\(framing)".utf8)))
 
             let token = try await fixture.token().get()
 
@@ -214,7 +217,8 @@ extension TokenResponseFaultTests {
                 let pending = try fixture.client.authorizationURL(redirectURI: RefreshFixture.redirectURI)
                 fixture.server.enqueue(.later(.microseconds(Int.random(in: 0...4000, using: &random)), sending: response))
                 let exchange = Task { [client = fixture.client] in
-                    try await client.openRedirectURL("\(RefreshFixture.redirectURI.absoluteString)?code=code-\(round)&state=\(pending.state)")
+                    try await client.openRedirectURL(
+                        "\(RefreshFixture.redirectURI.absoluteString)?code=code-\(round)&state=\(pending.state)")
                 }
                 try await Task.sleep(for: .microseconds(Int.random(in: 0...5000, using: &random)))
                 exchange.cancel()

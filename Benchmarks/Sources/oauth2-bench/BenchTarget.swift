@@ -15,8 +15,8 @@ struct BenchTarget {
     init(baseURL text: String) throws(BenchError) {
         let trimmed = text.hasSuffix("/") ? String(text.dropLast()) : text
         guard let base = URL(string: trimmed),
-              let token = URL(string: trimmed + "/token"),
-              let resource = URL(string: trimmed + "/api/resource")
+            let token = URL(string: trimmed + "/token"),
+            let resource = URL(string: trimmed + "/api/resource")
         else {
             throw BenchError("not a URL: \(text)")
         }

@@ -28,30 +28,38 @@ enum OAuth2Bench {
         switch arguments.mode {
         case "sequential":
             let target = try BenchTarget(baseURL: arguments.string("url"))
-            return [try await RequestBenchmark.run(
-                target: target, requests: arguments.int("requests"), concurrency: 1, executor: arguments.executor(),
-                store: BenchStore(arguments)
-            )]
+            return [
+                try await RequestBenchmark.run(
+                    target: target, requests: arguments.int("requests"), concurrency: 1, executor: arguments.executor(),
+                    store: BenchStore(arguments)
+                )
+            ]
         case "concurrent":
             let target = try BenchTarget(baseURL: arguments.string("url"))
-            return [try await RequestBenchmark.run(
-                target: target, requests: arguments.int("requests"), concurrency: arguments.int("concurrency"),
-                executor: arguments.executor()
-            )]
+            return [
+                try await RequestBenchmark.run(
+                    target: target, requests: arguments.int("requests"), concurrency: arguments.int("concurrency"),
+                    executor: arguments.executor()
+                )
+            ]
         case "storm":
             let target = try BenchTarget(baseURL: arguments.string("url"))
-            return [try await RefreshStormBenchmark.run(
-                target: target, callers: arguments.int("callers", default: 1000), tokenLog: arguments.optionalString("token-log")
-            )]
+            return [
+                try await RefreshStormBenchmark.run(
+                    target: target, callers: arguments.int("callers", default: 1000), tokenLog: arguments.optionalString("token-log")
+                )
+            ]
         case "storm-seed":
             let target = try BenchTarget(baseURL: arguments.string("url"))
             try await ProcessStormBenchmark.seed(target: target, store: BenchStore(arguments))
             return []
         case "storm-process":
             let target = try BenchTarget(baseURL: arguments.string("url"))
-            return [try await ProcessStormBenchmark.run(
-                target: target, store: BenchStore(arguments), callers: arguments.int("callers", default: 1)
-            )]
+            return [
+                try await ProcessStormBenchmark.run(
+                    target: target, store: BenchStore(arguments), callers: arguments.int("callers", default: 1)
+                )
+            ]
         case "parse":
             let target = try BenchTarget(baseURL: arguments.optionalString("url") ?? "http://127.0.0.1:1")
             return try await ParsingBenchmark.run(target: target, iterations: arguments.int("iterations", default: 200_000))
@@ -60,12 +68,14 @@ enum OAuth2Bench {
             return [try await ClientOverheadBenchmark.run(target: target, iterations: arguments.int("iterations", default: 1_000_000))]
         case "memory":
             let target = try BenchTarget(baseURL: arguments.string("url"))
-            return [try await MemoryBenchmark.run(
-                target: target,
-                requests: arguments.int("requests", default: 100_000),
-                warmup: arguments.int("warmup", default: 5_000),
-                concurrency: arguments.int("concurrency", default: 1)
-            )]
+            return [
+                try await MemoryBenchmark.run(
+                    target: target,
+                    requests: arguments.int("requests", default: 100_000),
+                    warmup: arguments.int("warmup", default: 5_000),
+                    concurrency: arguments.int("concurrency", default: 1)
+                )
+            ]
         default:
             throw BenchError(Arguments.usage)
         }

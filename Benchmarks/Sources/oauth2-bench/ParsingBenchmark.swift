@@ -19,7 +19,8 @@ enum ParsingBenchmark {
     /// Made afresh rather than kept in a `static let`: LeakSanitizer cannot
     /// follow Swift's tagged pointers out of globals and would report it.
     static func makeTokenResponse() -> HTTPResponse {
-        let body = #"{"access_token":"eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJiZW5jaC1jbGllbnQiLCJzY29wZSI6InJlYWQgd3JpdGUiLCJpYXQiOjE3MDAwMDAwMDAsImV4cCI6MTcwMDAwMzYwMH0.c2lnbmF0dXJlLXNpZ25hdHVyZS1zaWduYXR1cmUtc2lnbmF0dXJl","token_type":"Bearer","expires_in":3600,"refresh_token":"def50200a1b2c3d4e5f60718293a4b5c6d7e8f9","scope":"read write","session_state":"4d7a1c2e-9f3b-4a5d-8e6f-0a1b2c3d4e5f"}"#
+        let body =
+            #"{"access_token":"eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJiZW5jaC1jbGllbnQiLCJzY29wZSI6InJlYWQgd3JpdGUiLCJpYXQiOjE3MDAwMDAwMDAsImV4cCI6MTcwMDAwMzYwMH0.c2lnbmF0dXJlLXNpZ25hdHVyZS1zaWduYXR1cmUtc2lnbmF0dXJl","token_type":"Bearer","expires_in":3600,"refresh_token":"def50200a1b2c3d4e5f60718293a4b5c6d7e8f9","scope":"read write","session_state":"4d7a1c2e-9f3b-4a5d-8e6f-0a1b2c3d4e5f"}"#
         return HTTPResponse(
             status: 200,
             headers: ["Content-Type": "application/json;charset=UTF-8", "Cache-Control": "no-store", "Pragma": "no-cache"],
@@ -46,7 +47,8 @@ enum ParsingBenchmark {
             throw BenchError("bad redirect URI")
         }
         let pending = try client.authorizationURL(redirectURI: redirectURI, scopes: ["read", "write"])
-        let redirect = "http://127.0.0.1:8765/callback?code=SplxlOBeZQQYbYS6WxSbIA-gHk3Ax8f9Lp2Rb6Ls&state=\(pending.state)&iss=https%3A%2F%2Fidp.example.com"
+        let redirect =
+            "http://127.0.0.1:8765/callback?code=SplxlOBeZQQYbYS6WxSbIA-gHk3Ax8f9Lp2Rb6Ls&state=\(pending.state)&iss=https%3A%2F%2Fidp.example.com"
         return try measure(scenario: "parse-redirect", iterations: iterations) { () throws(OAuth2Error) in
             _ = try _OAuth2Benchmarks.validateRedirect(redirect, pending: pending)
         }

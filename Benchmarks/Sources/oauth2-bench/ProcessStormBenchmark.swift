@@ -43,7 +43,7 @@ enum ProcessStormBenchmark {
                 throw BenchError("no token stored for the storm: run storm-seed first")
             }
             print("ready")
-            fflush(nil)  // every stream: `stdout` itself is shared mutable state to Swift 6
+            fflush(nil) // every stream: `stdout` itself is shared mutable state to Swift 6
             _ = readLine()
 
             let start = ProcessMetrics.nanoseconds()

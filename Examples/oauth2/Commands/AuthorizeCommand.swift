@@ -14,19 +14,19 @@ struct AuthorizeCommand: AsyncParsableCommand {
         commandName: "authorize",
         abstract: "Sign in through the browser (authorization code with PKCE) and store the token.",
         discussion: """
-        Prints the authorize URL as the first line of stdout. Open it, sign in,
-        and paste the address the browser is sent back to (it starts with the
-        redirect URI); the code is exchanged and the token stored. With --listen
-        a listener on 127.0.0.1 receives the redirect instead: a redirect URI
-        without a port gets a free one (RFC 8252 §7.3), and the printed URL
-        carries it. Only the redirect carrying this sign-in's state ends the
-        wait; any other request gets an error page.
+            Prints the authorize URL as the first line of stdout. Open it, sign in,
+            and paste the address the browser is sent back to (it starts with the
+            redirect URI); the code is exchanged and the token stored. With --listen
+            a listener on 127.0.0.1 receives the redirect instead: a redirect URI
+            without a port gets a free one (RFC 8252 §7.3), and the printed URL
+            carries it. Only the redirect carrying this sign-in's state ends the
+            wait; any other request gets an error page.
 
-        Example:
-          oauth2 authorize --authorize-url https://id.example/authorize \\
-              --token-url https://id.example/token --client-id my-app \\
-              --redirect-uri http://127.0.0.1/callback --scope "read write" --listen
-        """
+            Example:
+              oauth2 authorize --authorize-url https://id.example/authorize \\
+                  --token-url https://id.example/token --client-id my-app \\
+                  --redirect-uri http://127.0.0.1/callback --scope "read write" --listen
+            """
     )
 
     @OptionGroup var common: CommonOptions
@@ -64,7 +64,8 @@ struct AuthorizeCommand: AsyncParsableCommand {
         try await Session.run(common) { session in
             let client = try await session.client()
             guard client.configuration.authorizationEndpoint != nil else {
-                throw UsageError("the authorization endpoint is needed: --authorize-url (or OAUTH2_AUTHORIZE_URL), or --issuer whose metadata names it")
+                throw UsageError(
+                    "the authorization endpoint is needed: --authorize-url (or OAUTH2_AUTHORIZE_URL), or --issuer whose metadata names it")
             }
             let token: AccessToken
             if listen {
@@ -99,7 +100,8 @@ struct AuthorizeCommand: AsyncParsableCommand {
         let pending = try client.authorizationURL(redirectURI: receiver.redirectURI, additionalParameters: additionalParameters())
         StandardOutput.line(pending.url.absoluteString)
         StandardError.line("Open the URL above in a browser and sign in.")
-        StandardError.line("Waiting for the browser to come back to \(receiver.redirectURI.absoluteString) (up to \(listenTimeout) s; Ctrl-C to give up)…")
+        StandardError.line(
+            "Waiting for the browser to come back to \(receiver.redirectURI.absoluteString) (up to \(listenTimeout) s; Ctrl-C to give up)…")
         let redirect = try await waitForBrowser(receiver, pending: pending)
         StandardError.line("The browser came back. Exchanging the code for a token…")
         return try await client.openRedirectURL(redirect, pending: pending)
@@ -112,7 +114,7 @@ struct AuthorizeCommand: AsyncParsableCommand {
         defer { reporter.cancel() }
         do {
             return try await receiver.redirect(for: pending, timeout: timeout)
-        } catch where error.code == .timeout {
+        } catch  where error.code == .timeout {
             throw OAuth2Error(
                 code: .timeout,
                 message: error.message + "; run the command again and finish signing in sooner (or raise --listen-timeout)"
@@ -131,7 +133,9 @@ struct AuthorizeCommand: AsyncParsableCommand {
         case .success(let receiver):
             return receiver
         case .failure(let error) where error.code == .invalidConfiguration:
-            throw UsageError("--listen needs an http redirect URI on 127.0.0.1 (or [::1], localhost), such as \(Settings.defaultRedirectURI); \(error.message)")
+            throw UsageError(
+                "--listen needs an http redirect URI on 127.0.0.1 (or [::1], localhost), such as \(Settings.defaultRedirectURI); \(error.message)"
+            )
         case .failure(let error):
             throw error
         }

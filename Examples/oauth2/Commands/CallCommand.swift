@@ -9,23 +9,23 @@ struct CallCommand: AsyncParsableCommand {
         commandName: "call",
         abstract: "Send a request signed with the stored token and print the response body.",
         discussion: """
-        The token is refreshed first when it is about to expire, and once more
-        if the server rejects it. Redirects are followed (at most 10); the
-        token goes along only to the URL's own origin, and a redirect from
-        https to http fails with insecure_redirect; --no-follow-redirects
-        prints the 3xx's body instead. The response body goes to stdout as is. An
-        HTTP status of 400 or more exits 1 with "error: http_error: …"
-        ("forbidden" for 403) after the body; a 429 exits 1 with
-        "error: rate_limited: …; retry after N s" when the server says when.
-        --data sends a body (POST unless --method says otherwise; form-encoded
-        unless a Content-Type header is given); --data @FILE sends a file's
-        content, --data @- stdin's.
+            The token is refreshed first when it is about to expire, and once more
+            if the server rejects it. Redirects are followed (at most 10); the
+            token goes along only to the URL's own origin, and a redirect from
+            https to http fails with insecure_redirect; --no-follow-redirects
+            prints the 3xx's body instead. The response body goes to stdout as is. An
+            HTTP status of 400 or more exits 1 with "error: http_error: …"
+            ("forbidden" for 403) after the body; a 429 exits 1 with
+            "error: rate_limited: …; retry after N s" when the server says when.
+            --data sends a body (POST unless --method says otherwise; form-encoded
+            unless a Content-Type header is given); --data @FILE sends a file's
+            content, --data @- stdin's.
 
-        Example:
-          oauth2 call https://api.example/me
-          oauth2 call https://api.example/items --method POST \\
-              --header "Content-Type: application/json" --data '{"name": "x"}'
-        """
+            Example:
+              oauth2 call https://api.example/me
+              oauth2 call https://api.example/items --method POST \\
+                  --header "Content-Type: application/json" --data '{"name": "x"}'
+            """
     )
 
     @OptionGroup var common: CommonOptions
@@ -78,7 +78,9 @@ struct CallCommand: AsyncParsableCommand {
             StandardOutput.write(Array(response.body))
             if (300..<400).contains(response.status), let location = response.headers["Location"] {
                 // Only reached with --no-follow-redirects (or a 3xx that is not a redirect).
-                let target = URL(string: location, relativeTo: target).map { $0.absoluteURL.redactedForMessages(marksQuery: false) } ?? "an unusable location"
+                let target =
+                    URL(string: location, relativeTo: target).map { $0.absoluteURL.redactedForMessages(marksQuery: false) }
+                    ?? "an unusable location"
                 StandardError.line("note: HTTP \(response.status) to \(target), not followed")
             }
             guard response.status < 400 else {

@@ -7,13 +7,13 @@ struct ClientCredentialsCommand: AsyncParsableCommand {
         commandName: "client-credentials",
         abstract: "Get a token for the client itself (client credentials grant) and store it.",
         discussion: """
-        Needs a confidential client: its secret from --client-secret-file or
-        OAUTH2_CLIENT_SECRET.
+            Needs a confidential client: its secret from --client-secret-file or
+            OAUTH2_CLIENT_SECRET.
 
-        Example:
-          OAUTH2_CLIENT_SECRET="$SECRET" oauth2 client-credentials \\
-              --token-url https://id.example/token --client-id service --scope read --account service
-        """
+            Example:
+              OAUTH2_CLIENT_SECRET="$SECRET" oauth2 client-credentials \\
+                  --token-url https://id.example/token --client-id service --scope read --account service
+            """
     )
 
     @OptionGroup var common: CommonOptions

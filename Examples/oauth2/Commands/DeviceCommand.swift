@@ -13,13 +13,13 @@ struct DeviceCommand: AsyncParsableCommand {
         commandName: "device",
         abstract: "Sign in on another device (device authorization grant) and store the token.",
         discussion: """
-        Shows on stderr where to go and the code to enter there, then polls the
-        provider until you approve, deny, or the code expires.
+            Shows on stderr where to go and the code to enter there, then polls the
+            provider until you approve, deny, or the code expires.
 
-        Example:
-          oauth2 device --device-url https://id.example/device \\
-              --token-url https://id.example/token --client-id tv-app --scope read
-        """
+            Example:
+              oauth2 device --device-url https://id.example/device \\
+                  --token-url https://id.example/token --client-id tv-app --scope read
+            """
     )
 
     @OptionGroup var common: CommonOptions
@@ -28,7 +28,8 @@ struct DeviceCommand: AsyncParsableCommand {
         try await Session.run(common) { session in
             let client = try await session.client()
             guard client.configuration.deviceAuthorizationEndpoint != nil else {
-                throw UsageError("the device authorization endpoint is needed: --device-url (or OAUTH2_DEVICE_URL), or --issuer whose metadata names it")
+                throw UsageError(
+                    "the device authorization endpoint is needed: --device-url (or OAUTH2_DEVICE_URL), or --issuer whose metadata names it")
             }
             let authorization = try await client.startDeviceAuthorization()
             let expiresIn = max(0, Int(authorization.expiresAt.timeIntervalSinceNow))

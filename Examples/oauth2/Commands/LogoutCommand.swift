@@ -13,23 +13,24 @@ struct LogoutCommand: AsyncParsableCommand {
         commandName: "logout",
         abstract: "Delete the token here, revoking it at the provider when possible.",
         discussion: """
-        Unlike "revoke", a provider that cannot be reached or refuses is not an
-        error (--verbose shows it), and neither is having no token: only failing
-        to delete the stored token is.
+            Unlike "revoke", a provider that cannot be reached or refuses is not an
+            error (--verbose shows it), and neither is having no token: only failing
+            to delete the stored token is.
 
-        With an OpenID provider (--issuer) that has an end-session endpoint, the
-        RP-initiated logout URL is printed on stdout: open it in the browser to
-        end the session at the provider too. It carries the ID token as
-        id_token_hint; --post-logout-redirect-uri and --state are added when given.
+            With an OpenID provider (--issuer) that has an end-session endpoint, the
+            RP-initiated logout URL is printed on stdout: open it in the browser to
+            end the session at the provider too. It carries the ID token as
+            id_token_hint; --post-logout-redirect-uri and --state are added when given.
 
-        Example:
-          oauth2 logout --revoke-url https://id.example/revoke --token-url https://id.example/token --client-id my-app
-        """
+            Example:
+              oauth2 logout --revoke-url https://id.example/revoke --token-url https://id.example/token --client-id my-app
+            """
     )
 
     @OptionGroup var common: CommonOptions
 
-    @Option(name: .customLong("post-logout-redirect-uri"), help: "Where the provider sends the browser after its logout (registered with it).")
+    @Option(
+        name: .customLong("post-logout-redirect-uri"), help: "Where the provider sends the browser after its logout (registered with it).")
     var postLogoutRedirectURI: String?
 
     @Option(help: "A state for the end-session request, returned with the post-logout redirect.")

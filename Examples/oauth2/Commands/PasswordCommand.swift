@@ -7,15 +7,15 @@ struct PasswordCommand: AsyncParsableCommand {
         commandName: "password",
         abstract: "Sign in with a username and password (deprecated grant) and store the token.",
         discussion: """
-        The password is asked for on the terminal with echo off, or read from
-        the first line of stdin with --password-stdin. It is sent once and never
-        stored. RFC 9700 deprecates this grant; use it only with a provider you
-        control that offers nothing better.
+            The password is asked for on the terminal with echo off, or read from
+            the first line of stdin with --password-stdin. It is sent once and never
+            stored. RFC 9700 deprecates this grant; use it only with a provider you
+            control that offers nothing better.
 
-        Example:
-          printf '%s\\n' "$PASSWORD" | oauth2 password --token-url https://id.example/token \\
-              --client-id cli --client-secret-file secret.txt --username alice --password-stdin
-        """
+            Example:
+              printf '%s\\n' "$PASSWORD" | oauth2 password --token-url https://id.example/token \\
+                  --client-id cli --client-secret-file secret.txt --username alice --password-stdin
+            """
     )
 
     @OptionGroup var common: CommonOptions

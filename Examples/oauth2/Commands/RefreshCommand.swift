@@ -7,14 +7,14 @@ struct RefreshCommand: AsyncParsableCommand {
         commandName: "refresh",
         abstract: "Refresh the stored token now, whatever its expiry.",
         discussion: """
-        Rarely needed: "call" and "token --print-access-token" refresh on their
-        own. A refresh token the provider rotates is replaced in the store. When
-        the provider answers invalid_grant, the grant is gone: the stored token
-        is deleted and you sign in again.
+            Rarely needed: "call" and "token --print-access-token" refresh on their
+            own. A refresh token the provider rotates is replaced in the store. When
+            the provider answers invalid_grant, the grant is gone: the stored token
+            is deleted and you sign in again.
 
-        Example:
-          oauth2 refresh --token-url https://id.example/token --client-id my-app
-        """
+            Example:
+              oauth2 refresh --token-url https://id.example/token --client-id my-app
+            """
     )
 
     @OptionGroup var common: CommonOptions

@@ -7,14 +7,14 @@ struct RevokeCommand: AsyncParsableCommand {
         commandName: "revoke",
         abstract: "Revoke the token at the provider and delete it here.",
         discussion: """
-        Revokes the refresh token (which ends the grant), then the access token,
-        at the revocation endpoint when there is one, and deletes the stored
-        token whatever the provider answers. Fails when the provider did not
-        confirm; "logout" is the forgiving variant.
+            Revokes the refresh token (which ends the grant), then the access token,
+            at the revocation endpoint when there is one, and deletes the stored
+            token whatever the provider answers. Fails when the provider did not
+            confirm; "logout" is the forgiving variant.
 
-        Example:
-          oauth2 revoke --revoke-url https://id.example/revoke --token-url https://id.example/token --client-id my-app
-        """
+            Example:
+              oauth2 revoke --revoke-url https://id.example/revoke --token-url https://id.example/token --client-id my-app
+            """
     )
 
     @OptionGroup var common: CommonOptions
@@ -24,7 +24,9 @@ struct RevokeCommand: AsyncParsableCommand {
             let client = try await session.client()
             try await client.revoke()
             if client.configuration.revocationEndpoint == nil {
-                StandardError.line("Deleted the token of account \(client.account). There is no revocation endpoint (--revoke-url), so the provider was not told.")
+                StandardError.line(
+                    "Deleted the token of account \(client.account). There is no revocation endpoint (--revoke-url), so the provider was not told."
+                )
             } else {
                 StandardError.line("Revoked the token at the provider and deleted it (account \(client.account)).")
             }

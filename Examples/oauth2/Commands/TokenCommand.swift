@@ -7,17 +7,17 @@ struct TokenCommand: AsyncParsableCommand {
         commandName: "token",
         abstract: "Show the stored token's metadata, or print a valid access token.",
         discussion: """
-        Without options: the token's type, expiry, scopes and whether there is a
-        refresh token, never the token itself. --json prints the same as one JSON
-        object (account, token_type, expires_at, expires_in, expired, scopes,
-        has_refresh_token). --print-access-token prints the access token alone,
-        refreshing it first when it is about to expire: for scripts that call an
-        API with another tool.
+            Without options: the token's type, expiry, scopes and whether there is a
+            refresh token, never the token itself. --json prints the same as one JSON
+            object (account, token_type, expires_at, expires_in, expired, scopes,
+            has_refresh_token). --print-access-token prints the access token alone,
+            refreshing it first when it is about to expire: for scripts that call an
+            API with another tool.
 
-        Example:
-          oauth2 token --json
-          curl -H "Authorization: Bearer $(oauth2 token --print-access-token)" https://api.example/me
-        """
+            Example:
+              oauth2 token --json
+              curl -H "Authorization: Bearer $(oauth2 token --print-access-token)" https://api.example/me
+            """
     )
 
     @OptionGroup var common: CommonOptions

@@ -13,14 +13,14 @@ struct UserinfoCommand: AsyncParsableCommand {
         commandName: "userinfo",
         abstract: "Ask the OpenID provider's userinfo endpoint about the signed-in user.",
         discussion: """
-        Needs --issuer (an OpenID provider, whose configuration names the userinfo
-        endpoint) and a token signed in with the openid scope. Prints the claims as
-        one JSON object. The answer's sub must be the ID token's, or the command
-        fails with subject_mismatch.
+            Needs --issuer (an OpenID provider, whose configuration names the userinfo
+            endpoint) and a token signed in with the openid scope. Prints the claims as
+            one JSON object. The answer's sub must be the ID token's, or the command
+            fails with subject_mismatch.
 
-        Example:
-          oauth2 userinfo --issuer https://accounts.google.com --client-id my-app
-        """
+            Example:
+              oauth2 userinfo --issuer https://accounts.google.com --client-id my-app
+            """
     )
 
     @OptionGroup var common: CommonOptions

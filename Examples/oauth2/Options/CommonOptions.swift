@@ -30,7 +30,11 @@ struct CommonOptions: ParsableArguments {
     )
     var clientSecretFile: String?
 
-    @Option(name: .customLong("auth-method"), help: "How the client authenticates: basic, post, client_secret_jwt or private_key_jwt (OAUTH2_AUTH_METHOD; default basic when there is a secret, private_key_jwt with --client-key-file).")
+    @Option(
+        name: .customLong("auth-method"),
+        help:
+            "How the client authenticates: basic, post, client_secret_jwt or private_key_jwt (OAUTH2_AUTH_METHOD; default basic when there is a secret, private_key_jwt with --client-key-file)."
+    )
     var authMethod: String?
 
     @Option(
@@ -42,10 +46,13 @@ struct CommonOptions: ParsableArguments {
     )
     var clientKeyFile: String?
 
-    @Option(name: .customLong("client-key-id"), help: "The kid of the client's key, as registered with the provider (OAUTH2_CLIENT_KEY_ID).")
+    @Option(
+        name: .customLong("client-key-id"), help: "The kid of the client's key, as registered with the provider (OAUTH2_CLIENT_KEY_ID).")
     var clientKeyID: String?
 
-    @Option(name: .customLong("resource"), help: "A resource the token is for, RFC 8707; repeat for several (OAUTH2_RESOURCE, space-separated).")
+    @Option(
+        name: .customLong("resource"), help: "A resource the token is for, RFC 8707; repeat for several (OAUTH2_RESOURCE, space-separated)."
+    )
     var resources: [String] = []
 
     @Option(help: "An audience parameter for providers that want one, such as Auth0 (OAUTH2_AUDIENCE).")
@@ -54,17 +61,23 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "The scopes to ask for, space-separated, e.g. \"read write\" (OAUTH2_SCOPE).")
     var scope: String?
 
-    @Option(name: .customLong("redirect-uri"), help: "The redirect URI registered with the provider (OAUTH2_REDIRECT_URI; default http://127.0.0.1/callback).")
+    @Option(
+        name: .customLong("redirect-uri"),
+        help: "The redirect URI registered with the provider (OAUTH2_REDIRECT_URI; default http://127.0.0.1/callback).")
     var redirectURI: String?
 
-    @Option(help: "The issuer: its OpenID Connect configuration (or RFC 8414 metadata) fills the endpoints not given, redirects' iss is checked, and with openid in the scope the ID token is verified (OAUTH2_ISSUER).")
+    @Option(
+        help:
+            "The issuer: its OpenID Connect configuration (or RFC 8414 metadata) fills the endpoints not given, redirects' iss is checked, and with openid in the scope the ID token is verified (OAUTH2_ISSUER)."
+    )
     var issuer: String?
 
-    @Option(help: """
-        The token store: a directory (default $XDG_CONFIG_HOME/oauth2 or ~/.config/oauth2), or a \
-        PostgreSQL database, postgresql://user@host:port/db?sslmode=require, its password in \
-        PGPASSWORD or the file OAUTH2_STORE_PASSWORD_FILE names, never in the URL (OAUTH2_STORE).
-        """)
+    @Option(
+        help: """
+            The token store: a directory (default $XDG_CONFIG_HOME/oauth2 or ~/.config/oauth2), or a \
+            PostgreSQL database, postgresql://user@host:port/db?sslmode=require, its password in \
+            PGPASSWORD or the file OAUTH2_STORE_PASSWORD_FILE names, never in the URL (OAUTH2_STORE).
+            """)
     var store: String?
 
     @Option(help: "The account whose token to use: one file per account in the store (OAUTH2_ACCOUNT; default \"default\").")

@@ -53,8 +53,9 @@ struct Settings: Sendable {
         authorizeURL = try url(options.authorizeURL, "OAUTH2_AUTHORIZE_URL", option: "--authorize-url")
         revokeURL = try url(options.revokeURL, "OAUTH2_REVOKE_URL", option: "--revoke-url")
         deviceURL = try url(options.deviceURL, "OAUTH2_DEVICE_URL", option: "--device-url")
-        guard let redirectURI = try url(options.redirectURI, "OAUTH2_REDIRECT_URI", option: "--redirect-uri")
-            ?? URL(string: Self.defaultRedirectURI)
+        guard
+            let redirectURI = try url(options.redirectURI, "OAUTH2_REDIRECT_URI", option: "--redirect-uri")
+                ?? URL(string: Self.defaultRedirectURI)
         else {
             throw UsageError("--redirect-uri is needed")
         }
@@ -83,7 +84,8 @@ struct Settings: Sendable {
             case "post": authentication = .clientSecretPost
             default:
                 guard let named = ClientAuthentication(name: method) else {
-                    throw UsageError("--auth-method (or OAUTH2_AUTH_METHOD) must be basic, post, client_secret_jwt or private_key_jwt, not \(method)")
+                    throw UsageError(
+                        "--auth-method (or OAUTH2_AUTH_METHOD) must be basic, post, client_secret_jwt or private_key_jwt, not \(method)")
                 }
                 authentication = named
             }
@@ -106,7 +108,8 @@ struct Settings: Sendable {
         } else {
             clientKey = nil
         }
-        let resourceTexts = options.resources.isEmpty
+        let resourceTexts =
+            options.resources.isEmpty
             ? (EnvironmentVariables.value("OAUTH2_RESOURCE")?.split(whereSeparator: \.isWhitespace).map(String.init) ?? [])
             : options.resources
         resources = try resourceTexts.map { text in

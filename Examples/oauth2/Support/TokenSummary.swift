@@ -35,8 +35,14 @@ struct TokenSummary: Encodable {
         let preferredUsername: String?
 
         enum CodingKeys: String, CodingKey {
-            case issuer = "iss", subject = "sub", audience = "aud", expiresAt = "exp"
-            case email, emailVerified = "email_verified", name, preferredUsername = "preferred_username"
+            case issuer = "iss"
+            case subject = "sub"
+            case audience = "aud"
+            case expiresAt = "exp"
+            case email
+            case emailVerified = "email_verified"
+            case name
+            case preferredUsername = "preferred_username"
         }
 
         init(_ token: IDToken) {
@@ -97,20 +103,22 @@ struct TokenSummary: Encodable {
             "refresh token: \(hasRefreshToken ? "yes" : "no")",
             "issued to: \(clientID.map { "client \($0) at \(tokenEndpoint ?? "?")" } ?? "(not recorded)")",
             "grant: \(grantType ?? "(not recorded)")",
-        ] + (idToken.map { id in
-            [
-                "signed in as: \(id.subject) at \(id.issuer) (ID token verified)",
-                "email: \(id.email ?? "(not shared)")\(id.emailVerified == true ? " (verified)" : "")",
-                "name: \(id.name ?? "(not shared)")",
-            ]
-        } ?? [])
+        ]
+            + (idToken.map { id in
+                [
+                    "signed in as: \(id.subject) at \(id.issuer) (ID token verified)",
+                    "email: \(id.email ?? "(not shared)")\(id.emailVerified == true ? " (verified)" : "")",
+                    "name: \(id.name ?? "(not shared)")",
+                ]
+            } ?? [])
     }
 
     /// One sentence for stderr after a grant or a refresh.
     var sentence: String {
         let scopeText = scopes.isEmpty ? "no scopes" : "scopes \(scopes.joined(separator: " "))"
         let signedIn = idToken.map { " Signed in as \($0.subject) at \($0.issuer) (ID token verified)." } ?? ""
-        return "\(tokenType) token for account \(account): \(expiryText), \(scopeText), \(hasRefreshToken ? "with" : "no") refresh token.\(signedIn)"
+        return
+            "\(tokenType) token for account \(account): \(expiryText), \(scopeText), \(hasRefreshToken ? "with" : "no") refresh token.\(signedIn)"
     }
 
     private var expiresLine: String {

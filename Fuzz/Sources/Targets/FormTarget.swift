@@ -18,7 +18,7 @@ enum FormTarget {
         for spaceAsPlus in [true, false] {
             let component = FormURLEncoding.encodeComponent(text, spaceAsPlus: spaceAsPlus)
             guard let decoded = try? FormURLEncoding.decodeComponent(component[...]),
-                  decoded.unicodeScalars.elementsEqual(text.unicodeScalars)
+                decoded.unicodeScalars.elementsEqual(text.unicodeScalars)
             else {
                 violation("encodeComponent then decodeComponent changes the text (spaceAsPlus: \(spaceAsPlus))")
             }
@@ -28,8 +28,9 @@ enum FormTarget {
     /// Pairs compared by Unicode scalars: `String`'s `==` would let canonically
     /// equivalent spellings pass, and a round trip must keep the bytes.
     private static func samePairs(_ lhs: [(String, String)], _ rhs: [(String, String)]) -> Bool {
-        lhs.count == rhs.count && zip(lhs, rhs).allSatisfy { left, right in
-            left.0.unicodeScalars.elementsEqual(right.0.unicodeScalars) && left.1.unicodeScalars.elementsEqual(right.1.unicodeScalars)
-        }
+        lhs.count == rhs.count
+            && zip(lhs, rhs).allSatisfy { left, right in
+                left.0.unicodeScalars.elementsEqual(right.0.unicodeScalars) && left.1.unicodeScalars.elementsEqual(right.1.unicodeScalars)
+            }
     }
 }

@@ -36,7 +36,9 @@ enum HTTPDateTarget {
         }
         let text = String(decoding: bytes, as: UTF8.self)
         if let date = HTTPDate.parse(text) {
-            guard date.timeIntervalSince1970.rounded() == date.timeIntervalSince1970 else { violation("a date with a fraction of a second") }
+            guard date.timeIntervalSince1970.rounded() == date.timeIntervalSince1970 else {
+                violation("a date with a fraction of a second")
+            }
         }
         if let date = HTTPDate.parse(text), date.timeIntervalSince1970 >= Double(earliest), date.timeIntervalSince1970 < Double(latest) {
             let again = formatter.string(from: date)

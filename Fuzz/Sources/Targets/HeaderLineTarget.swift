@@ -48,7 +48,8 @@ enum HeaderLineTarget {
             violation("a status of \(transfer.responseStatus)")
         }
         for field in transfer.responseHeaders {
-            guard !field.name.isEmpty, !field.name.utf8.contains(where: { $0 == UInt8(ascii: ":") || $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
+            guard !field.name.isEmpty, !field.name.utf8.contains(where: { $0 == UInt8(ascii: ":") || $0 == 0x0D || $0 == 0x0A || $0 == 0 })
+            else {
                 violation("a header name that is empty or holds a colon, a CR, an LF or a NUL")
             }
             guard !field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {

@@ -53,7 +53,7 @@ enum HostTarget {
 
     private static func check(_ url: URL) {
         guard let transfer = try? CurlTransfer(request: HTTPRequest(url: url), configuration: configuration),
-              let curl = CurlURL(transfer.urlString)
+            let curl = CurlURL(transfer.urlString)
         else { return }
         let origin = Origin(url)
         guard origin.scheme == curl.scheme.lowercased() else {
@@ -101,7 +101,7 @@ private struct CurlURL {
             return String(cString: value)
         }
         guard let scheme = get(CURLUPART_SCHEME), let host = get(CURLUPART_HOST),
-              let portText = get(CURLUPART_PORT, CURLU_DEFAULT_PORT), let port = Int(portText)
+            let portText = get(CURLUPART_PORT, CURLU_DEFAULT_PORT), let port = Int(portText)
         else { return nil }
         self.scheme = scheme
         self.host = host

@@ -20,16 +20,19 @@ enum JOSETarget {
         try? JSONWebKeySet.parse(Data(keySetText.utf8))
     }
     private static let keySetText = """
-    {"keys": [
-      {"kty": "EC", "crv": "P-256", "kid": "k1", "use": "sig",
-       "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", "y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"},
-      {"kty": "OKP", "crv": "Ed25519", "kid": "k2", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}
-    ]}
-    """
+        {"keys": [
+          {"kty": "EC", "crv": "P-256", "kid": "k1", "use": "sig",
+           "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", "y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"},
+          {"kty": "OKP", "crv": "Ed25519", "kid": "k2", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}
+        ]}
+        """
     private static let allowed: Set<JWSAlgorithm> = [.rs256, .ps256, .es256, .es384, .edDSA, .hs256]
     private static let expectedCodes: Set<OAuth2Error.Code> = [.invalidJWT, .unsupportedAlgorithm, .invalidSignature, .unknownSigningKey]
     /// The RFC tokens this key set verifies (its keys' private halves are published in RFC 7515 and RFC 8037).
-    private static let knownGood: Set<String> = ["eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ.DtEhU3ljbEg8L38VWAfUAqOyKAM6-Xx-F4GawxaepmXFCgfTjDxw5djxLa8ISlSApmWQxfKTUJqPP3-Kg6NU1Q", "eyJhbGciOiJFZERTQSJ9.RXhhbXBsZSBvZiBFZDI1NTE5IHNpZ25pbmc.hgyY0il_MGCjP0JzlnLWG1PPOt7-09PGcvMg3AIbQR6dWbhijcNR4ki4iylGjg5BhVsPt9g7sVvpAr_MuM0KAg"]
+    private static let knownGood: Set<String> = [
+        "eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ.DtEhU3ljbEg8L38VWAfUAqOyKAM6-Xx-F4GawxaepmXFCgfTjDxw5djxLa8ISlSApmWQxfKTUJqPP3-Kg6NU1Q",
+        "eyJhbGciOiJFZERTQSJ9.RXhhbXBsZSBvZiBFZDI1NTE5IHNpZ25pbmc.hgyY0il_MGCjP0JzlnLWG1PPOt7-09PGcvMg3AIbQR6dWbhijcNR4ki4iylGjg5BhVsPt9g7sVvpAr_MuM0KAg",
+    ]
 
     static func run(_ bytes: UnsafeRawBufferPointer) {
         guard let selector = bytes.first else { return }

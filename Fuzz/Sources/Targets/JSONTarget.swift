@@ -65,7 +65,8 @@ enum JSONTarget {
         // A trailing comma: the unexpected byte is a closing bracket whose previous
         // non-whitespace byte is a comma.
         if failure.reason.hasPrefix("unexpected byte at offset "), let offset = Int(failure.reason.split(separator: " ").last ?? ""),
-           offset < bytes.count, bytes[offset] == UInt8(ascii: "]") || bytes[offset] == UInt8(ascii: "}") {
+            offset < bytes.count, bytes[offset] == UInt8(ascii: "]") || bytes[offset] == UInt8(ascii: "}")
+        {
             var before = offset - 1
             while before >= 0, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[before]) { before -= 1 }
             return before >= 0 && bytes[before] == UInt8(ascii: ",")
@@ -91,7 +92,8 @@ enum JSONTarget {
             return number.boolValue == value ? nil : "\(path): \(value) against \(number.boolValue)"
         case .number(let value):
             guard let number = theirs as? NSNumber, !isBoolean(number) else { return "\(path): number against \(type(of: theirs))" }
-            return numbersAgree(value, number) ? nil : "\(path): \(value) against \(number) (\(type(of: number)), \(String(cString: number.objCType)))"
+            return numbersAgree(value, number)
+                ? nil : "\(path): \(value) against \(number) (\(type(of: number)), \(String(cString: number.objCType)))"
         case .string(let value):
             guard let string = theirs as? String else { return "\(path): string against \(type(of: theirs))" }
             return sameString(value, string) ? nil : "\(path): strings with different scalars"

@@ -31,14 +31,15 @@ enum RedirectTarget {
         }
         do throws(OAuth2Error) {
             let code = try RedirectValidator.validate(text, pending: pending)
-            guard !code.value.isEmpty, !code.value.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else {
+            guard !code.value.isEmpty, !code.value.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
+            else {
                 violation("an empty code or one with control characters")
             }
             guard text.contains(state) else { violation("a code from a redirect without the state") }
             // Foundation, where it reads the URL at all, must see the redirect URI's own parts.
             if let url = URL(string: text.trimmingCharacters(in: .whitespacesAndNewlines)) {
                 guard url.scheme?.lowercased() == "http", url.host?.lowercased() == "127.0.0.1",
-                      url.port == 8765, url.path == "/callback"
+                    url.port == 8765, url.path == "/callback"
                 else {
                     violation("a code from a URL that Foundation reads as another scheme, host, port or path")
                 }

@@ -40,14 +40,14 @@ enum StoreFileTarget {
 
     private static func checkSealed(_ file: [UInt8], token: AccessToken) {
         guard let envelope = (try? JSONSerialization.jsonObject(with: Data(file))) as? [String: Any],
-              envelope["encryption"] as? String == "AES-256-GCM"
+            envelope["encryption"] as? String == "AES-256-GCM"
         else {
             violation("a token from a file that is not an AES-256-GCM envelope, read under a key with plaintext refused")
         }
         if (envelope["version"] as? NSNumber)?.intValue == 2 {
             let binding = envelope["binding"] as? [String: Any]
             guard binding?["tokenEndpoint"] as? String == token.binding?.tokenEndpoint,
-                  binding?["clientID"] as? String == token.binding?.clientID
+                binding?["clientID"] as? String == token.binding?.clientID
             else {
                 violation("a decrypted token whose binding is not the envelope's")
             }

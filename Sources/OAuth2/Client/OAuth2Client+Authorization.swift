@@ -47,7 +47,8 @@ extension OAuth2Client {
     @discardableResult
     public func openRedirectURL(_ redirect: String, pending: PendingAuthorization? = nil) async throws(OAuth2Error) -> AccessToken {
         guard let pending = pending ?? machine.withLock({ $0.pendingAuthorization }) else {
-            let error = OAuth2Error(code: .stateMismatch, message: "no authorization is pending (the redirect was already used, or none was started)")
+            let error = OAuth2Error(
+                code: .stateMismatch, message: "no authorization is pending (the redirect was already used, or none was started)")
             notify(machine.withLock { $0.redirectRejected(error) })
             throw error
         }

@@ -173,7 +173,9 @@ extension OAuth2Client {
     ///
     /// - Throws: ``OAuth2Error`` `access_denied`, `expired_token`, `cancelled`, or another error.
     @discardableResult
-    public func completeDeviceAuthorization(_ authorization: DeviceAuthorization, scopes: [String]? = nil) async throws(OAuth2Error) -> AccessToken {
+    public func completeDeviceAuthorization(_ authorization: DeviceAuthorization, scopes: [String]? = nil) async throws(OAuth2Error)
+        -> AccessToken
+    {
         try await obtain { () async throws(OAuth2Error) -> AccessToken in
             try await self.provider.deviceToken(for: authorization, scopes: scopes)
         }

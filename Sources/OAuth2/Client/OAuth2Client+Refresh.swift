@@ -57,13 +57,15 @@ extension OAuth2Client {
             }
             return outcome.token
         case .failure(let failure):
-            let failure = failure as? RefreshFailure
+            let failure =
+                failure as? RefreshFailure
                 ?? RefreshFailure(error: OAuth2Error(code: .transportError, message: "the refresh failed"), lost: false)
             notify(machine.withLock { $0.refreshFailed(failure.error, lost: failure.lost, leader: leader) })
             if automatic && failure.lost && failure.error.code == .invalidGrant {
                 throw OAuth2Error(
                     code: .reauthorizationRequired,
-                    message: "the provider no longer accepts this account's grant (invalid_grant); the stored token was deleted, sign in again",
+                    message:
+                        "the provider no longer accepts this account's grant (invalid_grant); the stored token was deleted, sign in again",
                     errorDescription: failure.error.errorDescription,
                     errorURI: failure.error.errorURI,
                     httpStatus: failure.error.httpStatus
@@ -76,7 +78,9 @@ extension OAuth2Client {
     /// The refresh itself, run once per account in this process however many
     /// callers wait, and under the store's account lock so that it runs once
     /// across processes too.
-    private func runRefresh(seen: AccessToken?, failedToken: Secret?, force: Bool) async throws(RefreshFailure) -> RefreshCoordinator.Outcome {
+    private func runRefresh(seen: AccessToken?, failedToken: Secret?, force: Bool) async throws(RefreshFailure)
+        -> RefreshCoordinator.Outcome
+    {
         do {
             return try await provider.withAccountLock(account) {
                 try await self.refreshHoldingLock(seen: seen, failedToken: failedToken, force: force)
@@ -100,7 +104,9 @@ extension OAuth2Client {
     /// than the one this caller saw (`seen`) is used as long as it has not
     /// expired, even inside the expiry skew: with tokens that live less than
     /// the skew, every waiter would otherwise refresh again in turn.
-    private func refreshHoldingLock(seen: AccessToken?, failedToken: Secret?, force: Bool) async throws(RefreshFailure) -> RefreshCoordinator.Outcome {
+    private func refreshHoldingLock(seen: AccessToken?, failedToken: Secret?, force: Bool) async throws(RefreshFailure)
+        -> RefreshCoordinator.Outcome
+    {
         let now = provider.clock.now()
         let stored: AccessToken?
         do throws(OAuth2Error) {
@@ -115,7 +121,8 @@ extension OAuth2Client {
                 throw RefreshFailure(
                     error: OAuth2Error(
                         code: .reauthorizationRequired,
-                        message: "the account's token was deleted while this request waited for the refresh lock (another process found the grant revoked); sign in again"
+                        message:
+                            "the account's token was deleted while this request waited for the refresh lock (another process found the grant revoked); sign in again"
                     ),
                     lost: true
                 )
@@ -144,7 +151,7 @@ extension OAuth2Client {
                     requestedScopes: stored.scopes,
                     idToken: .refresh(previous: stored.idToken)
                 )
-            } catch where error.code == .invalidGrant {
+            } catch  where error.code == .invalidGrant {
                 if let current = try await tokenStoredMeanwhile(replacing: stored) {
                     logger.debug("refresh refused, but another holder stored a new token meanwhile; using it")
                     return .init(token: current, refreshed: false)
@@ -215,7 +222,7 @@ extension OAuth2Client {
             var token = try await provider.requestToken(try await renewalRequest(for: grant), requestedScopes: grant.scopes)
             token.grant = grant
             return token
-        } catch where error.code == .invalidGrant || error.code == .invalidClient || error.code == .unauthorizedClient {
+        } catch  where error.code == .invalidGrant || error.code == .invalidClient || error.code == .unauthorizedClient {
             try await deleteHoldingLock(unless: stored)
             throw RefreshFailure(error: error, lost: true)
         } catch {

@@ -25,7 +25,7 @@ extension OAuth2Client {
     public func revoke() async throws(OAuth2Error) {
         do throws(OAuth2Error) {
             try await loadIfNeeded()
-        } catch where error.code == .storeError {
+        } catch  where error.code == .storeError {
             // Unreadable: revokeHoldingLock deletes it and says so.
         }
         do {
@@ -44,7 +44,7 @@ extension OAuth2Client {
         let stored: AccessToken?
         do throws(OAuth2Error) {
             stored = try await provider.load(account: account)
-        } catch where error.code == .storeError {
+        } catch  where error.code == .storeError {
             try await deleteUnreadable(error)
             return
         }
@@ -70,7 +70,8 @@ extension OAuth2Client {
         notify(machine.withLock { $0.tokenLost(nil) })
         throw OAuth2Error(
             code: .storeError,
-            message: "\(unreadable.message). It could not be revoked at the provider, since it could not be read; the local copy was deleted (revoke the grant in the provider's settings if it matters)"
+            message:
+                "\(unreadable.message). It could not be revoked at the provider, since it could not be read; the local copy was deleted (revoke the grant in the provider's settings if it matters)"
         )
     }
 
@@ -84,9 +85,9 @@ extension OAuth2Client {
     public func logout() async throws(OAuth2Error) {
         do throws(OAuth2Error) {
             try await revoke()
-        } catch where [.storeError, .lockTimeout, .providerMismatch].contains(error.code) {
+        } catch  where [.storeError, .lockTimeout, .providerMismatch].contains(error.code) {
             throw error
-        } catch where error.code == .notAuthenticated {
+        } catch  where error.code == .notAuthenticated {
             notify(machine.withLock { $0.tokenLost(nil) })
         } catch {
             logger.debug("logout: the provider did not confirm the revocation", metadata: ["oauth2.error": "\(error.code)"])

@@ -138,7 +138,11 @@ public final class OAuth2Client: Sendable {
     ///
     /// - Returns: the usable token, or `nil` when authentication is needed.
     /// - Throws: ``OAuth2Error`` when the store cannot be read or a refresh fails.
-    @available(*, deprecated, message: "use token(), which refreshes inside the expiry skew and throws not_authenticated (after telling the delegate) when there is no token")
+    @available(
+        *, deprecated,
+        message:
+            "use token(), which refreshes inside the expiry skew and throws not_authenticated (after telling the delegate) when there is no token"
+    )
     @discardableResult
     public func requestAccess() async throws(OAuth2Error) -> AccessToken? {
         try await loadIfNeeded()
@@ -216,7 +220,9 @@ public final class OAuth2Client: Sendable {
                 return stamped
             }
         } catch {
-            logger.debug("could not record the provider of a stored token", metadata: ["oauth2.error": "\((error as? OAuth2Error)?.code.rawValue ?? "store_error")"])
+            logger.debug(
+                "could not record the provider of a stored token",
+                metadata: ["oauth2.error": "\((error as? OAuth2Error)?.code.rawValue ?? "store_error")"])
             return stamped
         }
     }

@@ -166,15 +166,20 @@ extension OAuth2Provider {
         let response = try await perform(request)
         if (200..<300).contains(response.status) { return }
         if (300..<400).contains(response.status) {
-            throw OAuth2Error(code: .unexpectedRedirect, message: "the revocation endpoint answered with a redirect", httpStatus: response.status)
+            throw OAuth2Error(
+                code: .unexpectedRedirect, message: "the revocation endpoint answered with a redirect", httpStatus: response.status)
         }
         if response.status == 429 {
             throw ProviderResponse.rateLimited(response, by: "the revocation endpoint", now: clock.now())
         }
-        var error = TokenResponseParser.providerError(from: response)
-            ?? OAuth2Error(code: .httpError, message: "the revocation endpoint answered HTTP \(response.status)", httpStatus: response.status)
+        var error =
+            TokenResponseParser.providerError(from: response)
+            ?? OAuth2Error(
+                code: .httpError, message: "the revocation endpoint answered HTTP \(response.status)", httpStatus: response.status)
         // RFC 7009 §2.2.1: a 503 may say when to try again.
-        if response.status == 503, let delay = response.headers["Retry-After"].flatMap({ ProviderResponse.retryAfter($0, now: clock.now()) }) {
+        if response.status == 503,
+            let delay = response.headers["Retry-After"].flatMap({ ProviderResponse.retryAfter($0, now: clock.now()) })
+        {
             error.retryAfter = delay
             error.message += "; retry after \(delay.secondsDescription)"
         }
@@ -298,9 +303,9 @@ extension OAuth2Provider {
                     throw OAuth2Error(code: .cancelled, message: "device authorization polling was cancelled")
                 }
                 return try await requestToken(.deviceCode(authorization.deviceCode), requestedScopes: scopes)
-            } catch where error.code == .authorizationPending {
+            } catch  where error.code == .authorizationPending {
                 logger.trace("device authorization pending")
-            } catch where error.code == .slowDown {
+            } catch  where error.code == .slowDown {
                 interval += .seconds(5)
                 logger.debug("device authorization: slowing down", metadata: ["oauth2.interval": "\(interval)"])
             }

@@ -105,7 +105,8 @@ public final class OAuth2Provider: Sendable {
             try configuration.requireOwnBinding(
                 of: token,
                 subject: "the token stored for \(FileTokenStore.describe(account))",
-                consequence: "it is not used or sent anywhere (sign in under another account name, or sign out with the first provider's settings)"
+                consequence:
+                    "it is not used or sent anywhere (sign in under another account name, or sign out with the first provider's settings)"
             )
         }
         return token
@@ -211,4 +212,3 @@ struct UnsavedToken: Sendable {
     var token: AccessToken
     var lastAttempt: Date
 }
-

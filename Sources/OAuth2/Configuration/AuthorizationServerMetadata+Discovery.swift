@@ -57,7 +57,7 @@ extension AuthorizationServerMetadata {
                 issuer: issuer, document: .openIDConfiguration, transport: transport,
                 timeout: timeout, maxResponseSize: maxResponseSize
             )
-        } catch where error.httpStatus == 404 {
+        } catch  where error.httpStatus == 404 {
             return try await fetch(
                 issuer: issuer, document: .oauthAuthorizationServer, transport: transport,
                 timeout: timeout, maxResponseSize: maxResponseSize
@@ -103,7 +103,8 @@ public final class MetadataCache: Sendable {
     public func metadata(issuer: String, timeout: Duration? = nil) async throws(OAuth2Error) -> AuthorizationServerMetadata {
         let now = clock.now()
         if let entry = entries.withLock({ $0[issuer] }), now.timeIntervalSince(entry.fetchedAt) < maxAge.timeInterval,
-           now >= entry.fetchedAt {
+            now >= entry.fetchedAt
+        {
             return entry.metadata
         }
         let metadata = try await AuthorizationServerMetadata.discover(issuer: issuer, transport: transport, timeout: timeout)

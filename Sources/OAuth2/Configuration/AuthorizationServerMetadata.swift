@@ -65,7 +65,8 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         tokenEndpoint = try container.decodeIfPresent(URL.self, forKey: .tokenEndpoint)
         revocationEndpoint = try container.decodeIfPresent(URL.self, forKey: .revocationEndpoint)
         deviceAuthorizationEndpoint = try container.decodeIfPresent(URL.self, forKey: .deviceAuthorizationEndpoint)
-        authorizationResponseIssParameterSupported = try container.decodeIfPresent(Bool.self, forKey: .authorizationResponseIssParameterSupported) ?? false
+        authorizationResponseIssParameterSupported =
+            try container.decodeIfPresent(Bool.self, forKey: .authorizationResponseIssParameterSupported) ?? false
         codeChallengeMethodsSupported = try container.decodeIfPresent([String].self, forKey: .codeChallengeMethodsSupported) ?? []
         tokenEndpointAuthMethodsSupported = try container.decodeIfPresent([String].self, forKey: .tokenEndpointAuthMethodsSupported) ?? []
         jwksURI = try container.decodeIfPresent(URL.self, forKey: .jwksURI)
@@ -140,7 +141,7 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         func endpointURL(_ key: CodingKeys, role: String) throws(OAuth2Error) -> URL? {
             guard let value = object[key.rawValue], value != .null else { return nil }
             guard let text = value.stringValue, let parts = URLParts(text[...]), parts.isHTTP,
-                  !(parts.host ?? "").isEmpty, let url = URL(string: text)
+                !(parts.host ?? "").isEmpty, let url = URL(string: text)
             else {
                 throw invalid("has a \(key.rawValue) that is not an absolute http(s) URL")
             }

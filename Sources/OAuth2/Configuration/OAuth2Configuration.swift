@@ -106,7 +106,8 @@ public struct OAuth2Configuration: Sendable {
         self.revocationEndpoint = revocationEndpoint
         self.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint
         self.defaultScopes = defaultScopes
-        self.clientAuthentication = clientAuthentication
+        self.clientAuthentication =
+            clientAuthentication
             ?? (clientAssertionKey != nil ? .privateKeyJWT : clientSecret == nil ? .none : .clientSecretBasic)
         self.expirySkew = expirySkew
         self.allowsPasswordGrant = allowsPasswordGrant
@@ -154,7 +155,8 @@ public struct OAuth2Configuration: Sendable {
             do throws(OAuth2Error) {
                 _ = try JWTSigningKey.hmac(clientSecret)
             } catch {
-                throw OAuth2Error(code: .invalidConfiguration, message: "client_secret_jwt needs a client secret of at least 32 bytes (RFC 7518 §3.2)")
+                throw OAuth2Error(
+                    code: .invalidConfiguration, message: "client_secret_jwt needs a client secret of at least 32 bytes (RFC 7518 §3.2)")
             }
         }
         if clientAuthentication == .privateKeyJWT {
@@ -173,11 +175,13 @@ public struct OAuth2Configuration: Sendable {
         }
         for resource in resources {
             guard let parts = URLParts(resource.absoluteString[...]), !parts.scheme.isEmpty, parts.fragment == nil else {
-                throw OAuth2Error(code: .invalidConfiguration, message: "a resource must be an absolute URI without a fragment (RFC 8707 §2)")
+                throw OAuth2Error(
+                    code: .invalidConfiguration, message: "a resource must be an absolute URI without a fragment (RFC 8707 §2)")
             }
         }
         for (name, _) in additionalTokenParameters where Self.reservedTokenParameters.contains(name) {
-            throw OAuth2Error(code: .invalidConfiguration, message: "the additional token parameter \(name) would replace one the client sets")
+            throw OAuth2Error(
+                code: .invalidConfiguration, message: "the additional token parameter \(name) would replace one the client sets")
         }
         if let assertionGrant, !assertionGrant.type.contains(":") {
             throw OAuth2Error(code: .invalidConfiguration, message: "an assertion grant's type must be an absolute URI")

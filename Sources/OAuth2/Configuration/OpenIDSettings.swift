@@ -88,7 +88,8 @@ public struct OpenIDSettings: Sendable, Hashable {
         if let userinfoEndpoint { try EndpointPolicy.requireSecure(userinfoEndpoint, role: "userinfo endpoint") }
         if let endSessionEndpoint { try EndpointPolicy.requireSecure(endSessionEndpoint, role: "end-session endpoint") }
         guard !signingAlgorithms.intersection(JWSAlgorithm.publicKeyAlgorithms).isEmpty else {
-            throw OAuth2Error(code: .invalidConfiguration, message: "OpenID Connect needs at least one public-key signing algorithm (RS256, ES256, …)")
+            throw OAuth2Error(
+                code: .invalidConfiguration, message: "OpenID Connect needs at least one public-key signing algorithm (RS256, ES256, …)")
         }
         guard clockLeeway >= .zero, maxIDTokenSize > 0, keySetMaxAge > .zero, keySetRefetchInterval >= .zero else {
             throw OAuth2Error(code: .invalidConfiguration, message: "OpenID Connect limits must be positive")

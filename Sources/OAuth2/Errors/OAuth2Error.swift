@@ -187,7 +187,8 @@ public struct OAuth2Error: Error, Sendable, Hashable {
     /// Strips control characters and bounds the length of text that came from outside.
     package static func sanitize(_ text: String) -> String {
         var scalars = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars.prefix(512) where !(scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format) {
+        for scalar in text.unicodeScalars.prefix(512)
+        where !(scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format) {
             scalars.append(scalar)
         }
         return String(scalars)

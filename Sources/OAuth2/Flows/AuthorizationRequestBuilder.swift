@@ -42,7 +42,7 @@ enum AuthorizationRequestBuilder {
         }
         let endpointText = endpoint.absoluteString
         guard let endpointParts = URLParts(endpointText[...]), endpointParts.isHTTP,
-              !(endpointParts.host ?? "").isEmpty
+            !(endpointParts.host ?? "").isEmpty
         else {
             throw invalidConfiguration("the authorization endpoint is not an absolute http(s) URL")
         }
@@ -54,7 +54,8 @@ enum AuthorizationRequestBuilder {
             throw invalidConfiguration("a scope is empty or has characters RFC 6749 §3.3 does not allow")
         }
 
-        let nonce: Secret? = configuration.openID != nil && scopes.contains("openid")
+        let nonce: Secret? =
+            configuration.openID != nil && scopes.contains("openid")
             ? Secret.opaque(StateGenerator.makeState())
             : nil
         var taken = reservedParameters
@@ -79,7 +80,8 @@ enum AuthorizationRequestBuilder {
                 throw invalidConfiguration("an additional authorization parameter has an empty name")
             }
             guard taken.insert(name).inserted else {
-                throw invalidConfiguration("the additional authorization parameter \(name) is set twice or would override one the client sets")
+                throw invalidConfiguration(
+                    "the additional authorization parameter \(name) is set twice or would override one the client sets")
             }
         }
 
@@ -134,9 +136,10 @@ enum AuthorizationRequestBuilder {
 
     /// Whether `scope` is a scope-token: `1*( %x21 / %x23-5B / %x5D-7E )` (RFC 6749 §3.3).
     static func isScopeToken(_ scope: String) -> Bool {
-        !scope.isEmpty && scope.utf8.allSatisfy { byte in
-            byte == 0x21 || (0x23...0x5B).contains(byte) || (0x5D...0x7E).contains(byte)
-        }
+        !scope.isEmpty
+            && scope.utf8.allSatisfy { byte in
+                byte == 0x21 || (0x23...0x5B).contains(byte) || (0x5D...0x7E).contains(byte)
+            }
     }
 
     private static func invalidConfiguration(_ message: String) -> OAuth2Error {

@@ -99,9 +99,15 @@ extension BearerChallenge {
         /// Reads `name = value` pairs up to the end or to the start of the next challenge.
         private mutating func parseParameters(into challenge: inout Challenge) {
             while true {
-                guard let name = readToken() else { malformed = true; return }
+                guard let name = readToken() else {
+                    malformed = true
+                    return
+                }
                 skipSpaces()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: "=") else { malformed = true; return }
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "=") else {
+                    malformed = true
+                    return
+                }
                 index += 1
                 skipSpaces()
                 let value: String?
@@ -110,14 +116,20 @@ extension BearerChallenge {
                 } else {
                     value = readToken()
                 }
-                guard let value else { malformed = true; return }
+                guard let value else {
+                    malformed = true
+                    return
+                }
                 let key = name.lowercased()
                 if challenge.parameters[key] == nil {
                     challenge.parameters[key] = value
                 }
                 skipSpaces()
                 guard index < bytes.count else { return }
-                guard bytes[index] == UInt8(ascii: ",") else { malformed = true; return }
+                guard bytes[index] == UInt8(ascii: ",") else {
+                    malformed = true
+                    return
+                }
                 skipListSeparators()
                 guard index < bytes.count, isAuthParamAhead() else { return }
             }
@@ -193,7 +205,7 @@ extension BearerChallenge {
         private static func isToken68Character(_ byte: UInt8) -> Bool {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "+"), UInt8(ascii: "/"):
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "+"), UInt8(ascii: "/"):
                 return true
             default:
                 return false

@@ -78,12 +78,14 @@ public struct DeviceAuthorization: Sendable, Codable, Hashable, CustomStringConv
             throw invalid("has no usable device_code")
         }
         guard let userCode = object["user_code"]?.stringValue, !userCode.isEmpty,
-              !userCode.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format })
+            !userCode.unicodeScalars.contains(where: {
+                $0.properties.generalCategory == .control || $0.properties.generalCategory == .format
+            })
         else {
             throw invalid("has no printable user_code")
         }
         guard let verificationText = (object["verification_uri"] ?? object["verification_url"])?.stringValue,
-              let verificationURI = httpURL(verificationText)
+            let verificationURI = httpURL(verificationText)
         else {
             throw invalid("has no absolute http(s) verification_uri")
         }
@@ -126,12 +128,14 @@ public struct DeviceAuthorization: Sendable, Codable, Hashable, CustomStringConv
 extension DeviceAuthorization: CustomReflectable {
     /// What `dump` and debuggers show: everything but the device code.
     public var customMirror: Mirror {
-        Mirror(self, children: [
-            "userCode": userCode,
-            "verificationURI": verificationURI,
-            "verificationURIComplete": verificationURIComplete as Any,
-            "expiresAt": expiresAt,
-            "interval": interval,
-        ], displayStyle: .struct)
+        Mirror(
+            self,
+            children: [
+                "userCode": userCode,
+                "verificationURI": verificationURI,
+                "verificationURIComplete": verificationURIComplete as Any,
+                "expiresAt": expiresAt,
+                "interval": interval,
+            ], displayStyle: .struct)
     }
 }

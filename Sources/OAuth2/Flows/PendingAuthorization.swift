@@ -64,12 +64,14 @@ extension PendingAuthorization: CustomReflectable {
     /// What `dump` and debuggers show: neither the state, nor the verifier,
     /// nor the nonce, nor the URL that carries them.
     public var customMirror: Mirror {
-        Mirror(self, children: [
-            "redirectURI": redirectURI,
-            "scopes": scopes,
-            "expectedIssuer": expectedIssuer as Any,
-            "requiresIssuer": requiresIssuer,
-            "createdAt": createdAt,
-        ], displayStyle: .struct)
+        Mirror(
+            self,
+            children: [
+                "redirectURI": redirectURI,
+                "scopes": scopes,
+                "expectedIssuer": expectedIssuer as Any,
+                "requiresIssuer": requiresIssuer,
+                "createdAt": createdAt,
+            ], displayStyle: .struct)
     }
 }

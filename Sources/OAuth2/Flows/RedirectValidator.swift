@@ -108,7 +108,8 @@ package enum RedirectValidator {
         guard differences.isEmpty else {
             throw OAuth2Error(
                 code: .redirectURIMismatch,
-                message: "the redirect's \(differences.joined(separator: ", ")) differ from the redirect URI sent (\(redirectURI.redactingQuery))"
+                message:
+                    "the redirect's \(differences.joined(separator: ", ")) differ from the redirect URI sent (\(redirectURI.redactingQuery))"
             )
         }
     }

@@ -70,7 +70,6 @@ enum TokenRequestBuilder {
         return try request(to: configuration.tokenEndpoint, parameters: parameters, configuration: configuration, now: now)
     }
 
-
     /// The RFC 7009 revocation request for a token.
     ///
     /// - Throws: `invalid_configuration` when no revocation endpoint is configured.

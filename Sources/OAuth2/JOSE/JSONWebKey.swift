@@ -151,15 +151,18 @@ public struct JSONWebKey: Sendable, Hashable {
             switch curve {
             case "P-256":
                 guard let key = try? P256.Signing.PublicKey(rawRepresentation: x + y),
-                      let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
+                    let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
+                else { return false }
                 return key.isValidSignature(ecdsa, for: signingInput)
             case "P-384":
                 guard let key = try? P384.Signing.PublicKey(rawRepresentation: x + y),
-                      let ecdsa = try? P384.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
+                    let ecdsa = try? P384.Signing.ECDSASignature(rawRepresentation: signature)
+                else { return false }
                 return key.isValidSignature(ecdsa, for: signingInput)
             case "P-521":
                 guard let key = try? P521.Signing.PublicKey(rawRepresentation: x + y),
-                      let ecdsa = try? P521.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
+                    let ecdsa = try? P521.Signing.ECDSASignature(rawRepresentation: signature)
+                else { return false }
                 return key.isValidSignature(ecdsa, for: signingInput)
             default:
                 return false

@@ -81,13 +81,16 @@ public struct JWTSigningKey: Sendable {
     ///   not a private key of one of these curves.
     public static func ecdsa(pem: String, keyID: String? = nil) throws(OAuth2Error) -> JWTSigningKey {
         if let key = try? P256.Signing.PrivateKey(pemRepresentation: pem) {
-            return JWTSigningKey(algorithm: .es256, keyID: keyID, publicJWK: ecJWK("P-256", key.publicKey.rawRepresentation), material: .p256(key))
+            return JWTSigningKey(
+                algorithm: .es256, keyID: keyID, publicJWK: ecJWK("P-256", key.publicKey.rawRepresentation), material: .p256(key))
         }
         if let key = try? P384.Signing.PrivateKey(pemRepresentation: pem) {
-            return JWTSigningKey(algorithm: .es384, keyID: keyID, publicJWK: ecJWK("P-384", key.publicKey.rawRepresentation), material: .p384(key))
+            return JWTSigningKey(
+                algorithm: .es384, keyID: keyID, publicJWK: ecJWK("P-384", key.publicKey.rawRepresentation), material: .p384(key))
         }
         if let key = try? P521.Signing.PrivateKey(pemRepresentation: pem) {
-            return JWTSigningKey(algorithm: .es512, keyID: keyID, publicJWK: ecJWK("P-521", key.publicKey.rawRepresentation), material: .p521(key))
+            return JWTSigningKey(
+                algorithm: .es512, keyID: keyID, publicJWK: ecJWK("P-521", key.publicKey.rawRepresentation), material: .p521(key))
         }
         throw OAuth2Error(code: .invalidConfiguration, message: "the PEM is not an EC private key of P-256, P-384 or P-521")
     }
@@ -144,8 +147,10 @@ public struct JWTSigningKey: Sendable {
             case .rsa(let key):
                 let padding: _RSA.Signing.Padding = algorithm.rawValue.hasPrefix("PS") ? .PSS : .insecurePKCS1v1_5
                 switch algorithm {
-                case .rs384, .ps384: return Array(try key.signature(for: SHA384.hash(data: signingInput), padding: padding).rawRepresentation)
-                case .rs512, .ps512: return Array(try key.signature(for: SHA512.hash(data: signingInput), padding: padding).rawRepresentation)
+                case .rs384, .ps384:
+                    return Array(try key.signature(for: SHA384.hash(data: signingInput), padding: padding).rawRepresentation)
+                case .rs512, .ps512:
+                    return Array(try key.signature(for: SHA512.hash(data: signingInput), padding: padding).rawRepresentation)
                 default: return Array(try key.signature(for: SHA256.hash(data: signingInput), padding: padding).rawRepresentation)
                 }
             case .p256(let key): return Array(try key.signature(for: signingInput).rawRepresentation)

@@ -74,7 +74,9 @@ struct IDTokenVerifier: Sendable {
         }
         let leeway = settings.clockLeeway.timeInterval
         guard now.timeIntervalSince(token.expiresAt) < leeway else {
-            throw OAuth2Error(code: .idTokenExpired, message: "the ID token expired (exp is past, beyond the clock leeway of \(settings.clockLeeway.secondsDescription))")
+            throw OAuth2Error(
+                code: .idTokenExpired,
+                message: "the ID token expired (exp is past, beyond the clock leeway of \(settings.clockLeeway.secondsDescription))")
         }
         guard token.issuedAt.timeIntervalSince(now) <= leeway else {
             throw OAuth2Error(code: .idTokenNotYetValid, message: "the ID token's iat is in the future, beyond the clock leeway")
@@ -93,14 +95,16 @@ struct IDTokenVerifier: Sendable {
         case .refresh(let previous?):
             // OpenID Connect Core §12.2: the same iss and sub (and the client among the audience, checked above).
             guard token.issuer == previous.issuer, token.subject == previous.subject else {
-                throw OAuth2Error(code: .subjectMismatch, message: "the refreshed ID token is for another user (sub) than the one signed in")
+                throw OAuth2Error(
+                    code: .subjectMismatch, message: "the refreshed ID token is for another user (sub) than the one signed in")
             }
         case .signIn(nil), .refresh(nil), .any:
             break
         }
         if let expected = token.accessTokenHash, let accessToken {
             guard let actual = Self.accessTokenHash(accessToken, algorithm: algorithm) else {
-                throw OAuth2Error(code: .accessTokenHashMismatch, message: "the ID token's at_hash cannot be checked for algorithm \(algorithm)")
+                throw OAuth2Error(
+                    code: .accessTokenHashMismatch, message: "the ID token's at_hash cannot be checked for algorithm \(algorithm)")
             }
             guard Secret.constantTimeEquals(actual, expected) else {
                 throw OAuth2Error(code: .accessTokenHashMismatch, message: "the ID token's at_hash does not match the access token")

@@ -59,11 +59,12 @@ final class KeySetCache: Sendable {
         let keySet = try await currentSet()
         do throws(OAuth2Error) {
             return try jws.verify(with: keySet, allowedAlgorithms: allowedAlgorithms)
-        } catch where error.code == .unknownSigningKey {
+        } catch  where error.code == .unknownSigningKey {
             guard let fresh = try await fetch(force: false, unlessNewerThan: keySet) else {
                 throw OAuth2Error(
                     code: .unknownSigningKey,
-                    message: "\(error.message); the key set was fetched less than \(refetchInterval.secondsDescription) ago, so it is not fetched again yet"
+                    message:
+                        "\(error.message); the key set was fetched less than \(refetchInterval.secondsDescription) ago, so it is not fetched again yet"
                 )
             }
             return try jws.verify(with: fresh, allowedAlgorithms: allowedAlgorithms)
@@ -75,7 +76,7 @@ final class KeySetCache: Sendable {
         let now = clock.now()
         let cached = state.withLock { state -> JSONWebKeySet? in
             guard let keySet = state.keySet, let fetchedAt = state.fetchedAt,
-                  now >= fetchedAt, now.timeIntervalSince(fetchedAt) < maxAge.timeInterval
+                now >= fetchedAt, now.timeIntervalSince(fetchedAt) < maxAge.timeInterval
             else { return nil }
             return keySet
         }
@@ -100,7 +101,11 @@ final class KeySetCache: Sendable {
     ///   fetch now (the last failure is thrown instead, if the last fetch failed).
     private func fetch(force: Bool, unlessNewerThan seen: JSONWebKeySet?) async throws(OAuth2Error) -> JSONWebKeySet? {
         let now = clock.now()
-        enum Step { case use(JSONWebKeySet), wait(Task<Result<JSONWebKeySet, OAuth2Error>, Never>), limited(OAuth2Error?) }
+        enum Step {
+            case use(JSONWebKeySet)
+            case wait(Task<Result<JSONWebKeySet, OAuth2Error>, Never>)
+            case limited(OAuth2Error?)
+        }
         let step: Step = state.withLock { state in
             if let task = state.inFlight { return .wait(task) }
             if let seen, let current = state.keySet, current != seen { return .use(current) }
@@ -140,7 +145,8 @@ final class KeySetCache: Sendable {
     /// One GET of the key set; never follows a redirect (keys served from
     /// elsewhere are not the provider's).
     private func download() async -> Result<JSONWebKeySet, OAuth2Error> {
-        let request = HTTPRequest.providerDocument(url, accept: "application/jwk-set+json, application/json", timeout: timeout, maxResponseSize: maxSize)
+        let request = HTTPRequest.providerDocument(
+            url, accept: "application/jwk-set+json, application/json", timeout: timeout, maxResponseSize: maxSize)
         do throws(OAuth2Error) {
             let response = try await OAuth2Error.performing(request, on: transport)
             try ProviderResponse.requireSuccess(response, endpoint: "JWKS endpoint", maxBodySize: maxSize, now: clock.now())

@@ -87,7 +87,7 @@ enum EndSessionRequest {
         parameters += additionalParameters
         let text = endpoint.absoluteString
         guard let parts = URLParts(text[...]),
-              let url = URL(string: FormURLEncoding.appendingQuery(parameters, to: text, existingQuery: parts.query))
+            let url = URL(string: FormURLEncoding.appendingQuery(parameters, to: text, existingQuery: parts.query))
         else {
             throw OAuth2Error(code: .invalidConfiguration, message: "the end-session URL could not be built")
         }

@@ -18,6 +18,7 @@ extension AccessToken: TokenSource {
     ///
     /// - Throws: ``OAuth2Error`` `invalid_token`.
     public func token(replacing rejected: AccessToken) async throws(OAuth2Error) -> AccessToken {
-        throw OAuth2Error(code: .invalidToken, message: "the resource server rejected the token, and a token without an account cannot be refreshed")
+        throw OAuth2Error(
+            code: .invalidToken, message: "the resource server rejected the token, and a token without an account cannot be refreshed")
     }
 }

@@ -73,7 +73,8 @@ public struct SigningTransport: HTTPTransport {
         case .insufficientScope(let scope):
             throw Self.insufficientScope(scope, status: response.status)
         case .unauthorized:
-            throw OAuth2Error(code: .unauthorized, message: "the resource server answered 401 without a Bearer challenge to act on", httpStatus: 401)
+            throw OAuth2Error(
+                code: .unauthorized, message: "the resource server answered 401 without a Bearer challenge to act on", httpStatus: 401)
         case .invalidToken:
             break
         }
@@ -125,7 +126,9 @@ public struct SigningTransport: HTTPTransport {
     ///
     /// - Returns: the final response, and whether the request it answers
     ///   carried the token (a redirect to another origin drops it).
-    private func sendSigned(_ request: HTTPRequest, token: AccessToken) async throws(OAuth2Error) -> (response: HTTPResponse, carriedToken: Bool) {
+    private func sendSigned(_ request: HTTPRequest, token: AccessToken) async throws(OAuth2Error) -> (
+        response: HTTPResponse, carriedToken: Bool
+    ) {
         let authorization = "Bearer \(token.accessToken.value)"
         var current = request
         current.redirects = .never
@@ -134,18 +137,19 @@ public struct SigningTransport: HTTPTransport {
         for _ in 0...Self.maxRedirects {
             let response = try await OAuth2Error.performing(current, on: transport)
             guard request.redirects != .never,
-                  [301, 302, 303, 307, 308].contains(response.status),
-                  let location = response.headers["Location"]
+                [301, 302, 303, 307, 308].contains(response.status),
+                let location = response.headers["Location"]
             else {
                 return (response, carriesToken)
             }
             guard let next = URL(string: location, relativeTo: current.url)?.absoluteURL,
-                  let scheme = next.scheme?.lowercased(), scheme == "https" || scheme == "http"
+                let scheme = next.scheme?.lowercased(), scheme == "https" || scheme == "http"
             else {
                 throw OAuth2Error(code: .insecureRedirect, message: "a signed request was redirected to an unusable location")
             }
             if current.url.scheme?.lowercased() == "https" && scheme == "http" {
-                throw OAuth2Error(code: .insecureRedirect, message: "a signed request was redirected from https to http: \(next.redactingQuery)")
+                throw OAuth2Error(
+                    code: .insecureRedirect, message: "a signed request was redirected from https to http: \(next.redactingQuery)")
             }
             // The origin is worked out here, not up front: it is string work every request would pay for.
             if Origin(next) != Origin(request.url) {
@@ -164,7 +168,9 @@ public struct SigningTransport: HTTPTransport {
             }
             current.url = next
         }
-        throw OAuth2Error(code: .transportError, message: "too many redirects (more than \(Self.maxRedirects)) from \(request.method) \(request.url.redactingQuery)")
+        throw OAuth2Error(
+            code: .transportError,
+            message: "too many redirects (more than \(Self.maxRedirects)) from \(request.method) \(request.url.redactingQuery)")
     }
 }
 

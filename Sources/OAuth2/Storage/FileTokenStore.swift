@@ -106,7 +106,7 @@ public final class FileTokenStore: TokenStore {
         let fd: Int32
         do {
             fd = try StoreFileSystem.openDirectory(creating: directory, afterCreating: { hooks.afterCreatingDirectory?($0) }).descriptor
-        } catch where error.call == "mkdir" || error.call == "fchmod" {
+        } catch  where error.call == "mkdir" || error.call == "fchmod" {
             throw OAuth2Error.store("cannot create the token store's directory \(directory): \(error.reason)")
         } catch {
             let reason = error.errno == ENOTDIR ? "it is not a directory" : error.reason
@@ -186,7 +186,8 @@ public final class FileTokenStore: TokenStore {
         let subject = describeFile(account: account, name: name)
         let bytes = try TokenFileFormat.encode(token, account: account, encryption: encryption)
         guard bytes.count <= Self.maximumFileSize else {
-            throw OAuth2Error.store("the token of \(Self.describe(account)) is \(bytes.count) bytes encoded, over the store's limit of \(Self.maximumFileSize)")
+            throw OAuth2Error.store(
+                "the token of \(Self.describe(account)) is \(bytes.count) bytes encoded, over the store's limit of \(Self.maximumFileSize)")
         }
 
         let temporary = try writeTemporaryFile(bytes, for: name, subject: subject)
@@ -198,7 +199,8 @@ public final class FileTokenStore: TokenStore {
         } catch {
             _ = try? StoreFileSystem.removeFile(in: directoryDescriptor, temporary)
             guard let failure = error as? StoreFileSystem.Failure else {
-                throw OAuth2Error.store("cannot save \(subject): the save was interrupted before the rename; the previous token is unchanged")
+                throw OAuth2Error.store(
+                    "cannot save \(subject): the save was interrupted before the rename; the previous token is unchanged")
             }
             throw Self.saveFailure(subject, at: .rename, failure)
         }
@@ -238,8 +240,9 @@ public final class FileTokenStore: TokenStore {
         do {
             for name in try StoreFileSystem.entries(of: directoryDescriptor) where TokenFileName.isTemporary(name) {
                 guard let status = try StoreFileSystem.status(in: directoryDescriptor, name),
-                      status.isRegularFile, status.owner == StoreFileSystem.currentUser,
-                      now - status.modificationSeconds >= ageSeconds else { continue }
+                    status.isRegularFile, status.owner == StoreFileSystem.currentUser,
+                    now - status.modificationSeconds >= ageSeconds
+                else { continue }
                 if try StoreFileSystem.removeFile(in: directoryDescriptor, name) { removed += 1 }
             }
         } catch {
@@ -333,7 +336,8 @@ public final class FileTokenStore: TokenStore {
         try status.requirePrivate(
             "the token store's directory \(path)",
             ownerAdvice: "choose a directory of your own",
-            modeAdvice: "the store will not change the mode of a directory it did not create (run chmod 700 on it, or choose another directory)"
+            modeAdvice:
+                "the store will not change the mode of a directory it did not create (run chmod 700 on it, or choose another directory)"
         )
     }
 

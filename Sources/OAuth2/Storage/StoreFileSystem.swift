@@ -227,7 +227,8 @@ package enum StoreFileSystem {
         _ = close(fd)
     }
 
-    static func renameFile(in directory: Int32, _ from: String, to: String, injecting fault: () -> InjectedFault? = { nil }) throws(Failure) {
+    static func renameFile(in directory: Int32, _ from: String, to: String, injecting fault: () -> InjectedFault? = { nil }) throws(Failure)
+    {
         if let injected = fault()?.error { throw Failure(call: "rename", errno: injected) }
         guard renameat(directory, from, directory, to) == 0 else { throw Failure(call: "rename", errno: errno) }
     }

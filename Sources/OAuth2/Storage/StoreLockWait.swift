@@ -31,7 +31,8 @@ package enum StoreLockWait {
             guard now < deadline else {
                 throw OAuth2Error(
                     code: .lockTimeout,
-                    message: "waited \(timeout.secondsDescription) for the lock of \(what), which another process or task holds; it may be stuck (a token request takes at most the request timeout)"
+                    message:
+                        "waited \(timeout.secondsDescription) for the lock of \(what), which another process or task holds; it may be stuck (a token request takes at most the request timeout)"
                 )
             }
             do {

@@ -78,7 +78,8 @@ package enum TokenFileFormat {
     }
 
     /// The file's bytes for `token` in the current version, encrypted when `encryption` has a key.
-    package static func encode(_ token: AccessToken, account: String, encryption: FileTokenStore.Encryption) throws(OAuth2Error) -> [UInt8] {
+    package static func encode(_ token: AccessToken, account: String, encryption: FileTokenStore.Encryption) throws(OAuth2Error) -> [UInt8]
+    {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         encoder.dateEncodingStrategy = .secondsSince1970
@@ -89,7 +90,8 @@ package enum TokenFileFormat {
                 let associated = authenticatedData(version: currentVersion, account: account, binding: token.binding)
                 let box = try AES.GCM.seal(plaintext, using: key.key, authenticating: associated)
                 guard let combined = box.combined else {
-                    throw OAuth2Error.store("cannot encrypt the token of \(FileTokenStore.describe(account)): the sealed box has no combined form")
+                    throw OAuth2Error.store(
+                        "cannot encrypt the token of \(FileTokenStore.describe(account)): the sealed box has no combined form")
                 }
                 envelope.encryption = encryptionName
                 envelope.keyID = key.identifier
@@ -127,7 +129,8 @@ package enum TokenFileFormat {
         do {
             header = try decoder.decode(Header.self, from: data)
         } catch {
-            throw OAuth2Error.store("\(subject) is corrupt: it is not a JSON object (damaged or truncated); refusing to treat it as no token")
+            throw OAuth2Error.store(
+                "\(subject) is corrupt: it is not a JSON object (damaged or truncated); refusing to treat it as no token")
         }
         guard header.format == formatName else {
             throw OAuth2Error.store("\(subject) is not a swift-oauth2 token file (no \"format\": \"\(formatName)\")")
@@ -152,7 +155,9 @@ package enum TokenFileFormat {
 
         guard let method = envelope.encryption else {
             guard encryption.acceptsPlaintextFiles else {
-                throw OAuth2Error.store("\(subject) is not encrypted, and this store requires encryption; refusing a plaintext token file someone may have planted")
+                throw OAuth2Error.store(
+                    "\(subject) is not encrypted, and this store requires encryption; refusing a plaintext token file someone may have planted"
+                )
             }
             guard let token = envelope.token else {
                 throw OAuth2Error.store("\(subject) is corrupt: it holds neither a token nor encrypted data")
@@ -167,7 +172,9 @@ package enum TokenFileFormat {
             throw OAuth2Error.store("\(subject) is encrypted, and this store has no encryption key")
         }
         guard method == encryptionName else {
-            throw OAuth2Error.store("\(subject) is encrypted with \(OAuth2Error.sanitize(String(method.prefix(40)))), which this version of swift-oauth2 does not support")
+            throw OAuth2Error.store(
+                "\(subject) is encrypted with \(OAuth2Error.sanitize(String(method.prefix(40)))), which this version of swift-oauth2 does not support"
+            )
         }
         guard envelope.keyID == key.identifier else {
             throw OAuth2Error.store("\(subject) was encrypted with a different key than this store's; it cannot be decrypted")
@@ -182,7 +189,8 @@ package enum TokenFileFormat {
             plaintext = try AES.GCM.open(box, using: key.key, authenticating: associated)
         } catch {
             let what = version >= 2 ? " (its provider binding, its version or its encrypted data)" : ""
-            throw OAuth2Error.store("\(subject) failed decryption with this store's key: the file was altered\(what), or it was written for another account")
+            throw OAuth2Error.store(
+                "\(subject) failed decryption with this store's key: the file was altered\(what), or it was written for another account")
         }
         let token: AccessToken
         do {
@@ -234,6 +242,7 @@ package enum TokenFileFormat {
         @unknown default: path = []
         }
         let field = path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
-        return field.isEmpty ? "its contents are not a token" : "field \"\(OAuth2Error.sanitize(String(field.prefix(80))))\" is missing or invalid"
+        return field.isEmpty
+            ? "its contents are not a token" : "field \"\(OAuth2Error.sanitize(String(field.prefix(80))))\" is missing or invalid"
     }
 }

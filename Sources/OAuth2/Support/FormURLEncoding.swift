@@ -102,8 +102,8 @@ package enum FormURLEncoding {
                 guard first < utf8.endIndex else { throw Failure(reason: "truncated percent escape") }
                 let second = utf8.index(after: first)
                 guard second < utf8.endIndex,
-                      let high = hexValue(utf8[first]),
-                      let low = hexValue(utf8[second])
+                    let high = hexValue(utf8[first]),
+                    let low = hexValue(utf8[second])
                 else {
                     throw Failure(reason: "malformed percent escape")
                 }
@@ -126,9 +126,9 @@ package enum FormURLEncoding {
         for byte in string.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "*"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"):
+                UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "*"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"):
                 output.append(byte)
             case UInt8(ascii: " ") where spaceAsPlus:
                 output.append(UInt8(ascii: "+"))

@@ -17,16 +17,16 @@ package enum HTTPDate {
     package static func parse(_ text: String) -> Date? {
         let fields = text.split(separator: " ", omittingEmptySubsequences: false)
         guard fields.count == 6,
-              fields[0].count == 4, fields[0].hasSuffix(","), days.contains(String(fields[0].dropLast())),
-              fields[1].count == 2, let day = digits(fields[1]),
-              let monthIndex = months.firstIndex(of: String(fields[2])),
-              fields[3].count == 4, let year = digits(fields[3]),
-              fields[5] == "GMT"
+            fields[0].count == 4, fields[0].hasSuffix(","), days.contains(String(fields[0].dropLast())),
+            fields[1].count == 2, let day = digits(fields[1]),
+            let monthIndex = months.firstIndex(of: String(fields[2])),
+            fields[3].count == 4, let year = digits(fields[3]),
+            fields[5] == "GMT"
         else { return nil }
         let time = fields[4].split(separator: ":", omittingEmptySubsequences: false)
         guard time.count == 3, time.allSatisfy({ $0.count == 2 }),
-              let hour = digits(time[0]), let minute = digits(time[1]), let second = digits(time[2]),
-              (1...31).contains(day), hour < 24, minute < 60, second <= 60
+            let hour = digits(time[0]), let minute = digits(time[1]), let second = digits(time[2]),
+            (1...31).contains(day), hour < 24, minute < 60, second <= 60
         else { return nil }
         let days = daysSinceEpoch(year: year, month: monthIndex + 1, day: day)
         let seconds = ((days * 24 + hour) * 60 + minute) * 60 + second

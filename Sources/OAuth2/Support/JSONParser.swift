@@ -74,9 +74,15 @@ extension JSONParser {
             case UInt8(ascii: "{"): return try parseObject()
             case UInt8(ascii: "["): return try parseArray()
             case UInt8(ascii: "\""): return .string(try parseString())
-            case UInt8(ascii: "t"): try parseLiteral("true"); return .bool(true)
-            case UInt8(ascii: "f"): try parseLiteral("false"); return .bool(false)
-            case UInt8(ascii: "n"): try parseLiteral("null"); return .null
+            case UInt8(ascii: "t"):
+                try parseLiteral("true")
+                return .bool(true)
+            case UInt8(ascii: "f"):
+                try parseLiteral("false")
+                return .bool(false)
+            case UInt8(ascii: "n"):
+                try parseLiteral("null")
+                return .null
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
             default: throw unexpected()
             }
@@ -225,8 +231,8 @@ extension JSONParser {
                 switch unit {
                 case 0xD800...0xDBFF:
                     guard index + 1 < bytes.count,
-                          bytes[index] == UInt8(ascii: "\\"),
-                          bytes[index + 1] == UInt8(ascii: "u")
+                        bytes[index] == UInt8(ascii: "\\"),
+                        bytes[index + 1] == UInt8(ascii: "u")
                     else {
                         throw Failure(reason: "unpaired surrogate escape at offset \(escapeOffset)")
                     }

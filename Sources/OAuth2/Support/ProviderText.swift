@@ -15,9 +15,10 @@ enum ProviderText {
     /// `error` (§A.7): 1*NQSCHAR, that is printable ASCII and space without
     /// `"` and `\`; at most 128 bytes, which no real code comes near.
     static func isErrorCode(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.count <= 128 && text.utf8.allSatisfy { byte in
-            byte == 0x20 || isNQChar(byte)
-        }
+        !text.isEmpty && text.utf8.count <= 128
+            && text.utf8.allSatisfy { byte in
+                byte == 0x20 || isNQChar(byte)
+            }
     }
 
     /// A scope token (§3.3, §A.4): 1*NQCHAR, printable ASCII without space,
@@ -40,7 +41,7 @@ enum ProviderText {
         guard text.utf8.count <= 2048, text.utf8.allSatisfy(isNQChar) else { return nil }
         let lowered = text.lowercased()
         guard lowered.hasPrefix("https://") || lowered.hasPrefix("http://"),
-              let url = URL(string: text), let host = url.host, !host.isEmpty
+            let url = URL(string: text), let host = url.host, !host.isEmpty
         else { return nil }
         return text
     }

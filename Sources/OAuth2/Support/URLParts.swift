@@ -32,7 +32,9 @@ package struct URLParts: Equatable {
         guard let colon = text.firstIndex(of: ":"), colon > text.startIndex else { return nil }
         let scheme = text[..<colon]
         guard let first = scheme.utf8.first, Self.isAlpha(first),
-              scheme.utf8.allSatisfy({ Self.isAlpha($0) || Self.isDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") })
+            scheme.utf8.allSatisfy({
+                Self.isAlpha($0) || Self.isDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
+            })
         else { return nil }
         guard !text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { return nil }
         self.scheme = scheme

@@ -96,15 +96,17 @@ extension AccessToken: CustomReflectable {
     /// What `dump` and debuggers show: the metadata of ``description``, never
     /// the tokens or the extra fields (an `id_token` is a credential too).
     public var customMirror: Mirror {
-        Mirror(self, children: [
-            "tokenType": tokenType,
-            "expiresAt": expiresAt as Any,
-            "issuedAt": issuedAt as Any,
-            "scopes": scopes,
-            "hasRefreshToken": refreshToken != nil,
-            "binding": binding as Any,
-            "grant": grant as Any,
-            "idToken": idToken as Any,
-        ], displayStyle: .struct)
+        Mirror(
+            self,
+            children: [
+                "tokenType": tokenType,
+                "expiresAt": expiresAt as Any,
+                "issuedAt": issuedAt as Any,
+                "scopes": scopes,
+                "hasRefreshToken": refreshToken != nil,
+                "binding": binding as Any,
+                "grant": grant as Any,
+                "idToken": idToken as Any,
+            ], displayStyle: .struct)
     }
 }

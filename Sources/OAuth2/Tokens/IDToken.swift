@@ -127,12 +127,14 @@ extension IDToken: CustomStringConvertible {
 extension IDToken: CustomReflectable {
     /// What `dump` and debuggers show: the issuer, subject, audience and times, not the other claims.
     public var customMirror: Mirror {
-        Mirror(self, children: [
-            "issuer": issuer,
-            "subject": subject,
-            "audience": audience,
-            "expiresAt": expiresAt,
-            "issuedAt": issuedAt,
-        ], displayStyle: .struct)
+        Mirror(
+            self,
+            children: [
+                "issuer": issuer,
+                "subject": subject,
+                "audience": audience,
+                "expiresAt": expiresAt,
+                "issuedAt": issuedAt,
+            ], displayStyle: .struct)
     }
 }

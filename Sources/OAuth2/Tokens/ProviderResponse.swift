@@ -124,11 +124,12 @@ package enum ProviderResponse {
     }
 
     static func bodyFormat(of response: HTTPResponse) -> BodyFormat {
-        let mediaType = response.headers["Content-Type"].map { value in
-            (value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
-                .trimmingOWS
-                .lowercased()
-        } ?? ""
+        let mediaType =
+            response.headers["Content-Type"].map { value in
+                (value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+                    .trimmingOWS
+                    .lowercased()
+            } ?? ""
         let first = response.body.first { !$0.isJSONWhitespace }
         let looksLikeJSON = first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
         if mediaType == "application/json" || mediaType.hasSuffix("+json") {
@@ -171,9 +172,10 @@ package enum ProviderResponse {
     /// Whether the text is `digits` or `digits.digits`, nothing else.
     private static func isDecimal(_ text: String) -> Bool {
         let parts = text.utf8.split(separator: UInt8(ascii: "."), maxSplits: 1, omittingEmptySubsequences: false)
-        return (1...2).contains(parts.count) && parts.allSatisfy { part in
-            !part.isEmpty && part.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
-        }
+        return (1...2).contains(parts.count)
+            && parts.allSatisfy { part in
+                !part.isEmpty && part.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            }
     }
 
     /// Whether the text is non-empty and only printable ASCII (`VSCHAR`, RFC 6749 §A),

@@ -24,7 +24,8 @@ let curlWriteCallback: ccurl_data_callback = { data, size, count, context in
     if transfer.responseBody.isEmpty, let easy = transfer.easy {
         var announced: curl_off_t = -1
         if ccurl_easy_getinfo_off_t(easy.handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced) == CURLE_OK,
-            announced > length, announced <= transfer.maxResponseSize {
+            announced > length, announced <= transfer.maxResponseSize
+        {
             transfer.responseBody.reserveCapacity(Int(announced))
         }
     }
@@ -86,7 +87,8 @@ extension CurlTransfer {
     /// A header line without its line ending and without CR or NUL: a status line, a folded continuation or a field.
     private func receiveHeaderContent(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         if bytes.count >= 5, bytes[0] == UInt8(ascii: "H"), bytes[1] == UInt8(ascii: "T"), bytes[2] == UInt8(ascii: "T"),
-            bytes[3] == UInt8(ascii: "P"), bytes[4] == UInt8(ascii: "/") {
+            bytes[3] == UInt8(ascii: "P"), bytes[4] == UInt8(ascii: "/")
+        {
             pendingHeader = nil
             responseHeaders = HTTPHeaders(reservingCapacity: Self.typicalHeaderCount)
             responseBody = Data()

@@ -81,12 +81,14 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         // The thread holds the engine until it exits.
         let context = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { context in
-            guard let context else { return nil }
-            let engine = Unmanaged<CurlEngine>.fromOpaque(context).takeRetainedValue()
-            engine.run()
-            return nil
-        }, context)
+        let result = pthread_create(
+            &thread, nil,
+            { context in
+                guard let context else { return nil }
+                let engine = Unmanaged<CurlEngine>.fromOpaque(context).takeRetainedValue()
+                engine.run()
+                return nil
+            }, context)
         guard result == 0 else {
             Unmanaged<CurlEngine>.fromOpaque(context).release()
             phase = .stopped

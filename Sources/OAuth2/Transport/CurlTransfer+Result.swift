@@ -28,13 +28,15 @@ extension CurlTransfer {
             // (100 Continue, 103 Early Hints) as a transfer done, with that
             // status: the final response never came.
             let lost = HTTPTransportError.connectionLost
-            return .failure(lost.with(message: "\(lost.message): it ended after an interim response (HTTP \(status)), before the final one"))
+            return .failure(
+                lost.with(message: "\(lost.message): it ended after an interim response (HTTP \(status)), before the final one"))
         }
         var responseURL = url
         if followRedirects {
             var effective: UnsafeMutablePointer<CChar>?
             if ccurl_easy_getinfo_string(easy.handle, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK,
-                let effective, let parsed = URL(string: String(cString: effective)) {
+                let effective, let parsed = URL(string: String(cString: effective))
+            {
                 responseURL = parsed
             }
         }
@@ -51,7 +53,7 @@ extension CurlTransfer {
     /// nor chunked coding. HTTP/2 frames every body.
     private func bodyEndsWithConnection(status: Int) -> Bool {
         guard responseIsHTTP1, method != .head, status >= 200, status != 204, status != 304,
-              !responseHeaders.contains("Content-Length")
+            !responseHeaders.contains("Content-Length")
         else { return false }
         return !responseHeaders.values(for: "Transfer-Encoding").contains { $0.lowercased().contains("chunked") }
     }

@@ -35,12 +35,16 @@ final class CLI {
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
             directory = directory.deletingLastPathComponent()
         }
-        throw ProviderError(description: "the oauth2 binary was not found next to the tests; build it (swift build) or set OAUTH2_IT_BINARY")
+        throw ProviderError(
+            description: "the oauth2 binary was not found next to the tests; build it (swift build) or set OAUTH2_IT_BINARY")
     }
 
     /// Runs `oauth2 arguments…` to its end.
-    func run(_ arguments: [String], input: String? = nil, environment extra: [String: String] = [:], timeout: Duration = .seconds(60)) async throws -> Subprocess.Result {
-        try await Subprocess.run(try Self.binary(), arguments, environment: environment.merging(extra) { $1 }, input: input, timeout: timeout)
+    func run(_ arguments: [String], input: String? = nil, environment extra: [String: String] = [:], timeout: Duration = .seconds(60))
+        async throws -> Subprocess.Result
+    {
+        try await Subprocess.run(
+            try Self.binary(), arguments, environment: environment.merging(extra) { $1 }, input: input, timeout: timeout)
     }
 
     /// Starts `oauth2 arguments…` and returns it running.

@@ -21,7 +21,7 @@ struct Database: Sendable {
     static func main() throws -> Database {
         let environment = ProcessInfo.processInfo.environment
         guard let url = environment["OAUTH2_IT_POSTGRES_URL"], !url.isEmpty,
-              let passwordFile = environment["OAUTH2_IT_POSTGRES_PASSWORD_FILE"]
+            let passwordFile = environment["OAUTH2_IT_POSTGRES_PASSWORD_FILE"]
         else {
             throw ProviderError(description: "OAUTH2_IT_POSTGRES_URL is not set: `make test` starts PostgreSQL")
         }
@@ -33,7 +33,8 @@ struct Database: Sendable {
         try await control(name, "start")
         let root = URL(fileURLWithPath: script).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent(".build/postgres/\(name)").path
-        let environment = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: root + "/env.json"))) as? [String: String]
+        let environment =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: root + "/env.json"))) as? [String: String]
         guard let url = environment?["url"], let passwordFile = environment?["password_file"] else {
             throw ProviderError(description: "scripts/postgres.sh wrote no usable env.json for \(name)")
         }

@@ -24,7 +24,9 @@ extension Provider {
     /// Every token request of a client of this run, in order, and whether an answer is being held.
     func tokenRequests(client name: String) async throws -> (requests: [TokenRequest], delaying: Int) {
         let clientID = try client(name).clientID
-        let url = endpoints.testTokenRequests + "?client_id=" + (clientID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? clientID)
+        let url =
+            endpoints.testTokenRequests + "?client_id="
+            + (clientID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? clientID)
         let decoded = try JSONDecoder().decode(TokenRequests.self, from: try await Self.get(url))
         return (decoded.requests, decoded.delaying)
     }

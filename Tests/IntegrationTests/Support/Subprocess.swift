@@ -126,7 +126,8 @@ final class Subprocess {
                     try? await Task.sleep(for: .milliseconds(500))
                     if process.isRunning { kill(process.processIdentifier, SIGKILL) }
                 }
-                throw Timeout(description: "timed out after \(timeout) waiting for \(what): \(command)\nstdout: \(stdout)\nstderr: \(stderr)")
+                throw Timeout(
+                    description: "timed out after \(timeout) waiting for \(what): \(command)\nstdout: \(stdout)\nstderr: \(stderr)")
             }
             try await Task.sleep(for: .milliseconds(20))
         }

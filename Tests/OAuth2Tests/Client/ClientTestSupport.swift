@@ -100,7 +100,9 @@ struct ClientHarness {
 
     /// Stores a token for `account` expiring `expiresIn` from the clock's now,
     /// bound to the provider's configuration as the client would have stored it.
-    func seed(_ account: String = "alice", access: String = Fixture.accessToken, refresh: String? = Fixture.refreshToken, expiresIn: TimeInterval?) async throws {
+    func seed(
+        _ account: String = "alice", access: String = Fixture.accessToken, refresh: String? = Fixture.refreshToken, expiresIn: TimeInterval?
+    ) async throws {
         var token = Fixture.token(access: access, refresh: refresh, expiresAt: expiresIn.map { clock.now().addingTimeInterval($0) })
         token.binding = provider.configuration.binding
         try await store.save(token, account: account)
@@ -118,7 +120,9 @@ struct ClientHarness {
             if request.url == Fixture.tokenURL {
                 count.withLock { $0 += 1 }
                 try await Task.sleep(for: .milliseconds(50))
-                return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(Fixture.tokenJSON(access: access, refresh: refresh).utf8))
+                return HTTPResponse(
+                    status: 200, headers: ["Content-Type": "application/json"],
+                    body: Data(Fixture.tokenJSON(access: access, refresh: refresh).utf8))
             }
             return HTTPResponse(status: request.authorization == "Bearer \(access)" ? 200 : 401)
         }

@@ -78,7 +78,8 @@ import Testing
         let client = harness.client()
         let pending = try client.authorizationURL(redirectURI: Fixture.redirectURI)
         let error = await oauth2Error {
-            try await client.openRedirectURL("\(Fixture.redirectURI.absoluteString)?error=access_denied&error_description=User+said+no&state=\(pending.state)")
+            try await client.openRedirectURL(
+                "\(Fixture.redirectURI.absoluteString)?error=access_denied&error_description=User+said+no&state=\(pending.state)")
         }
         #expect(error?.code == .accessDenied)
         #expect(error?.errorDescription == "User said no")

@@ -86,7 +86,8 @@ import Testing
             let providerYields = Int.random(in: 0...4, using: &random)
             harness.transport.respond { _ in
                 await yield(providerYields)
-                return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(Fixture.tokenJSON(access: "at-exchanged").utf8))
+                return HTTPResponse(
+                    status: 200, headers: ["Content-Type": "application/json"], body: Data(Fixture.tokenJSON(access: "at-exchanged").utf8))
             }
             let release = Gate()
             let holder = Int.random(in: 0..<3, using: &random) == 0 ? try await holdLock(harness.store, until: release) : nil
@@ -150,13 +151,15 @@ import Testing
             let delegate = RecordingDelegate()
             let client = harness.client(delegate: delegate)
             harness.transport.enqueue(
-                json: #"{"device_code":"dc-1234567890","user_code":"WDJB-MJHT","verification_uri":"https://idp.example/device","expires_in":600,"interval":5}"#,
+                json:
+                    #"{"device_code":"dc-1234567890","user_code":"WDJB-MJHT","verification_uri":"https://idp.example/device","expires_in":600,"interval":5}"#,
                 for: deviceURL
             )
             let providerYields = Int.random(in: 0...3, using: &random)
             harness.transport.respond { _ in
                 await yield(providerYields)
-                return HTTPResponse(status: 400, headers: ["Content-Type": "application/json"], body: Data(#"{"error":"authorization_pending"}"#.utf8))
+                return HTTPResponse(
+                    status: 400, headers: ["Content-Type": "application/json"], body: Data(#"{"error":"authorization_pending"}"#.utf8))
             }
             let authorization = try await client.startDeviceAuthorization()
             let polling = Task { try await client.completeDeviceAuthorization(authorization) }

@@ -101,7 +101,8 @@ extension OAuth2ClientGrantsTests {
         /// between polls) and returns the polling task once it is asleep before its first poll.
         func startPolling(interval: Int = 5, expiresIn: Int = 600) async throws -> (DeviceAuthorization, Task<AccessToken, any Error>) {
             harness.transport.enqueue(
-                json: #"{"device_code":"dc-1234567890","user_code":"WDJB-MJHT","verification_uri":"https://idp.example/device","expires_in":\#(expiresIn),"interval":\#(interval)}"#,
+                json:
+                    #"{"device_code":"dc-1234567890","user_code":"WDJB-MJHT","verification_uri":"https://idp.example/device","expires_in":\#(expiresIn),"interval":\#(interval)}"#,
                 for: Self.deviceURL
             )
             let authorization = try await client.startDeviceAuthorization()

@@ -84,7 +84,9 @@ import Testing
         harness.transport.respond { request in
             let refreshToken = Fixture.formFields(request.body)["refresh_token"] ?? "?"
             try await Task.sleep(for: .milliseconds(50))
-            return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(Fixture.tokenJSON(access: "new-\(refreshToken)", refresh: "next-\(refreshToken)").utf8))
+            return HTTPResponse(
+                status: 200, headers: ["Content-Type": "application/json"],
+                body: Data(Fixture.tokenJSON(access: "new-\(refreshToken)", refresh: "next-\(refreshToken)").utf8))
         }
 
         async let first = harness.client(composed).token()

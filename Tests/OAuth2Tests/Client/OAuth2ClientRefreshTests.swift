@@ -71,7 +71,8 @@ import Testing
         let sentAt = harness.clock.now()
         harness.transport.respond { _ in
             harness.clock.advance(by: .seconds(20))
-            return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(Fixture.tokenJSON(expiresIn: 100).utf8))
+            return HTTPResponse(
+                status: 200, headers: ["Content-Type": "application/json"], body: Data(Fixture.tokenJSON(expiresIn: 100).utf8))
         }
         let token = try await harness.client().refreshAccessToken()
         #expect(token.expiresAt == sentAt.addingTimeInterval(100))
@@ -121,7 +122,8 @@ import Testing
         _ = try await first.refreshAccessToken()
         // `second` still holds the old access token; its 401 must not spend the
         // rotated-away refresh token but pick up the stored one.
-        harness.transport.enqueue(HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer error=\"invalid_token\""]), for: Fixture.apiURL)
+        harness.transport.enqueue(
+            HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer error=\"invalid_token\""]), for: Fixture.apiURL)
         harness.transport.enqueue(json: "{}", for: Fixture.apiURL)
         let response = try await second.send(HTTPRequest(url: Fixture.apiURL))
         #expect(response.status == 200)
@@ -133,7 +135,8 @@ import Testing
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: 3600)
         let delegate = RecordingDelegate()
-        harness.transport.enqueue(json: "{\"error\":\"invalid_grant\",\"error_description\":\"revoked\"}", status: 400, for: Fixture.tokenURL)
+        harness.transport.enqueue(
+            json: "{\"error\":\"invalid_grant\",\"error_description\":\"revoked\"}", status: 400, for: Fixture.tokenURL)
         let client = harness.client(delegate: delegate)
         let error = await oauth2Error { _ = try await client.refreshAccessToken() }
         #expect(error?.code == .invalidGrant)
@@ -157,7 +160,8 @@ import Testing
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: 3600)
         let delegate = RecordingDelegate()
-        harness.transport.enqueue(HTTPResponse(status: 503, headers: ["Content-Type": "text/html"], body: Data("<html>down</html>".utf8)), for: Fixture.tokenURL)
+        harness.transport.enqueue(
+            HTTPResponse(status: 503, headers: ["Content-Type": "text/html"], body: Data("<html>down</html>".utf8)), for: Fixture.tokenURL)
         let client = harness.client(delegate: delegate)
         let error = await oauth2Error { _ = try await client.refreshAccessToken() }
         #expect(error?.code == .httpError)
@@ -188,7 +192,8 @@ import Testing
     @Test func rejectedTokenWithoutARefreshTokenIsLost() async throws {
         let harness = try ClientHarness()
         try await harness.seed(refresh: nil, expiresIn: 3600)
-        harness.transport.enqueue(HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer error=\"invalid_token\""]), for: Fixture.apiURL)
+        harness.transport.enqueue(
+            HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer error=\"invalid_token\""]), for: Fixture.apiURL)
         let error = await oauth2Error { _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL)) }
         #expect(error?.code == .invalidToken)
         #expect(try await harness.store.load(account: "alice") == nil)

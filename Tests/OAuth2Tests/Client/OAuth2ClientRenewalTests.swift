@@ -9,7 +9,8 @@ import Testing
     @Test func anExpiredClientCredentialsTokenIsRenewedByTheGrantWithTheSameScopes() async throws {
         let harness = try ClientHarness()
         let client = harness.client("service")
-        harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-1", refresh: nil, expiresIn: 60, scope: "read write"), for: Fixture.tokenURL)
+        harness.transport.enqueue(
+            json: Fixture.tokenJSON(access: "cc-1", refresh: nil, expiresIn: 60, scope: "read write"), for: Fixture.tokenURL)
         try await client.authenticateWithClientCredentials(scopes: ["read", "write"])
         harness.clock.advance(by: .seconds(120))
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-2", refresh: nil, expiresIn: 60), for: Fixture.tokenURL)
@@ -48,7 +49,8 @@ import Testing
         let client = harness.client("service")
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-1", refresh: nil, expiresIn: 3600), for: Fixture.tokenURL)
         try await client.authenticateWithClientCredentials()
-        harness.transport.enqueue(HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer error=\"invalid_token\""]), for: Fixture.apiURL)
+        harness.transport.enqueue(
+            HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer error=\"invalid_token\""]), for: Fixture.apiURL)
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-2", refresh: nil, expiresIn: 3600), for: Fixture.tokenURL)
         harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.apiURL)
 
@@ -89,7 +91,10 @@ import Testing
 
         #expect(token.accessToken.value == "cc-2")
         #expect(token.refreshToken == nil)
-        #expect(harness.tokenRequests.map { Fixture.formFields($0.body)["grant_type"] } == ["client_credentials", "refresh_token", "client_credentials"])
+        #expect(
+            harness.tokenRequests.map { Fixture.formFields($0.body)["grant_type"] } == [
+                "client_credentials", "refresh_token", "client_credentials",
+            ])
         #expect(try await harness.store.load(account: "service")?.refreshToken == nil)
         #expect(token.grant?.type == TokenGrant.clientCredentialsType)
     }
@@ -112,7 +117,10 @@ import Testing
         let made = LockedValue(0)
         var configuration = try Fixture.configuration()
         configuration.assertionGrant = .jwtBearer {
-            let n = made.withLock { $0 += 1; return $0 }
+            let n = made.withLock {
+                $0 += 1
+                return $0
+            }
             return Secret("assertion-\(n)")
         }
         let harness = try ClientHarness(configuration: configuration)

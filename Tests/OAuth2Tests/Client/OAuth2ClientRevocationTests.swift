@@ -68,7 +68,11 @@ import Testing
         let revoke = await oauth2Error { try await provider.client(account: "alice").revoke() }
         try await store.save(Fixture.token(expiresAt: nil), account: "bob")
         let bobFile = try scratch.storeFile("bob")
-        if problem == "damaged" { try StoreFixtures.write(Array("{not json".utf8), to: bobFile) } else { #expect(chmod(bobFile, 0o644) == 0) }
+        if problem == "damaged" {
+            try StoreFixtures.write(Array("{not json".utf8), to: bobFile)
+        } else {
+            #expect(chmod(bobFile, 0o644) == 0)
+        }
         let logout = await oauth2Error { try await provider.client(account: "bob").logout() }
 
         for error in [revoke, logout] {

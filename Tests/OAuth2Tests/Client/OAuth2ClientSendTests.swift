@@ -65,8 +65,10 @@ import Testing
     @Test func on401InvalidTokenRefreshesOnceAndRetriesOnce() async throws {
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: 3600)
-        harness.transport.enqueue(HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer error=\"invalid_token\""]), for: Fixture.apiURL)
-        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-second-00000000000000", refresh: "rt-second-00000000000000"), for: Fixture.tokenURL)
+        harness.transport.enqueue(
+            HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer error=\"invalid_token\""]), for: Fixture.apiURL)
+        harness.transport.enqueue(
+            json: Fixture.tokenJSON(access: "at-second-00000000000000", refresh: "rt-second-00000000000000"), for: Fixture.tokenURL)
         harness.transport.enqueue(json: "{\"ok\":true}", for: Fixture.apiURL)
         let response = try await harness.client().send(HTTPRequest(url: Fixture.apiURL))
         #expect(response.status == 200)
@@ -256,7 +258,8 @@ import Testing
         try await harness.seed(expiresIn: 3600)
         let elsewhere = URL(string: "https://elsewhere.example/x")!
         harness.transport.enqueue(HTTPResponse(status: 307, headers: ["Location": "/v1/other"]), for: Fixture.apiURL)
-        harness.transport.enqueue(HTTPResponse(status: 302, headers: ["Location": elsewhere.absoluteString]), for: URL(string: "https://api.example/v1/other")!)
+        harness.transport.enqueue(
+            HTTPResponse(status: 302, headers: ["Location": elsewhere.absoluteString]), for: URL(string: "https://api.example/v1/other")!)
         harness.transport.enqueue(json: "{}", for: elsewhere)
         let response = try await harness.client().send(HTTPRequest(url: Fixture.apiURL, redirects: .follow))
         #expect(response.status == 200)
@@ -272,7 +275,8 @@ import Testing
         try await harness.seed(expiresIn: 3600)
         let elsewhere = URL(string: "https://elsewhere.example/x")!
         harness.transport.enqueue(HTTPResponse(status: 302, headers: ["Location": elsewhere.absoluteString]), for: Fixture.apiURL)
-        harness.transport.enqueue(HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer error=\"invalid_token\""]), for: elsewhere)
+        harness.transport.enqueue(
+            HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer error=\"invalid_token\""]), for: elsewhere)
         let delegate = RecordingDelegate()
 
         let response = try await harness.client(delegate: delegate).send(HTTPRequest(url: Fixture.apiURL, redirects: .follow))

@@ -145,9 +145,11 @@ import Glibc
     func aFileStoreFailingAtAnyStepOfASaveLosesNoRotatedToken(step: FileTokenStore.SaveStep) async throws {
         let scratch = try ScratchDirectory()
         let failing = LockedValue<FileTokenStore.SaveStep?>(nil)
-        let store = try FileTokenStore(directory: scratch.storePath, encryption: .plaintext, hooks: .init(failing: { current in
-            failing.withLock { $0 } == current ? .error(ENOSPC) : nil
-        }))
+        let store = try FileTokenStore(
+            directory: scratch.storePath, encryption: .plaintext,
+            hooks: .init(failing: { current in
+                failing.withLock { $0 } == current ? .error(ENOSPC) : nil
+            }))
         let transport = CannedTransport()
         let clock = ManualClock()
         let provider = try OAuth2Provider(configuration: Fixture.configuration(), store: store, transport: transport, clock: clock)

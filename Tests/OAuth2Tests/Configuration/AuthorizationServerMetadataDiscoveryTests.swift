@@ -6,10 +6,11 @@ import Testing
 @Suite struct AuthorizationServerMetadataDiscoveryTests {
     @Test func fetchGetsTheWellKnownDocumentOfTheIssuerAndChecksIt() async throws {
         let transport = CannedTransport()
-        transport.enqueue(json: """
-        {"issuer": "https://id.example/tenant", "token_endpoint": "https://id.example/tenant/token",
-         "authorization_response_iss_parameter_supported": true}
-        """)
+        transport.enqueue(
+            json: """
+                {"issuer": "https://id.example/tenant", "token_endpoint": "https://id.example/tenant/token",
+                 "authorization_response_iss_parameter_supported": true}
+                """)
         let metadata = try await AuthorizationServerMetadata.fetch(issuer: "https://id.example/tenant", transport: transport)
         #expect(metadata.tokenEndpoint == URL(string: "https://id.example/tenant/token"))
         #expect(metadata.authorizationResponseIssParameterSupported)

@@ -18,22 +18,23 @@ import Testing
     }
 
     @Test func parsesTheRFC8414Example() throws {
-        let metadata = try parse("""
-        {
-         "issuer": "https://server.example.com",
-         "authorization_endpoint": "https://server.example.com/authorize",
-         "token_endpoint": "https://server.example.com/token",
-         "token_endpoint_auth_methods_supported": ["client_secret_basic", "private_key_jwt"],
-         "token_endpoint_auth_signing_alg_values_supported": ["RS256", "ES256"],
-         "userinfo_endpoint": "https://server.example.com/userinfo",
-         "jwks_uri": "https://server.example.com/jwks.json",
-         "registration_endpoint": "https://server.example.com/register",
-         "scopes_supported": ["openid", "profile", "email", "address", "phone", "offline_access"],
-         "response_types_supported": ["code", "code token"],
-         "service_documentation": "http://server.example.com/service_documentation.html",
-         "ui_locales_supported": ["en-US", "en-GB", "en-CA", "fr-FR", "fr-CA"]
-        }
-        """)
+        let metadata = try parse(
+            """
+            {
+             "issuer": "https://server.example.com",
+             "authorization_endpoint": "https://server.example.com/authorize",
+             "token_endpoint": "https://server.example.com/token",
+             "token_endpoint_auth_methods_supported": ["client_secret_basic", "private_key_jwt"],
+             "token_endpoint_auth_signing_alg_values_supported": ["RS256", "ES256"],
+             "userinfo_endpoint": "https://server.example.com/userinfo",
+             "jwks_uri": "https://server.example.com/jwks.json",
+             "registration_endpoint": "https://server.example.com/register",
+             "scopes_supported": ["openid", "profile", "email", "address", "phone", "offline_access"],
+             "response_types_supported": ["code", "code token"],
+             "service_documentation": "http://server.example.com/service_documentation.html",
+             "ui_locales_supported": ["en-US", "en-GB", "en-CA", "fr-FR", "fr-CA"]
+            }
+            """)
         #expect(metadata.issuer == Self.issuer)
         #expect(metadata.authorizationEndpoint == URL(string: "https://server.example.com/authorize"))
         #expect(metadata.tokenEndpoint == URL(string: "https://server.example.com/token"))
@@ -44,13 +45,14 @@ import Testing
     }
 
     @Test func readsTheOtherFieldsTheClientUses() throws {
-        let metadata = try parse("""
-        {"issuer":"https://server.example.com","token_endpoint":"https://server.example.com/token",
-         "revocation_endpoint":"https://server.example.com/revoke",
-         "device_authorization_endpoint":"https://server.example.com/device",
-         "authorization_response_iss_parameter_supported":true,
-         "code_challenge_methods_supported":["S256"]}
-        """)
+        let metadata = try parse(
+            """
+            {"issuer":"https://server.example.com","token_endpoint":"https://server.example.com/token",
+             "revocation_endpoint":"https://server.example.com/revoke",
+             "device_authorization_endpoint":"https://server.example.com/device",
+             "authorization_response_iss_parameter_supported":true,
+             "code_challenge_methods_supported":["S256"]}
+            """)
         #expect(metadata.revocationEndpoint == URL(string: "https://server.example.com/revoke"))
         #expect(metadata.deviceAuthorizationEndpoint == URL(string: "https://server.example.com/device"))
         #expect(metadata.authorizationResponseIssParameterSupported)
@@ -58,24 +60,34 @@ import Testing
     }
 
     @Test func refusesAnotherIssuer() {
-        #expect(error(#"{"issuer":"https://evil.example.com","token_endpoint":"https://server.example.com/token"}"#)?.code == .issuerMismatch)
-        #expect(error(#"{"issuer":"https://server.example.com/","token_endpoint":"https://server.example.com/token"}"#)?.code == .issuerMismatch)
+        #expect(
+            error(#"{"issuer":"https://evil.example.com","token_endpoint":"https://server.example.com/token"}"#)?.code == .issuerMismatch)
+        #expect(
+            error(#"{"issuer":"https://server.example.com/","token_endpoint":"https://server.example.com/token"}"#)?.code == .issuerMismatch
+        )
         #expect(error(#"{"token_endpoint":"https://server.example.com/token"}"#)?.code == .issuerMismatch)
     }
 
     @Test func refusesAnInsecureEndpoint() {
-        #expect(error(#"{"issuer":"https://server.example.com","token_endpoint":"http://server.example.com/token"}"#)?.code == .insecureEndpoint)
-        #expect(error(#"{"issuer":"https://server.example.com","revocation_endpoint":"http://server.example.com/revoke"}"#)?.code == .insecureEndpoint)
+        #expect(
+            error(#"{"issuer":"https://server.example.com","token_endpoint":"http://server.example.com/token"}"#)?.code == .insecureEndpoint
+        )
+        #expect(
+            error(#"{"issuer":"https://server.example.com","revocation_endpoint":"http://server.example.com/revoke"}"#)?.code
+                == .insecureEndpoint)
     }
 
     @Test func acceptsLoopbackHTTPEndpoints() throws {
-        let metadata = try parse(#"{"issuer":"http://127.0.0.1:8000","token_endpoint":"http://127.0.0.1:8000/o/token/"}"#, issuer: "http://127.0.0.1:8000")
+        let metadata = try parse(
+            #"{"issuer":"http://127.0.0.1:8000","token_endpoint":"http://127.0.0.1:8000/o/token/"}"#, issuer: "http://127.0.0.1:8000")
         #expect(metadata.tokenEndpoint == URL(string: "http://127.0.0.1:8000/o/token/"))
     }
 
     @Test func refusesFieldsOfTheWrongType() {
         #expect(error(#"{"issuer":"https://server.example.com","token_endpoint":5}"#)?.code == .invalidTokenResponse)
-        #expect(error(#"{"issuer":"https://server.example.com","authorization_response_iss_parameter_supported":"yes"}"#)?.code == .invalidTokenResponse)
+        #expect(
+            error(#"{"issuer":"https://server.example.com","authorization_response_iss_parameter_supported":"yes"}"#)?.code
+                == .invalidTokenResponse)
         #expect(error(#"{"issuer":"https://server.example.com","code_challenge_methods_supported":"S256"}"#)?.code == .invalidTokenResponse)
         #expect(error("[]")?.code == .invalidTokenResponse)
     }
@@ -86,7 +98,9 @@ import Testing
     }
 
     @Test func roundTripsThroughJSONWithTheRFCFieldNames() throws {
-        let metadata = AuthorizationServerMetadata(issuer: Self.issuer, tokenEndpoint: URL(string: "https://server.example.com/token"), authorizationResponseIssParameterSupported: true)
+        let metadata = AuthorizationServerMetadata(
+            issuer: Self.issuer, tokenEndpoint: URL(string: "https://server.example.com/token"),
+            authorizationResponseIssParameterSupported: true)
         let data = try JSONEncoder().encode(metadata)
         #expect(String(decoding: data, as: UTF8.self).contains("authorization_response_iss_parameter_supported"))
         #expect(try JSONDecoder().decode(AuthorizationServerMetadata.self, from: data) == metadata)
@@ -98,8 +112,12 @@ import Testing
     }
 
     @Test func wellKnownURLInsertsBetweenHostAndPath() throws {
-        #expect(try wellKnown("https://server.example.com/issuer1") == "https://server.example.com/.well-known/oauth-authorization-server/issuer1")
-        #expect(try wellKnown("https://server.example.com/realms/acme/") == "https://server.example.com/.well-known/oauth-authorization-server/realms/acme")
+        #expect(
+            try wellKnown("https://server.example.com/issuer1")
+                == "https://server.example.com/.well-known/oauth-authorization-server/issuer1")
+        #expect(
+            try wellKnown("https://server.example.com/realms/acme/")
+                == "https://server.example.com/.well-known/oauth-authorization-server/realms/acme")
         #expect(try wellKnown("http://127.0.0.1:8000/o") == "http://127.0.0.1:8000/.well-known/oauth-authorization-server/o")
     }
 

@@ -74,7 +74,8 @@ import Testing
     private func deviceErrors() -> [OAuth2Error] {
         let responses = [
             FlowFixtures.json(#"{"device_code":"\#(Self.deviceCode)","user_code":"A"}"#),
-            FlowFixtures.json(#"{"device_code":"\#(Self.deviceCode)\n","user_code":"A","verification_uri":"https://e.com","expires_in":5}"#),
+            FlowFixtures.json(
+                #"{"device_code":"\#(Self.deviceCode)\n","user_code":"A","verification_uri":"https://e.com","expires_in":5}"#),
         ]
         return responses.compactMap { response in
             FlowFixtures.error { () throws(OAuth2Error) in try DeviceAuthorization.parse(response, requestedAt: FlowFixtures.requestedAt) }

@@ -54,7 +54,10 @@ import Testing
     @Test func urlCarriesEveryParameterInOrder() throws {
         let pending = try make(additionalParameters: [("prompt", "consent")])
         let pairs = try query(of: pending.url)
-        #expect(names(pairs) == ["response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method", "prompt"])
+        #expect(
+            names(pairs) == [
+                "response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method", "prompt",
+            ])
         #expect(value("response_type", in: pairs) == "code")
         #expect(value("client_id", in: pairs) == "client-id")
         #expect(value("redirect_uri", in: pairs) == "https://app.example.com/callback")
@@ -79,7 +82,8 @@ import Testing
     }
 
     @Test func spacesAreEncodedAsPercent20AndReservedCharactersEscaped() throws {
-        let pending = try make(scopes: ["openid", "https://scopes.example.com/read"], additionalParameters: [("login_hint", "a+b@example.com & co")])
+        let pending = try make(
+            scopes: ["openid", "https://scopes.example.com/read"], additionalParameters: [("login_hint", "a+b@example.com & co")])
         let text = pending.url.absoluteString
         #expect(text.contains("scope=openid%20https%3A%2F%2Fscopes.example.com%2Fread"))
         #expect(text.contains("login_hint=a%2Bb%40example.com%20%26%20co"))
@@ -111,7 +115,8 @@ import Testing
     }
 
     @Test func keepsTheEndpointsExistingQuery() throws {
-        let configuration = try FlowFixtures.configuration(authorizationEndpoint: URL(string: "https://id.example.com/authorize?tenant=acme&x=a%20b")!)
+        let configuration = try FlowFixtures.configuration(
+            authorizationEndpoint: URL(string: "https://id.example.com/authorize?tenant=acme&x=a%20b")!)
         let pending = try make(configuration: configuration)
         #expect(pending.url.absoluteString.hasPrefix("https://id.example.com/authorize?tenant=acme&x=a%20b&response_type=code&"))
         let pairs = try query(of: pending.url)
@@ -133,13 +138,15 @@ import Testing
     }
 
     @Test func refusesAnAdditionalParameterOverridingTheEndpointsQuery() throws {
-        let configuration = try FlowFixtures.configuration(authorizationEndpoint: URL(string: "https://id.example.com/authorize?tenant=acme")!)
+        let configuration = try FlowFixtures.configuration(
+            authorizationEndpoint: URL(string: "https://id.example.com/authorize?tenant=acme")!)
         let error = try makeError(configuration: configuration, additionalParameters: [("tenant", "other")])
         #expect(error?.code == .invalidConfiguration)
     }
 
     @Test func refusesAnEndpointQuerySettingOneOfOurs() throws {
-        let configuration = try FlowFixtures.configuration(authorizationEndpoint: URL(string: "https://id.example.com/authorize?response_type=token")!)
+        let configuration = try FlowFixtures.configuration(
+            authorizationEndpoint: URL(string: "https://id.example.com/authorize?response_type=token")!)
         #expect(try makeError(configuration: configuration)?.code == .invalidConfiguration)
     }
 

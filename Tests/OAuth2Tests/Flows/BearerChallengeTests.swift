@@ -3,7 +3,9 @@ import Testing
 
 @Suite struct BearerChallengeTests {
     @Test func parsesTheRFC6750InvalidTokenExample() {
-        let challenge = BearerChallenge.parse([#"Bearer realm="example", error="invalid_token", error_description="The access token expired""#])
+        let challenge = BearerChallenge.parse([
+            #"Bearer realm="example", error="invalid_token", error_description="The access token expired""#
+        ])
         #expect(challenge == BearerChallenge(error: "invalid_token", errorDescription: "The access token expired", scope: nil))
     }
 

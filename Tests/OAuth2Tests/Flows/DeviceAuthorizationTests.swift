@@ -16,12 +16,13 @@ import Testing
     }
 
     @Test func parsesTheRFC8628Example() throws {
-        let authorization = try parse("""
-        {"device_code": "\(Self.deviceCode)", "user_code": "WDJB-MJHT",
-         "verification_uri": "https://example.com/device",
-         "verification_uri_complete": "https://example.com/device?user_code=WDJB-MJHT",
-         "expires_in": 1800, "interval": 5}
-        """)
+        let authorization = try parse(
+            """
+            {"device_code": "\(Self.deviceCode)", "user_code": "WDJB-MJHT",
+             "verification_uri": "https://example.com/device",
+             "verification_uri_complete": "https://example.com/device?user_code=WDJB-MJHT",
+             "expires_in": 1800, "interval": 5}
+            """)
         #expect(authorization.deviceCode.value == Self.deviceCode)
         #expect(authorization.userCode == "WDJB-MJHT")
         #expect(authorization.verificationURI == URL(string: "https://example.com/device"))
@@ -31,7 +32,8 @@ import Testing
     }
 
     @Test func acceptsGooglesVerificationURLSpelling() throws {
-        let authorization = try parse(#"{"device_code":"d","user_code":"ABC","verification_url":"https://www.google.com/device","expires_in":"1800"}"#)
+        let authorization = try parse(
+            #"{"device_code":"d","user_code":"ABC","verification_url":"https://www.google.com/device","expires_in":"1800"}"#)
         #expect(authorization.verificationURI == URL(string: "https://www.google.com/device"))
         #expect(authorization.verificationURIComplete == nil)
     }
@@ -42,7 +44,8 @@ import Testing
     }
 
     @Test func raisesAZeroIntervalToOneSecond() throws {
-        let authorization = try parse(#"{"device_code":"d","user_code":"ABC","verification_uri":"https://e.com/d","expires_in":600,"interval":0}"#)
+        let authorization = try parse(
+            #"{"device_code":"d","user_code":"ABC","verification_uri":"https://e.com/d","expires_in":600,"interval":0}"#)
         #expect(authorization.interval == .seconds(1))
     }
 
@@ -54,17 +57,26 @@ import Testing
     }
 
     @Test func refusesAUserCodeWithTerminalEscapes() {
-        #expect(error(#"{"device_code":"d","user_code":"AB\u001b[2J","verification_uri":"https://e.com/d","expires_in":600}"#)?.code == .invalidTokenResponse)
+        #expect(
+            error(#"{"device_code":"d","user_code":"AB\u001b[2J","verification_uri":"https://e.com/d","expires_in":600}"#)?.code
+                == .invalidTokenResponse)
     }
 
     @Test func refusesAVerificationURIThatIsNotHTTP() {
-        #expect(error(#"{"device_code":"d","user_code":"ABC","verification_uri":"javascript:alert(1)","expires_in":600}"#)?.code == .invalidTokenResponse)
-        #expect(error(#"{"device_code":"d","user_code":"ABC","verification_uri":"/device","expires_in":600}"#)?.code == .invalidTokenResponse)
+        #expect(
+            error(#"{"device_code":"d","user_code":"ABC","verification_uri":"javascript:alert(1)","expires_in":600}"#)?.code
+                == .invalidTokenResponse)
+        #expect(
+            error(#"{"device_code":"d","user_code":"ABC","verification_uri":"/device","expires_in":600}"#)?.code == .invalidTokenResponse)
     }
 
     @Test func refusesBadNumbers() {
-        #expect(error(#"{"device_code":"d","user_code":"ABC","verification_uri":"https://e.com/d","expires_in":-5}"#)?.code == .invalidTokenResponse)
-        #expect(error(#"{"device_code":"d","user_code":"ABC","verification_uri":"https://e.com/d","expires_in":600,"interval":"x"}"#)?.code == .invalidTokenResponse)
+        #expect(
+            error(#"{"device_code":"d","user_code":"ABC","verification_uri":"https://e.com/d","expires_in":-5}"#)?.code
+                == .invalidTokenResponse)
+        #expect(
+            error(#"{"device_code":"d","user_code":"ABC","verification_uri":"https://e.com/d","expires_in":600,"interval":"x"}"#)?.code
+                == .invalidTokenResponse)
     }
 
     @Test func providerErrorsKeepTheirCode() {
@@ -79,13 +91,15 @@ import Testing
     }
 
     @Test func descriptionRedactsTheDeviceCode() throws {
-        let authorization = try parse(#"{"device_code":"\#(Self.deviceCode)","user_code":"ABC","verification_uri":"https://e.com/d","expires_in":600}"#)
+        let authorization = try parse(
+            #"{"device_code":"\#(Self.deviceCode)","user_code":"ABC","verification_uri":"https://e.com/d","expires_in":600}"#)
         #expect(!"\(authorization)".contains(Self.deviceCode))
         #expect("\(authorization)".contains("ABC"))
     }
 
     @Test func roundTripsThroughJSON() throws {
-        let authorization = try parse(#"{"device_code":"d","user_code":"ABC","verification_uri":"https://e.com/d","expires_in":600,"interval":7}"#)
+        let authorization = try parse(
+            #"{"device_code":"d","user_code":"ABC","verification_uri":"https://e.com/d","expires_in":600,"interval":7}"#)
         let decoded = try JSONDecoder().decode(DeviceAuthorization.self, from: JSONEncoder().encode(authorization))
         #expect(decoded == authorization)
     }

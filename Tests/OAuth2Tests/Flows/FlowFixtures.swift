@@ -31,7 +31,9 @@ enum FlowFixtures {
         )
     }
 
-    static func json(_ body: String, status: Int = 200, contentType: String? = "application/json", headers: [(String, String)] = []) -> HTTPResponse {
+    static func json(_ body: String, status: Int = 200, contentType: String? = "application/json", headers: [(String, String)] = [])
+        -> HTTPResponse
+    {
         var fields = headers
         if let contentType { fields.append(("Content-Type", contentType)) }
         return HTTPResponse(status: status, headers: HTTPHeaders(fields), body: Data(body.utf8))

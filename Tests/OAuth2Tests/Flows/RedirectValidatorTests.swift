@@ -172,7 +172,9 @@ import Testing
 
     @Test func errorWithStateIsTheProvidersError() {
         let error = FlowFixtures.error { () throws(OAuth2Error) in
-            try validate("https://app.example.com/callback?error=access_denied&error_description=The+user+said+no&error_uri=https%3A%2F%2Fid.example.com%2Fhelp&state=\(Self.state)")
+            try validate(
+                "https://app.example.com/callback?error=access_denied&error_description=The+user+said+no&error_uri=https%3A%2F%2Fid.example.com%2Fhelp&state=\(Self.state)"
+            )
         }
         #expect(error?.code == .accessDenied)
         #expect(error?.errorDescription == "The user said no")

@@ -49,12 +49,13 @@ import Testing
 
     @Test func authorizationCodeGrantCarriesCodeRedirectURIAndVerifier() throws {
         let request = try TokenRequestBuilder.tokenRequest(for: codeGrant, configuration: try FlowFixtures.configuration())
-        #expect(try form(request) == [
-            "grant_type": "authorization_code",
-            "code": "the-code",
-            "redirect_uri": "https://app.example.com/callback",
-            "code_verifier": "the-verifier",
-        ])
+        #expect(
+            try form(request) == [
+                "grant_type": "authorization_code",
+                "code": "the-code",
+                "redirect_uri": "https://app.example.com/callback",
+                "code_verifier": "the-verifier",
+            ])
     }
 
     @Test func authorizationCodeGrantWithoutVerifierOmitsIt() throws {
@@ -109,40 +110,54 @@ import Testing
     @Test func passwordGrantCarriesCredentialsAndScope() throws {
         let grant = Grant.password(username: "alice@example.com", password: Secret("p@ss word&"), scopes: ["read", "write"])
         let request = try TokenRequestBuilder.tokenRequest(for: grant, configuration: try FlowFixtures.configuration())
-        #expect(try form(request) == ["grant_type": "password", "username": "alice@example.com", "password": "p@ss word&", "scope": "read write"])
+        #expect(
+            try form(request) == [
+                "grant_type": "password", "username": "alice@example.com", "password": "p@ss word&", "scope": "read write",
+            ])
     }
 
     @Test func clientCredentialsGrantCarriesScope() throws {
-        let request = try TokenRequestBuilder.tokenRequest(for: .clientCredentials(scopes: ["api"]), configuration: try FlowFixtures.configuration())
+        let request = try TokenRequestBuilder.tokenRequest(
+            for: .clientCredentials(scopes: ["api"]), configuration: try FlowFixtures.configuration())
         #expect(try form(request) == ["grant_type": "client_credentials", "scope": "api"])
     }
 
     @Test func emptyScopesAreOmitted() throws {
         let configuration = try FlowFixtures.configuration()
-        for grant in [Grant.clientCredentials(scopes: []), .refreshToken(Secret("r"), scopes: []), .password(username: "u", password: Secret("p"), scopes: [])] {
+        for grant in [
+            Grant.clientCredentials(scopes: []), .refreshToken(Secret("r"), scopes: []),
+            .password(username: "u", password: Secret("p"), scopes: []),
+        ] {
             #expect(try form(try TokenRequestBuilder.tokenRequest(for: grant, configuration: configuration))["scope"] == nil)
         }
         #expect(try form(TokenRequestBuilder.deviceAuthorizationRequest(scopes: [], configuration: configuration))["scope"] == nil)
     }
 
     @Test func refreshGrantCarriesTheRefreshToken() throws {
-        let request = try TokenRequestBuilder.tokenRequest(for: .refreshToken(Secret("refresh+/="), scopes: ["a"]), configuration: try FlowFixtures.configuration())
+        let request = try TokenRequestBuilder.tokenRequest(
+            for: .refreshToken(Secret("refresh+/="), scopes: ["a"]), configuration: try FlowFixtures.configuration())
         #expect(try form(request) == ["grant_type": "refresh_token", "refresh_token": "refresh+/=", "scope": "a"])
     }
 
     @Test func assertionGrantUsesTheTypeAsGrantType() throws {
         let type = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-        let request = try TokenRequestBuilder.tokenRequest(for: .assertion(type: type, assertion: Secret("eyJ.a.b"), scopes: []), configuration: try FlowFixtures.configuration())
+        let request = try TokenRequestBuilder.tokenRequest(
+            for: .assertion(type: type, assertion: Secret("eyJ.a.b"), scopes: []), configuration: try FlowFixtures.configuration())
         #expect(try form(request) == ["grant_type": type, "assertion": "eyJ.a.b"])
     }
 
     @Test func deviceCodeGrantUsesTheRFC8628GrantType() throws {
-        let request = try TokenRequestBuilder.tokenRequest(for: .deviceCode(Secret("dev")), configuration: try FlowFixtures.configuration(clientSecret: nil))
-        #expect(try form(request) == ["grant_type": "urn:ietf:params:oauth:grant-type:device_code", "device_code": "dev", "client_id": "client-id"])
+        let request = try TokenRequestBuilder.tokenRequest(
+            for: .deviceCode(Secret("dev")), configuration: try FlowFixtures.configuration(clientSecret: nil))
+        #expect(
+            try form(request) == [
+                "grant_type": "urn:ietf:params:oauth:grant-type:device_code", "device_code": "dev", "client_id": "client-id",
+            ])
     }
 
     @Test func revocationCarriesTokenAndHint() throws {
-        let request = try TokenRequestBuilder.revocationRequest(token: Secret("tok"), tokenTypeHint: "refresh_token", configuration: try FlowFixtures.configuration())
+        let request = try TokenRequestBuilder.revocationRequest(
+            token: Secret("tok"), tokenTypeHint: "refresh_token", configuration: try FlowFixtures.configuration())
         #expect(try form(request) == ["token": "tok", "token_type_hint": "refresh_token"])
         #expect(try basic(request)?.0 == "client-id")
     }
@@ -157,7 +172,8 @@ import Testing
     }
 
     @Test func deviceAuthorizationCarriesScopeAndPublicClientID() throws {
-        let request = try TokenRequestBuilder.deviceAuthorizationRequest(scopes: ["openid", "email"], configuration: try FlowFixtures.configuration(clientSecret: nil))
+        let request = try TokenRequestBuilder.deviceAuthorizationRequest(
+            scopes: ["openid", "email"], configuration: try FlowFixtures.configuration(clientSecret: nil))
         #expect(try form(request) == ["scope": "openid email", "client_id": "client-id"])
     }
 
@@ -171,7 +187,8 @@ import Testing
     }
 
     @Test func requestDescriptionShowsNoSecret() throws {
-        let request = try TokenRequestBuilder.tokenRequest(for: codeGrant, configuration: try FlowFixtures.configuration(clientAuthentication: .clientSecretBasic))
+        let request = try TokenRequestBuilder.tokenRequest(
+            for: codeGrant, configuration: try FlowFixtures.configuration(clientAuthentication: .clientSecretBasic))
         let text = "\(request)"
         #expect(!text.contains("the-code"))
         #expect(!text.contains("the-verifier"))

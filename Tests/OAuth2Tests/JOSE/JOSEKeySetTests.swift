@@ -19,18 +19,18 @@ import _CryptoExtras
 
     @Test func badKeysAreSkippedAndTheGoodOneStillVerifies() throws {
         let body = """
-        {"keys": [
-          {"kty": "RSA", "kid": "bad-n", "n": "!!", "e": "AQAB"},
-          {"kty": "oct", "kid": "hmac", "k": "AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow"},
-          {"kty": "EC", "kid": "short", "crv": "P-256", "x": "AQAB", "y": "AQAB"},
-          {"kty": "EC", "kid": "secp256k1", "crv": "secp256k1", "x": "\(F.rfc7515ECX)", "y": "\(F.rfc7515ECY)"},
-          {"kty": "OKP", "kid": "x25519", "crv": "X25519", "x": "\(F.rfc8037X)"},
-          {"kty": "EC", "kid": "off-curve", "crv": "P-256", "x": "\(F.rfc7515ECX)", "y": "\(F.rfc7515ECX)"},
-          {"kid": "no-kty"},
-          "not an object",
-          {"kty": "EC", "kid": "good", "crv": "P-256", "x": "\(F.rfc7515ECX)", "y": "\(F.rfc7515ECY)", "use": "sig"}
-        ]}
-        """
+            {"keys": [
+              {"kty": "RSA", "kid": "bad-n", "n": "!!", "e": "AQAB"},
+              {"kty": "oct", "kid": "hmac", "k": "AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow"},
+              {"kty": "EC", "kid": "short", "crv": "P-256", "x": "AQAB", "y": "AQAB"},
+              {"kty": "EC", "kid": "secp256k1", "crv": "secp256k1", "x": "\(F.rfc7515ECX)", "y": "\(F.rfc7515ECY)"},
+              {"kty": "OKP", "kid": "x25519", "crv": "X25519", "x": "\(F.rfc8037X)"},
+              {"kty": "EC", "kid": "off-curve", "crv": "P-256", "x": "\(F.rfc7515ECX)", "y": "\(F.rfc7515ECX)"},
+              {"kid": "no-kty"},
+              "not an object",
+              {"kty": "EC", "kid": "good", "crv": "P-256", "x": "\(F.rfc7515ECX)", "y": "\(F.rfc7515ECY)", "use": "sig"}
+            ]}
+            """
         let set = try JSONWebKeySet.parse(Data(body.utf8))
         #expect(set.keys.map(\.keyID) == ["good"])
         let parts = F.rfc7515ES256.split(separator: ".").map(String.init)
@@ -45,7 +45,9 @@ import _CryptoExtras
     @Test func anRSAKeyUnder2048BitsIsSkipped() throws {
         let small = try _RSA.Signing.PrivateKey(unsafeKeySize: .init(bitCount: 1024)).publicKey.getKeyPrimitives()
         let jwk = #"{"kty":"RSA","kid":"small","n":"\#(F.b64(Array(small.modulus)))","e":"\#(F.b64(Array(small.publicExponent)))"}"#
-        #expect(F.error { _ = try JSONWebKey(["kty": .string("RSA"), "n": .string(F.b64(Array(small.modulus))), "e": .string("AQAB")]) }?.code == .invalidJWKS)
+        #expect(
+            F.error { _ = try JSONWebKey(["kty": .string("RSA"), "n": .string(F.b64(Array(small.modulus))), "e": .string("AQAB")]) }?.code
+                == .invalidJWKS)
         let set = try JSONWebKeySet.parse(Data(#"{"keys":[\#(jwk)]}"#.utf8))
         #expect(set.keys.isEmpty)
     }

@@ -78,8 +78,12 @@ import _CryptoExtras
     @Test func hmacKeysShorterThanTheHashAreRefused() throws {
         #expect(F.error { _ = try JWTSigningKey.hmac(.opaque("short")) }?.code == .invalidConfiguration)
         #expect(F.error { _ = try JWTSigningKey.hmac(.opaque(String(repeating: "k", count: 31))) }?.code == .invalidConfiguration)
-        #expect(F.error { _ = try JWTSigningKey.hmac(.opaque(String(repeating: "k", count: 48)), algorithm: .hs512) }?.code == .invalidConfiguration)
-        #expect(F.error { _ = try JWTSigningKey.hmac(.opaque(String(repeating: "k", count: 64)), algorithm: .rs256) }?.code == .invalidConfiguration)
+        #expect(
+            F.error { _ = try JWTSigningKey.hmac(.opaque(String(repeating: "k", count: 48)), algorithm: .hs512) }?.code
+                == .invalidConfiguration)
+        #expect(
+            F.error { _ = try JWTSigningKey.hmac(.opaque(String(repeating: "k", count: 64)), algorithm: .rs256) }?.code
+                == .invalidConfiguration)
         let key = try JWTSigningKey.hmac(.opaque(String(repeating: "k", count: 48)), algorithm: .hs384)
         #expect(key.algorithm == .hs384)
         #expect(key.algorithm.isSymmetric)
@@ -147,7 +151,8 @@ import _CryptoExtras
             try JWTSigningKey.ed25519(rawRepresentation: F.hex(F.rfc8037Seed)),
             try JWTSigningKey.hmac(.opaque(secret)),
         ]
-        let secrets = rsaPEM.split(separator: "\n").filter { !$0.hasPrefix("-----") }.map(String.init)
+        let secrets =
+            rsaPEM.split(separator: "\n").filter { !$0.hasPrefix("-----") }.map(String.init)
             + [secret, F.b64(F.hex(F.rfc8037Seed)), F.rfc8037Seed, "nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A"]
         for key in keys {
             var dumped = ""

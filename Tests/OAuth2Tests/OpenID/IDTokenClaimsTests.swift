@@ -39,7 +39,10 @@ import Testing
         return token
     }
 
-    func code(_ changes: [String: JSONValue?] = [:], expectation: IDTokenVerifier.Expectation = .signIn(nonce: Secret("n-0S6_WzA2Mj")), accessToken: Secret? = nil) -> OAuth2Error.Code? {
+    func code(
+        _ changes: [String: JSONValue?] = [:], expectation: IDTokenVerifier.Expectation = .signIn(nonce: Secret("n-0S6_WzA2Mj")),
+        accessToken: Secret? = nil
+    ) -> OAuth2Error.Code? {
         FlowFixtures.error { () throws(OAuth2Error) in try check(changes, expectation: expectation, accessToken: accessToken) }?.code
     }
 

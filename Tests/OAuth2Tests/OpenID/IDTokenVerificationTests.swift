@@ -58,7 +58,8 @@ import _CryptoExtras
                     let form = try FormURLEncoding.decode(String(decoding: request.body ?? Data(), as: UTF8.self)[...])
                     let code = form.first { $0.0 == "code" }?.1 ?? ""
                     guard let body = codeResponses.withLock({ $0.removeValue(forKey: code) }) else {
-                        return HTTPResponse(status: 400, headers: ["Content-Type": "application/json"], body: Data(#"{"error":"invalid_grant"}"#.utf8))
+                        return HTTPResponse(
+                            status: 400, headers: ["Content-Type": "application/json"], body: Data(#"{"error":"invalid_grant"}"#.utf8))
                     }
                     return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(body.utf8))
                 }
@@ -103,7 +104,9 @@ import _CryptoExtras
             _ makeIDToken: (String?) throws -> String?
         ) async throws -> AccessToken {
             let pending = try provider.authorizationURL(redirectURI: IDTokenVerificationTests.redirectURI, scopes: scopes)
-            var fields = ["\"access_token\":\"\(access)\"", "\"token_type\":\"Bearer\"", "\"expires_in\":3600", "\"refresh_token\":\"refresh-1\""]
+            var fields = [
+                "\"access_token\":\"\(access)\"", "\"token_type\":\"Bearer\"", "\"expires_in\":3600", "\"refresh_token\":\"refresh-1\"",
+            ]
             if let idToken = try makeIDToken(pending.nonce?.value) { fields.append("\"id_token\":\"\(idToken)\"") }
             let code = "code-\(UUID().uuidString)"
             codeResponses.withLock { $0[code] = "{\(fields.joined(separator: ","))}" }
@@ -156,7 +159,9 @@ import _CryptoExtras
         let claims = String(decoding: try JSONEncoder().encode(JSONValue.object(world.claims(nonce: "x"))), as: UTF8.self)
         // alg none, with and without the empty signature.
         var error = await world.signInError { nonce in
-            JOSEFixtures.b64(#"{"alg":"none"}"#) + "." + JOSEFixtures.b64(String(decoding: try JSONEncoder().encode(JSONValue.object(world.claims(nonce: nonce))), as: UTF8.self)) + "."
+            JOSEFixtures.b64(#"{"alg":"none"}"#) + "."
+                + JOSEFixtures.b64(String(decoding: try JSONEncoder().encode(JSONValue.object(world.claims(nonce: nonce))), as: UTF8.self))
+                + "."
         }
         #expect(error?.code == .unsupportedAlgorithm)
         // HS256 keyed with the provider's public key, the classic confusion.
@@ -241,7 +246,8 @@ import _CryptoExtras
         let badHash = await world.signInError { nonce in try world.idToken(nonce: nonce, ["at_hash": .string("AAAAAAAAAAAAAAAAAAAAAA")]) }
         #expect(badHash?.code == .accessTokenHashMismatch)
         let goodHash = try await world.signIn(access: "access-1") { nonce in
-            try world.idToken(nonce: nonce, ["at_hash": .string(IDTokenVerifier.accessTokenHash(Secret("access-1"), algorithm: .rs256) ?? "")])
+            try world.idToken(
+                nonce: nonce, ["at_hash": .string(IDTokenVerifier.accessTokenHash(Secret("access-1"), algorithm: .rs256) ?? "")])
         }
         #expect(goodHash.idToken != nil)
     }
@@ -304,13 +310,15 @@ import _CryptoExtras
 
         // A new one for the same user replaces it.
         let newer = try world.idToken(nonce: nil, ["name": .string("Alice B.")])
-        world.transport.enqueue(json: #"{"access_token":"access-3","token_type":"Bearer","expires_in":3600,"id_token":"\#(newer)"}"#, for: Self.tokenURL)
+        world.transport.enqueue(
+            json: #"{"access_token":"access-3","token_type":"Bearer","expires_in":3600,"id_token":"\#(newer)"}"#, for: Self.tokenURL)
         refreshed = try await client.refreshAccessToken()
         #expect(refreshed.idToken?.name == "Alice B.")
 
         // One for another user is refused, and the stored token is untouched.
         let other = try world.idToken(nonce: nil, ["sub": .string("mallory-9")])
-        world.transport.enqueue(json: #"{"access_token":"access-4","token_type":"Bearer","expires_in":3600,"id_token":"\#(other)"}"#, for: Self.tokenURL)
+        world.transport.enqueue(
+            json: #"{"access_token":"access-4","token_type":"Bearer","expires_in":3600,"id_token":"\#(other)"}"#, for: Self.tokenURL)
         let error = await #expect(throws: OAuth2Error.self) { _ = try await client.refreshAccessToken() }
         #expect(error?.code == .subjectMismatch)
         #expect(try await world.store.load(account: "alice")?.idToken?.subject == "alice-123")
@@ -344,7 +352,8 @@ import _CryptoExtras
         }
         var ids: Set<String> = []
         for request in world.transport.requests(for: Self.tokenURL) {
-            let form = Dictionary(try FormURLEncoding.decode(String(decoding: try #require(request.body), as: UTF8.self)[...]), uniquingKeysWith: { $1 })
+            let form = Dictionary(
+                try FormURLEncoding.decode(String(decoding: try #require(request.body), as: UTF8.self)[...]), uniquingKeysWith: { $1 })
             #expect(form["client_assertion_type"] == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
             #expect(form["client_secret"] == nil)
             #expect(request.headers["Authorization"] == nil)
@@ -375,7 +384,8 @@ import _CryptoExtras
         let form = Dictionary(try FormURLEncoding.decode(body[...]), uniquingKeysWith: { $1 })
         let assertion = try #require(form["client_assertion"])
         let parts = assertion.split(separator: ".").map(String.init)
-        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(parts[0]).\(parts[1])".utf8), using: SymmetricKey(data: Data("a-client-secret-of-at-least-32-bytes!".utf8)))
+        let mac = HMAC<SHA256>.authenticationCode(
+            for: Data("\(parts[0]).\(parts[1])".utf8), using: SymmetricKey(data: Data("a-client-secret-of-at-least-32-bytes!".utf8)))
         #expect(Base64URL.encode(Array(mac)) == parts[2])
     }
 }

@@ -5,24 +5,30 @@ import Testing
 
 @Suite struct OpenIDDiscoveryTests {
     static let document = """
-    {"issuer": "https://id.example/tenant",
-     "authorization_endpoint": "https://id.example/tenant/authorize",
-     "token_endpoint": "https://id.example/tenant/token",
-     "jwks_uri": "https://id.example/tenant/jwks",
-     "userinfo_endpoint": "https://id.example/tenant/userinfo",
-     "end_session_endpoint": "https://id.example/tenant/logout",
-     "id_token_signing_alg_values_supported": ["RS256", "ES256", "HS256", "none"],
-     "token_endpoint_auth_methods_supported": ["client_secret_post", "private_key_jwt"],
-     "authorization_response_iss_parameter_supported": true}
-    """
+        {"issuer": "https://id.example/tenant",
+         "authorization_endpoint": "https://id.example/tenant/authorize",
+         "token_endpoint": "https://id.example/tenant/token",
+         "jwks_uri": "https://id.example/tenant/jwks",
+         "userinfo_endpoint": "https://id.example/tenant/userinfo",
+         "end_session_endpoint": "https://id.example/tenant/logout",
+         "id_token_signing_alg_values_supported": ["RS256", "ES256", "HS256", "none"],
+         "token_endpoint_auth_methods_supported": ["client_secret_post", "private_key_jwt"],
+         "authorization_response_iss_parameter_supported": true}
+        """
 
     @Test func theOpenIDConfigurationIsAppendedToTheIssuersPath() throws {
-        #expect(try AuthorizationServerMetadata.wellKnownURL(forIssuer: "https://id.example/tenant/", document: .openIDConfiguration).absoluteString
-            == "https://id.example/tenant/.well-known/openid-configuration")
-        #expect(try AuthorizationServerMetadata.wellKnownURL(forIssuer: "https://accounts.google.com", document: .openIDConfiguration).absoluteString
-            == "https://accounts.google.com/.well-known/openid-configuration")
-        #expect(try AuthorizationServerMetadata.wellKnownURL(forIssuer: "https://id.example/tenant", document: .oauthAuthorizationServer).absoluteString
-            == "https://id.example/.well-known/oauth-authorization-server/tenant")
+        #expect(
+            try AuthorizationServerMetadata.wellKnownURL(forIssuer: "https://id.example/tenant/", document: .openIDConfiguration)
+                .absoluteString
+                == "https://id.example/tenant/.well-known/openid-configuration")
+        #expect(
+            try AuthorizationServerMetadata.wellKnownURL(forIssuer: "https://accounts.google.com", document: .openIDConfiguration)
+                .absoluteString
+                == "https://accounts.google.com/.well-known/openid-configuration")
+        #expect(
+            try AuthorizationServerMetadata.wellKnownURL(forIssuer: "https://id.example/tenant", document: .oauthAuthorizationServer)
+                .absoluteString
+                == "https://id.example/.well-known/oauth-authorization-server/tenant")
     }
 
     @Test func discoverReadsTheOpenIDConfigurationFirst() async throws {
@@ -44,10 +50,11 @@ import Testing
         transport.enqueue(json: #"{"issuer": "https://as.example", "token_endpoint": "https://as.example/token"}"#)
         let metadata = try await AuthorizationServerMetadata.discover(issuer: "https://as.example", transport: transport)
         #expect(!metadata.isOpenIDProvider)
-        #expect(transport.requests.map(\.url.absoluteString) == [
-            "https://as.example/.well-known/openid-configuration",
-            "https://as.example/.well-known/oauth-authorization-server",
-        ])
+        #expect(
+            transport.requests.map(\.url.absoluteString) == [
+                "https://as.example/.well-known/openid-configuration",
+                "https://as.example/.well-known/oauth-authorization-server",
+            ])
 
         let down = CannedTransport()
         down.enqueue(json: "{}", status: 503)
@@ -61,7 +68,8 @@ import Testing
     @Test func anOpenIDEndpointOverPlainHTTPIsRefused() async throws {
         for key in ["jwks_uri", "userinfo_endpoint", "end_session_endpoint"] {
             let transport = CannedTransport()
-            transport.enqueue(json: #"{"issuer": "https://id.example", "token_endpoint": "https://id.example/token", "\#(key)": "http://id.example/x"}"#)
+            transport.enqueue(
+                json: #"{"issuer": "https://id.example", "token_endpoint": "https://id.example/token", "\#(key)": "http://id.example/x"}"#)
             let error = await #expect(throws: OAuth2Error.self) {
                 _ = try await AuthorizationServerMetadata.discover(issuer: "https://id.example", transport: transport)
             }
@@ -123,7 +131,8 @@ import Testing
     }
 
     @Test func oldCachedMetadataWithoutTheOpenIDFieldsStillDecodes() throws {
-        let json = #"{"issuer": "https://as.example", "token_endpoint": "https://as.example/token", "authorization_response_iss_parameter_supported": false, "code_challenge_methods_supported": [], "token_endpoint_auth_methods_supported": []}"#
+        let json =
+            #"{"issuer": "https://as.example", "token_endpoint": "https://as.example/token", "authorization_response_iss_parameter_supported": false, "code_challenge_methods_supported": [], "token_endpoint_auth_methods_supported": []}"#
         let metadata = try JSONDecoder().decode(AuthorizationServerMetadata.self, from: Data(json.utf8))
         #expect(metadata.jwksURI == nil)
         #expect(metadata.scopesSupported.isEmpty)

@@ -41,8 +41,12 @@ import Testing
 
     @Test func anOpenIDRequestCarriesAFreshNonceThatThePendingAuthorizationKeeps() throws {
         let configuration = try Self.configuration()
-        let first = try AuthorizationRequestBuilder.make(configuration: configuration, redirectURI: FlowFixtures.redirectURI, scopes: ["openid", "email"], additionalParameters: [], now: Date())
-        let second = try AuthorizationRequestBuilder.make(configuration: configuration, redirectURI: FlowFixtures.redirectURI, scopes: ["openid", "email"], additionalParameters: [], now: Date())
+        let first = try AuthorizationRequestBuilder.make(
+            configuration: configuration, redirectURI: FlowFixtures.redirectURI, scopes: ["openid", "email"], additionalParameters: [],
+            now: Date())
+        let second = try AuthorizationRequestBuilder.make(
+            configuration: configuration, redirectURI: FlowFixtures.redirectURI, scopes: ["openid", "email"], additionalParameters: [],
+            now: Date())
         let nonce = try #require(first.nonce)
         #expect(try pairs(of: first.url).filter { $0.0 == "nonce" }.map(\.1) == [nonce.value])
         #expect(nonce.value.utf8.count >= 43)
@@ -57,24 +61,32 @@ import Testing
     }
 
     @Test func noNonceWithoutOpenIDOrWithoutTheOpenIDScope() throws {
-        let plain = try AuthorizationRequestBuilder.make(configuration: try Self.configuration(openID: false), redirectURI: FlowFixtures.redirectURI, scopes: ["openid"], additionalParameters: [], now: Date())
+        let plain = try AuthorizationRequestBuilder.make(
+            configuration: try Self.configuration(openID: false), redirectURI: FlowFixtures.redirectURI, scopes: ["openid"],
+            additionalParameters: [], now: Date())
         #expect(plain.nonce == nil)
-        let noScope = try AuthorizationRequestBuilder.make(configuration: try Self.configuration(), redirectURI: FlowFixtures.redirectURI, scopes: ["read"], additionalParameters: [], now: Date())
+        let noScope = try AuthorizationRequestBuilder.make(
+            configuration: try Self.configuration(), redirectURI: FlowFixtures.redirectURI, scopes: ["read"], additionalParameters: [],
+            now: Date())
         #expect(noScope.nonce == nil)
         #expect(try !pairs(of: noScope.url).contains { $0.0 == "nonce" })
     }
 
     @Test func anAppCannotReplaceTheNonce() throws {
         let error = FlowFixtures.error { () throws(OAuth2Error) in
-            try AuthorizationRequestBuilder.make(configuration: try Self.configuration(), redirectURI: FlowFixtures.redirectURI, scopes: ["openid"], additionalParameters: [("nonce", "fixed")], now: Date())
+            try AuthorizationRequestBuilder.make(
+                configuration: try Self.configuration(), redirectURI: FlowFixtures.redirectURI, scopes: ["openid"],
+                additionalParameters: [("nonce", "fixed")], now: Date())
         }
         #expect(error?.code == .invalidConfiguration)
     }
 
     @Test func resourcesAndAudienceGoOnTheAuthorizationAndEveryTokenRequest() throws {
         let resources = [URL(string: "https://api.example.com/")!, URL(string: "urn:example:billing")!]
-        let configuration = try Self.configuration(resources: resources, audience: "https://api.example.com", additionalTokenParameters: [("tenant", "a"), ("tenant", "b")])
-        let pending = try AuthorizationRequestBuilder.make(configuration: configuration, redirectURI: FlowFixtures.redirectURI, scopes: ["read"], additionalParameters: [], now: Date())
+        let configuration = try Self.configuration(
+            resources: resources, audience: "https://api.example.com", additionalTokenParameters: [("tenant", "a"), ("tenant", "b")])
+        let pending = try AuthorizationRequestBuilder.make(
+            configuration: configuration, redirectURI: FlowFixtures.redirectURI, scopes: ["read"], additionalParameters: [], now: Date())
         let query = try pairs(of: pending.url)
         #expect(query.filter { $0.0 == "resource" }.map(\.1) == ["https://api.example.com/", "urn:example:billing"])
         #expect(query.filter { $0.0 == "audience" }.map(\.1) == ["https://api.example.com"])
@@ -107,7 +119,9 @@ import Testing
 
     @Test func jwtClientAuthenticationNeedsItsKey() {
         let short = FlowFixtures.error { () throws(OAuth2Error) in
-            try OAuth2Configuration(clientID: "c", clientSecret: Secret("short"), tokenEndpoint: FlowFixtures.tokenEndpoint, clientAuthentication: .clientSecretJWT)
+            try OAuth2Configuration(
+                clientID: "c", clientSecret: Secret("short"), tokenEndpoint: FlowFixtures.tokenEndpoint,
+                clientAuthentication: .clientSecretJWT)
         }
         #expect(short?.code == .invalidConfiguration)
         let noKey = FlowFixtures.error { () throws(OAuth2Error) in
@@ -129,13 +143,15 @@ import Testing
         }
         #expect(noIssuer?.code == .invalidConfiguration)
         let insecure = FlowFixtures.error { () throws(OAuth2Error) in
-            try OAuth2Configuration(clientID: "c", tokenEndpoint: FlowFixtures.tokenEndpoint, issuer: "https://id.example.com",
-                                    openID: OpenIDSettings(jwksURI: URL(string: "http://id.example.com/jwks")!))
+            try OAuth2Configuration(
+                clientID: "c", tokenEndpoint: FlowFixtures.tokenEndpoint, issuer: "https://id.example.com",
+                openID: OpenIDSettings(jwksURI: URL(string: "http://id.example.com/jwks")!))
         }
         #expect(insecure?.code == .insecureEndpoint)
         let hmacOnly = FlowFixtures.error { () throws(OAuth2Error) in
-            try OAuth2Configuration(clientID: "c", tokenEndpoint: FlowFixtures.tokenEndpoint, issuer: "https://id.example.com",
-                                    openID: OpenIDSettings(jwksURI: Self.jwks, signingAlgorithms: [.hs256]))
+            try OAuth2Configuration(
+                clientID: "c", tokenEndpoint: FlowFixtures.tokenEndpoint, issuer: "https://id.example.com",
+                openID: OpenIDSettings(jwksURI: Self.jwks, signingAlgorithms: [.hs256]))
         }
         #expect(hmacOnly?.code == .invalidConfiguration)
     }
@@ -160,7 +176,8 @@ import Testing
         let harness = try ClientHarness(configuration: try Self.configuration())
         let client = harness.provider.client(account: "alice")
         var token = Fixture.token(expiresAt: harness.clock.now().addingTimeInterval(3600))
-        token.idToken = try IDToken(claims: IDTokenClaimsTests.claims(["iss": .string("https://id.example.com"), "aud": .string("client-id")]))
+        token.idToken = try IDToken(
+            claims: IDTokenClaimsTests.claims(["iss": .string("https://id.example.com"), "aud": .string("client-id")]))
         try await client.setToken(token)
 
         harness.transport.enqueue(json: #"{"sub": "user-1", "email": "alice@example.com", "name": "Alice"}"#)

@@ -111,7 +111,8 @@ import Testing
         let source = FixedTokenSource(first: "t-1", replacement: "t-2")
 
         let error = await #expect(throws: OAuth2Error.self) {
-            _ = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPRequest(url: URL(string: "http://api.example/v1/me")!))
+            _ = try await SigningTransport(wrapping: inner, tokenSource: source).send(
+                HTTPRequest(url: URL(string: "http://api.example/v1/me")!))
         }
 
         #expect(error?.code == .insecureEndpoint)

@@ -115,7 +115,8 @@ import Glibc
         let scratch = try ScratchDirectory()
         let keyBytes = StoreFixtures.randomKeyBytes()
         let base64 = Data(keyBytes).base64EncodedString()
-        let urlSafe = base64.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let urlSafe = base64.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
+            of: "=", with: "")
         try await Self.store(scratch, keyBytes).save(StoreFixtures.token(1), account: "alice")
 
         for text in [StoreFixtures.hex(keyBytes), StoreFixtures.hex(keyBytes).uppercased(), base64, urlSafe, " \(base64)\n"] {
@@ -226,7 +227,9 @@ import Glibc
                 _ = try FileTokenStore.EncryptionKey.fromEnvironment("OAUTH2_TEST_BAD_KEY")
                 exit(2)
             } catch let error as OAuth2Error {
-                guard error.message.contains("OAUTH2_TEST_BAD_KEY is not a 256-bit key"), !error.message.contains("too-short") else { exit(3) }
+                guard error.message.contains("OAUTH2_TEST_BAD_KEY is not a 256-bit key"), !error.message.contains("too-short") else {
+                    exit(3)
+                }
             } catch {
                 exit(4)
             }

@@ -17,7 +17,11 @@ import Glibc
         ("no version", Array(#"{"format":"swift-oauth2-token"}"#.utf8), "has no format version"),
         ("a future version", Array(#"{"format":"swift-oauth2-token","version":3}"#.utf8), "uses format version 3"),
         ("no token", Array(#"{"format":"swift-oauth2-token","version":1}"#.utf8), "holds neither a token nor encrypted data"),
-        ("a token without its access token", Array(#"{"format":"swift-oauth2-token","version":1,"token":{"tokenType":"Bearer","scopes":[],"extraFields":{}}}"#.utf8), #"field "token.accessToken" is missing or invalid"#),
+        (
+            "a token without its access token",
+            Array(#"{"format":"swift-oauth2-token","version":1,"token":{"tokenType":"Bearer","scopes":[],"extraFields":{}}}"#.utf8),
+            #"field "token.accessToken" is missing or invalid"#
+        ),
     ])
     func aDamagedFileIsAClearErrorNotAMissingToken(what: String, contents: [UInt8], expected: String) async throws {
         let scratch = try ScratchDirectory()
@@ -51,11 +55,13 @@ import Glibc
         try await reader.save(StoreFixtures.token(1), account: "alice")
         let seen = LockedValue<(token: AccessToken?, temporaryMode: mode_t?)>((nil, nil))
         let storePath = scratch.storePath
-        let writer = try FileTokenStore(directory: scratch.storePath, encryption: .plaintext, hooks: .init { temporary in
-            let token = try await reader.load(account: "alice")
-            let mode = StoreFixtures.mode(of: storePath + "/" + temporary)
-            seen.withLock { $0 = (token, mode) }
-        })
+        let writer = try FileTokenStore(
+            directory: scratch.storePath, encryption: .plaintext,
+            hooks: .init { temporary in
+                let token = try await reader.load(account: "alice")
+                let mode = StoreFixtures.mode(of: storePath + "/" + temporary)
+                seen.withLock { $0 = (token, mode) }
+            })
 
         try await writer.save(StoreFixtures.token(2), account: "alice")
 
@@ -68,9 +74,11 @@ import Glibc
     @Test func aSaveThatFailsBeforeTheRenameLeavesTheOldTokenAndNoTemporaryFile() async throws {
         struct SimulatedFailure: Error {}
         let scratch = try ScratchDirectory()
-        let store = try FileTokenStore(directory: scratch.storePath, encryption: .plaintext, hooks: .init { _ in
-            throw SimulatedFailure()
-        })
+        let store = try FileTokenStore(
+            directory: scratch.storePath, encryption: .plaintext,
+            hooks: .init { _ in
+                throw SimulatedFailure()
+            })
         try await FileTokenStore(directory: scratch.storePath).save(StoreFixtures.token(1), account: "alice")
 
         let error = try await #require(throws: OAuth2Error.self) { try await store.save(StoreFixtures.token(2), account: "alice") }

@@ -41,7 +41,8 @@ import Testing
     @Test func anEncryptedVersion1FileLoadsWithoutABinding() async throws {
         let scratch = try ScratchDirectory()
         let store = try FileTokenStoreEncryptionTests.store(scratch, Array(0...31))
-        try StoreFixtures.write(#"""
+        try StoreFixtures.write(
+            #"""
             {"encryption":"AES-256-GCM","format":"swift-oauth2-token","keyID":"2b9e3e9a37c5343b",
             "sealed":"AQEBAQEBAQEBAQEBDOGEVgvgGxWAOwx9dkVo+r1forry4HOvgPkrzvhxjljesxEOkrRgAm8Sx+8Clb5Au8lqaDaL83i7H0FSo1Gp5XESbJr3QK8fgE4oAkeAQNjem6LmVuIvQIsyvsqRAHy/4qlQ4MvRs5Kg2pXiECAXZ1k77peAKx8XwEbCkBV0QTHwzuEGERVcbF7iPKGQsAQt61bs",
             "version":1}
@@ -49,10 +50,12 @@ import Testing
 
         let token = try await store.load(account: "alice")
 
-        #expect(token == AccessToken(
-            accessToken: Secret("v1-access"), expiresAt: Date(timeIntervalSince1970: 1_700_000_000),
-            refreshToken: Secret("v1-refresh"), scopes: ["a"]
-        ))
+        #expect(
+            token
+                == AccessToken(
+                    accessToken: Secret("v1-access"), expiresAt: Date(timeIntervalSince1970: 1_700_000_000),
+                    refreshToken: Secret("v1-refresh"), scopes: ["a"]
+                ))
         #expect(token?.binding == nil)
     }
 
@@ -63,7 +66,8 @@ import Testing
     @Test func anEncryptedVersion2FileMadeToTheDocumentedRecipeLoads() async throws {
         let scratch = try ScratchDirectory()
         let store = try FileTokenStoreEncryptionTests.store(scratch, Array(0...31))
-        try StoreFixtures.write(#"""
+        try StoreFixtures.write(
+            #"""
             {"binding":{"clientID":"app","tokenEndpoint":"https://issuer.example/token"},
             "encryption":"AES-256-GCM","format":"swift-oauth2-token","keyID":"2b9e3e9a37c5343b",
             "sealed":"AgICAgICAgICAgIC4Ap42Nq8Qiif6smdXVvgMWrbgg33Nx2CMXz9IRUCJ6a5lr9AJU3Ru7UD59+esQq6SPtt7TaL9EZ4vSHXc1wAMKysOgNLCGWzgsl5tz8EJcmUxfzCx7eQgk/czN/P7AfdLvRpvwpFWSPH0yHmjhwgo3lY+7MlGm/cqYjQETfSIMQbcg69qNN01DkXwNI7MZyDcXI/U1oLpSzn/aS6KmpDsDAoPd9ZBOcIWjNoxRCQWS5jg6rWVFjQG6uezo3W/mpCM0sN4Wiwz1RYBlIMyNP70HWhRuFk/dOvNd4ofz52Gw==",
@@ -72,11 +76,13 @@ import Testing
 
         let token = try await store.load(account: "alice")
 
-        #expect(token == AccessToken(
-            accessToken: Secret("v2-access"), expiresAt: Date(timeIntervalSince1970: 1_700_000_000),
-            refreshToken: Secret("v2-refresh"), scopes: ["a"],
-            binding: TokenBinding(tokenEndpoint: "https://issuer.example/token", clientID: "app")
-        ))
+        #expect(
+            token
+                == AccessToken(
+                    accessToken: Secret("v2-access"), expiresAt: Date(timeIntervalSince1970: 1_700_000_000),
+                    refreshToken: Secret("v2-refresh"), scopes: ["a"],
+                    binding: TokenBinding(tokenEndpoint: "https://issuer.example/token", clientID: "app")
+                ))
     }
 
     /// What the client does with a version 1 token: stamp it and save it again.
@@ -90,7 +96,8 @@ import Testing
         )
         let migrating = try FileTokenStore(
             directory: scratch.storePath,
-            encryption: form == .plaintext ? .plaintext : .aesGCM(try FileTokenStore.EncryptionKey(bytes: Array(0...31)), acceptingPlaintextFiles: true)
+            encryption: form == .plaintext
+                ? .plaintext : .aesGCM(try FileTokenStore.EncryptionKey(bytes: Array(0...31)), acceptingPlaintextFiles: true)
         )
         var token = try #require(try await migrating.load(account: "alice"))
         #expect(token.binding == nil)
@@ -174,7 +181,8 @@ import Testing
 
     static func headerBinding(_ envelope: [String: Any]) -> TokenBinding? {
         guard let object = envelope["binding"] as? [String: Any],
-              let endpoint = object["tokenEndpoint"] as? String, let clientID = object["clientID"] as? String else { return nil }
+            let endpoint = object["tokenEndpoint"] as? String, let clientID = object["clientID"] as? String
+        else { return nil }
         return TokenBinding(tokenEndpoint: endpoint, clientID: clientID)
     }
 

@@ -93,8 +93,9 @@ import Glibc
                 try await store.save(StoreFixtures.token(2), account: "alice")
                 umask(previous)
                 guard StoreFixtures.mode(of: scratch.storePath) == 0o700,
-                      StoreFixtures.mode(of: try scratch.storeFile("alice")) == 0o600,
-                      try await store.load(account: "alice") == StoreFixtures.token(2) else {
+                    StoreFixtures.mode(of: try scratch.storeFile("alice")) == 0o600,
+                    try await store.load(account: "alice") == StoreFixtures.token(2)
+                else {
                     exit(1)
                 }
             }

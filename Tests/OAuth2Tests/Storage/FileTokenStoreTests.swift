@@ -48,17 +48,20 @@ import Glibc
     @Test func aVersion1FileWrittenByHandLoads() async throws {
         let scratch = try ScratchDirectory()
         let store = try FileTokenStore(directory: scratch.storePath)
-        try StoreFixtures.write(#"""
+        try StoreFixtures.write(
+            #"""
             {"format":"swift-oauth2-token","version":1,"token":{"accessToken":"abc","tokenType":"bearer",
             "expiresAt":1700000000,"refreshToken":"def","scopes":["a","b"],"extraFields":{"x":[1,null,"y"]}}}
             """#, to: try scratch.storeFile("alice"))
 
         let token = try await store.load(account: "alice")
 
-        #expect(token == AccessToken(
-            accessToken: Secret("abc"), tokenType: "bearer", expiresAt: Date(timeIntervalSince1970: 1_700_000_000),
-            refreshToken: Secret("def"), scopes: ["a", "b"], extraFields: ["x": .array([.number(1), .null, .string("y")])]
-        ))
+        #expect(
+            token
+                == AccessToken(
+                    accessToken: Secret("abc"), tokenType: "bearer", expiresAt: Date(timeIntervalSince1970: 1_700_000_000),
+                    refreshToken: Secret("def"), scopes: ["a", "b"], extraFields: ["x": .array([.number(1), .null, .string("y")])]
+                ))
     }
 
     @Test func loadOfAnAccountWithoutAFileIsNil() async throws {
@@ -157,7 +160,10 @@ import Glibc
 
         let loads = try await withThrowingTaskGroup(of: AccessToken?.self) { group in
             for index in 1...40 {
-                group.addTask { try await store.save(StoreFixtures.token(index), account: "shared"); return nil }
+                group.addTask {
+                    try await store.save(StoreFixtures.token(index), account: "shared")
+                    return nil
+                }
                 group.addTask { try await store.load(account: "shared") ?? AccessToken(accessToken: Secret("missing")) }
             }
             var loads: [AccessToken] = []

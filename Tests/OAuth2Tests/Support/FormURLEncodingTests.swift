@@ -37,7 +37,9 @@ import Testing
     }
 
     @Test func encodesPairsInOrder() {
-        #expect(FormURLEncoding.encode([("grant_type", "authorization_code"), ("code", "a b"), ("x", "")]) == "grant_type=authorization_code&code=a+b&x=")
+        #expect(
+            FormURLEncoding.encode([("grant_type", "authorization_code"), ("code", "a b"), ("x", "")])
+                == "grant_type=authorization_code&code=a+b&x=")
         #expect(FormURLEncoding.encode([]) == "")
     }
 

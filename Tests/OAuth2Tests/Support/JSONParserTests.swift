@@ -13,21 +13,21 @@ import Testing
 
     @Test func parsesTheRFC8259ObjectExample() throws {
         let text = """
-        {
-          "Image": {
-              "Width":  800,
-              "Height": 600,
-              "Title":  "View from 15th Floor",
-              "Thumbnail": {
-                  "Url":    "http://www.example.com/image/481989943",
-                  "Height": 125,
-                  "Width":  100
-              },
-              "Animated" : false,
-              "IDs": [116, 943, 234, 38793]
+            {
+              "Image": {
+                  "Width":  800,
+                  "Height": 600,
+                  "Title":  "View from 15th Floor",
+                  "Thumbnail": {
+                      "Url":    "http://www.example.com/image/481989943",
+                      "Height": 125,
+                      "Width":  100
+                  },
+                  "Animated" : false,
+                  "IDs": [116, 943, 234, 38793]
+                }
             }
-        }
-        """
+            """
         let value = try parse(text)
         guard case .object(let root) = value, case .object(let image)? = root["Image"] else {
             Issue.record("not an object")
@@ -54,13 +54,13 @@ import Testing
 
     @Test func parsesTheRFC8259ArrayExample() throws {
         let text = """
-        [
-          {"precision": "zip", "Latitude": 37.7668, "Longitude": -122.3959, "Address": "",
-           "City": "SAN FRANCISCO", "State": "CA", "Zip": "94107", "Country": "US"},
-          {"precision": "zip", "Latitude": 37.371991, "Longitude": -122.026020, "Address": "",
-           "City": "SUNNYVALE", "State": "CA", "Zip": "94085", "Country": "US"}
-        ]
-        """
+            [
+              {"precision": "zip", "Latitude": 37.7668, "Longitude": -122.3959, "Address": "",
+               "City": "SAN FRANCISCO", "State": "CA", "Zip": "94107", "Country": "US"},
+              {"precision": "zip", "Latitude": 37.371991, "Longitude": -122.026020, "Address": "",
+               "City": "SUNNYVALE", "State": "CA", "Zip": "94085", "Country": "US"}
+            ]
+            """
         guard case .array(let items) = try parse(text), items.count == 2, case .object(let first) = items[0] else {
             Issue.record("not an array of two objects")
             return
@@ -174,14 +174,14 @@ import Testing
 
     @Test func refusesInvalidUTF8() {
         let cases: [[UInt8]] = [
-            [0x22, 0xFF, 0x22],                    // never valid
-            [0x22, 0xC0, 0xAF, 0x22],              // overlong '/'
-            [0x22, 0xE0, 0x80, 0xAF, 0x22],        // overlong
-            [0x22, 0xED, 0xA0, 0x80, 0x22],        // encoded surrogate
-            [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22],  // above U+10FFFF
-            [0x22, 0xC3, 0x22],                    // truncated sequence
-            [0x22, 0x80, 0x22],                    // lone continuation
-            [0x7B, 0xC3, 0xA9, 0x7D],              // non-ASCII outside a string
+            [0x22, 0xFF, 0x22], // never valid
+            [0x22, 0xC0, 0xAF, 0x22], // overlong '/'
+            [0x22, 0xE0, 0x80, 0xAF, 0x22], // overlong
+            [0x22, 0xED, 0xA0, 0x80, 0x22], // encoded surrogate
+            [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22], // above U+10FFFF
+            [0x22, 0xC3, 0x22], // truncated sequence
+            [0x22, 0x80, 0x22], // lone continuation
+            [0x7B, 0xC3, 0xA9, 0x7D], // non-ASCII outside a string
         ]
         for bytes in cases {
             #expect(throws: JSONParser.Failure.self, "\(bytes)") { try JSONParser.parse(Data(bytes)) }

@@ -42,7 +42,10 @@ import Testing
     }
 
     @Test func refusesWhatIsNotAnAbsoluteURI() {
-        for text in ["", "/path", "example.com/x", "1http://x", ":x", "ht tp://x", "https://x/a b", "https://x/\u{7F}", "https://x:80a/", "https://[::1/x", "https://[::1]x/"] {
+        for text in [
+            "", "/path", "example.com/x", "1http://x", ":x", "ht tp://x", "https://x/a b", "https://x/\u{7F}", "https://x:80a/",
+            "https://[::1/x", "https://[::1]x/",
+        ] {
             #expect(URLParts(text[...]) == nil, "\(text)")
         }
     }

@@ -14,7 +14,8 @@ import Testing
     private func dumped(_ value: Any) -> String {
         var text = ""
         dump(value, to: &text)
-        return text + "\n" + String(reflecting: value) + "\n" + Mirror(reflecting: value).children.map { "\($0.value)" }.joined(separator: "\n")
+        return text + "\n" + String(reflecting: value) + "\n"
+            + Mirror(reflecting: value).children.map { "\($0.value)" }.joined(separator: "\n")
     }
 
     private func expectNoSecret(_ value: Any, sourceLocation: SourceLocation = #_sourceLocation) {

@@ -8,7 +8,10 @@ import Testing
 @Suite struct SecretRedactionTests {
     @Test func noSecretInLogsErrorsOrDescriptions() async throws {
         let harness = try ClientHarness(configuration: Fixture.configuration(allowsPasswordGrant: true))
-        let secrets = [Fixture.clientSecret, Fixture.accessToken, Fixture.refreshToken, "pw-123456789", "code-secret-1234", "at-next-00000000000000000", "rt-next-00000000000000000"]
+        let secrets = [
+            Fixture.clientSecret, Fixture.accessToken, Fixture.refreshToken, "pw-123456789", "code-secret-1234",
+            "at-next-00000000000000000", "rt-next-00000000000000000",
+        ]
         var texts: [String] = []
         let client = harness.client()
 
@@ -20,11 +23,15 @@ import Testing
 
         let pending = try client.authorizationURL(redirectURI: Fixture.redirectURI)
         texts.append(pending.description)
-        harness.transport.enqueue(json: "{\"error\":\"invalid_grant\",\"error_description\":\"bad code\"}", status: 400, for: Fixture.tokenURL)
-        if let error = await oauth2Error({ try await client.openRedirectURL("\(Fixture.redirectURI.absoluteString)?code=code-secret-1234&state=\(pending.state)") }) {
+        harness.transport.enqueue(
+            json: "{\"error\":\"invalid_grant\",\"error_description\":\"bad code\"}", status: 400, for: Fixture.tokenURL)
+        if let error = await oauth2Error({
+            try await client.openRedirectURL("\(Fixture.redirectURI.absoluteString)?code=code-secret-1234&state=\(pending.state)")
+        }) {
             texts.append(error.description)
         }
-        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-next-00000000000000000", refresh: "rt-next-00000000000000000"), for: Fixture.tokenURL)
+        harness.transport.enqueue(
+            json: Fixture.tokenJSON(access: "at-next-00000000000000000", refresh: "rt-next-00000000000000000"), for: Fixture.tokenURL)
         let refreshed = try await client.refreshAccessToken()
         texts.append(refreshed.description)
         harness.transport.enqueue(HTTPResponse(status: 401), for: Fixture.apiURL)

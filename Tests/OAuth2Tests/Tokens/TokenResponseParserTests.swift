@@ -6,7 +6,8 @@ import Testing
     static let token = "2YotnFZFEjr1zCsicMWpAA-access"
     static let refresh = "tGzv3JOkF0XG5Qx2TlKWIA-refresh"
 
-    private func parse(_ response: HTTPResponse, scopes: [String] = ["read"], maxBodySize: Int = 1 << 20) throws(OAuth2Error) -> AccessToken {
+    private func parse(_ response: HTTPResponse, scopes: [String] = ["read"], maxBodySize: Int = 1 << 20) throws(OAuth2Error) -> AccessToken
+    {
         try TokenResponseParser.parse(response, requestedAt: FlowFixtures.requestedAt, requestedScopes: scopes, maxBodySize: maxBodySize)
     }
 
@@ -41,10 +42,11 @@ import Testing
     }
 
     @Test func keepsRefreshTokenScopesAndExtraFields() throws {
-        let token = try parse(json: """
-        {"access_token":"\(Self.token)","token_type":"Bearer","expires_in":3600,"refresh_token":"\(Self.refresh)",
-         "scope":"openid  profile email","id_token":"eyJ.x.y","user":{"id":7}}
-        """)
+        let token = try parse(
+            json: """
+                {"access_token":"\(Self.token)","token_type":"Bearer","expires_in":3600,"refresh_token":"\(Self.refresh)",
+                 "scope":"openid  profile email","id_token":"eyJ.x.y","user":{"id":7}}
+                """)
         #expect(token.refreshToken?.value == Self.refresh)
         #expect(token.scopes == ["openid", "profile", "email"])
         #expect(token.extraFields == ["id_token": .string("eyJ.x.y"), "user": .object(["id": .number(7)])])
@@ -191,7 +193,10 @@ import Testing
         #expect(try parse(FlowFixtures.json(#"{"access_token":"a","scope":"\u001b[2J"}"#), scopes: ["x"]).scopes == [])
     }
 
-    @Test(arguments: ["javascript:alert(1)", "file:///etc/passwd", "https://docs.example/\\u001b[31m", "//docs.example/x", "docs.example/x", "https://", "https://docs.example/a b"])
+    @Test(arguments: [
+        "javascript:alert(1)", "file:///etc/passwd", "https://docs.example/\\u001b[31m", "//docs.example/x", "docs.example/x", "https://",
+        "https://docs.example/a b",
+    ])
     func dropsAnErrorURIThatIsNotAPlainHTTPURI(uri: String) throws {
         let body = #"{"error":"invalid_grant","error_uri":"\#(uri)"}"#
         let error = error(FlowFixtures.json(body, status: 400))
@@ -200,13 +205,17 @@ import Testing
     }
 
     @Test func keepsAnHTTPErrorURI() throws {
-        #expect(error(FlowFixtures.json(#"{"error":"invalid_grant","error_uri":"http://docs.example/errors#grant"}"#, status: 400))?.errorURI == "http://docs.example/errors#grant")
+        #expect(
+            error(FlowFixtures.json(#"{"error":"invalid_grant","error_uri":"http://docs.example/errors#grant"}"#, status: 400))?.errorURI
+                == "http://docs.example/errors#grant")
     }
 
     // MARK: provider quirks
 
     @Test func readsAFormEncodedBodyLikeGitHub() throws {
-        let response = FlowFixtures.json("access_token=\(Self.token)&scope=repo%2Cgist&token_type=bearer", contentType: "application/x-www-form-urlencoded; charset=utf-8")
+        let response = FlowFixtures.json(
+            "access_token=\(Self.token)&scope=repo%2Cgist&token_type=bearer",
+            contentType: "application/x-www-form-urlencoded; charset=utf-8")
         let token = try parse(response)
         #expect(token.accessToken.value == Self.token)
         #expect(token.tokenType == "bearer")
@@ -214,7 +223,8 @@ import Testing
     }
 
     @Test func readsFormEncodedExpiresIn() throws {
-        let response = FlowFixtures.json("access_token=a&expires_in=28800&refresh_token=r", contentType: "application/x-www-form-urlencoded")
+        let response = FlowFixtures.json(
+            "access_token=a&expires_in=28800&refresh_token=r", contentType: "application/x-www-form-urlencoded")
         let token = try parse(response)
         #expect(token.expiresAt == FlowFixtures.requestedAt.addingTimeInterval(28800))
         #expect(token.refreshToken?.value == "r")
@@ -285,14 +295,16 @@ import Testing
     }
 
     @Test func invalidClientIn401IsTheProvidersError() {
-        let response = FlowFixtures.json(#"{"error":"invalid_client"}"#, status: 401, headers: [("WWW-Authenticate", #"Basic realm="token""#)])
+        let response = FlowFixtures.json(
+            #"{"error":"invalid_client"}"#, status: 401, headers: [("WWW-Authenticate", #"Basic realm="token""#)])
         let error = error(response)
         #expect(error?.code == .invalidClient)
         #expect(error?.httpStatus == 401)
     }
 
     @Test func anHTMLErrorPageIsAnHTTPError() {
-        let error = error(FlowFixtures.json("<html><body>Internal Server Error \(Self.token)</body></html>", status: 500, contentType: "text/html"))
+        let error = error(
+            FlowFixtures.json("<html><body>Internal Server Error \(Self.token)</body></html>", status: 500, contentType: "text/html"))
         #expect(error?.code == .httpError)
         #expect(error?.httpStatus == 500)
         #expect(error?.message.contains("html") == false)
@@ -358,11 +370,15 @@ import Testing
         body.append(contentsOf: [0xFF, 0x22, 0x7D])
         #expect(error(HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: body))?.code == .invalidTokenResponse)
         let form = Data([0x61, 0x3D, 0xFF])
-        #expect(error(HTTPResponse(status: 200, headers: ["Content-Type": "application/x-www-form-urlencoded"], body: form))?.code == .invalidTokenResponse)
+        #expect(
+            error(HTTPResponse(status: 200, headers: ["Content-Type": "application/x-www-form-urlencoded"], body: form))?.code
+                == .invalidTokenResponse)
     }
 
     @Test func anHTMLPageIn200IsAnInvalidResponse() {
-        #expect(error(FlowFixtures.json("<!doctype html><html>Login</html>", contentType: "text/html; charset=utf-8"))?.code == .invalidTokenResponse)
+        #expect(
+            error(FlowFixtures.json("<!doctype html><html>Login</html>", contentType: "text/html; charset=utf-8"))?.code
+                == .invalidTokenResponse)
         #expect(error(FlowFixtures.json("<!doctype html><html>Login</html>", contentType: nil))?.code == .invalidTokenResponse)
     }
 
@@ -373,8 +389,12 @@ import Testing
     }
 
     @Test func providerErrorIsFoundInAnyStatus() {
-        #expect(TokenResponseParser.providerError(from: FlowFixtures.json(#"{"error":"unsupported_token_type"}"#, status: 400))?.code == "unsupported_token_type")
-        #expect(TokenResponseParser.providerError(from: FlowFixtures.json(#"{"error":"authorization_pending"}"#, status: 400))?.code == .authorizationPending)
+        #expect(
+            TokenResponseParser.providerError(from: FlowFixtures.json(#"{"error":"unsupported_token_type"}"#, status: 400))?.code
+                == "unsupported_token_type")
+        #expect(
+            TokenResponseParser.providerError(from: FlowFixtures.json(#"{"error":"authorization_pending"}"#, status: 400))?.code
+                == .authorizationPending)
         #expect(TokenResponseParser.providerError(from: HTTPResponse(status: 503)) == nil)
         #expect(TokenResponseParser.providerError(from: FlowFixtures.json("<html>", status: 400, contentType: "text/html")) == nil)
     }

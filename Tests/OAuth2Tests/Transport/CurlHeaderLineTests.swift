@@ -19,7 +19,9 @@ import Testing
     // a bare CR inside a line reached the field value, where whoever passes
     // the value on could see two fields. RFC 9110 §5.5: replace it with SP.
     @Test func bareCarriageReturnInAValueBecomesASpace() throws {
-        let transfer = try receive(["HTTP/1.1 401 Unauthorized\r\n", "WWW-Authenticate: Bearer error=\"invalid_token\"\rX-Injected: 1\r\n", "\r\n"])
+        let transfer = try receive([
+            "HTTP/1.1 401 Unauthorized\r\n", "WWW-Authenticate: Bearer error=\"invalid_token\"\rX-Injected: 1\r\n", "\r\n",
+        ])
         #expect(transfer.responseHeaders["WWW-Authenticate"] == "Bearer error=\"invalid_token\" X-Injected: 1")
         #expect(transfer.responseHeaders.count == 1)
     }

@@ -150,7 +150,8 @@ public final class InMemorySessionStore: SessionStore {
     /// Adds an empty session under a fresh id, making room first when full.
     private func insertNew(into sessions: inout [String: Session], now: Date) -> String {
         if sessions.count >= capacity {
-            for (id, session) in sessions where Self.live(session, at: now, pendingLifetime: pendingLifetime, idleLifetime: idleLifetime) == nil {
+            for (id, session) in sessions
+            where Self.live(session, at: now, pendingLifetime: pendingLifetime, idleLifetime: idleLifetime) == nil {
                 sessions.removeValue(forKey: id)
             }
         }

@@ -95,7 +95,8 @@ public final class PostgresSessionStore: SessionStore {
         name.range(of: "^[a-z_][a-z0-9_]{0,47}$", options: .regularExpression) != nil
     }
 
-    static let tableNameRule = "a table's name must be lowercase letters, digits and _, start with a letter or _, and have at most 48 characters"
+    static let tableNameRule =
+        "a table's name must be lowercase letters, digits and _, start with a letter or _, and have at most 48 characters"
 
     // MARK: SessionStore
 
@@ -338,8 +339,10 @@ public final class PostgresSessionStore: SessionStore {
                 """,
                 logger: logger
             )
-            try await connection.query("CREATE INDEX IF NOT EXISTS \(unescaped: "\"\(self.table)_account\"") ON \(unescaped: table) (account)", logger: logger)
-            try await connection.query("CREATE INDEX IF NOT EXISTS \(unescaped: "\"\(self.table)_last_seen\"") ON \(unescaped: table) (last_seen)", logger: logger)
+            try await connection.query(
+                "CREATE INDEX IF NOT EXISTS \(unescaped: "\"\(self.table)_account\"") ON \(unescaped: table) (account)", logger: logger)
+            try await connection.query(
+                "CREATE INDEX IF NOT EXISTS \(unescaped: "\"\(self.table)_last_seen\"") ON \(unescaped: table) (last_seen)", logger: logger)
         }
         upkeep.withLock { $0.tableReady = true }
     }

@@ -113,10 +113,12 @@ public struct SignInConfiguration: Sendable {
     public init(environment: [String: String]) throws(ConfigurationError) {
         let settings = try Settings(environment: environment)
         guard !settings.discover else {
-            throw ConfigurationError(invalid: [(
-                "SIGNIN_DISCOVER",
-                "discovery asks the provider: read this configuration with SignInConfiguration.load(environment:transport:)"
-            )])
+            throw ConfigurationError(invalid: [
+                (
+                    "SIGNIN_DISCOVER",
+                    "discovery asks the provider: read this configuration with SignInConfiguration.load(environment:transport:)"
+                )
+            ])
         }
         try self.init(settings: settings, metadata: nil)
     }
@@ -136,7 +138,9 @@ public struct SignInConfiguration: Sendable {
     /// - Throws: ``ConfigurationError`` naming every missing or unusable
     ///   variable; `SIGNIN_ISSUER` with the framework's code when discovery
     ///   fails (`issuer_mismatch`, `http_error`, `transport_error`, …).
-    public static func load(environment: [String: String], transport: any HTTPTransport) async throws(ConfigurationError) -> SignInConfiguration {
+    public static func load(environment: [String: String], transport: any HTTPTransport) async throws(ConfigurationError)
+        -> SignInConfiguration
+    {
         let settings = try Settings(environment: environment)
         guard settings.discover, let issuer = settings.issuer else {
             return try SignInConfiguration(settings: settings, metadata: nil)
@@ -172,7 +176,8 @@ public struct SignInConfiguration: Sendable {
         // The framework checks the client and its endpoints (https, or http on loopback).
         do throws(OAuth2Error) {
             if let metadata {
-                var discovered = try OAuth2Configuration(metadata: metadata, clientID: settings.clientID, clientSecret: settings.clientSecret.map { Secret($0) })
+                var discovered = try OAuth2Configuration(
+                    metadata: metadata, clientID: settings.clientID, clientSecret: settings.clientSecret.map { Secret($0) })
                 // A variable that names an endpoint wins over the metadata:
                 // OpenID Connect Discovery has no place for revocation, say.
                 if let url = settings.authorizeURL { discovered.authorizationEndpoint = url }
@@ -191,7 +196,8 @@ public struct SignInConfiguration: Sendable {
         }
         if let oauth2, settings.apiURL == nil, oauth2.openID == nil {
             // Only a discovered configuration gets here without an API.
-            problems.invalid.append(("SIGNIN_API_URL", "required: the issuer's metadata names no jwks_uri, so there is no ID token to say who the user is"))
+            problems.invalid.append(
+                ("SIGNIN_API_URL", "required: the issuer's metadata names no jwks_uri, so there is no ID token to say who the user is"))
         }
         guard problems.isEmpty, let oauth2 else {
             throw problems
@@ -278,7 +284,10 @@ private struct Settings {
         let storeDirectory = reader.storeDirectory(withDatabase: database != nil || reader.optional("SIGNIN_DATABASE_URL") != nil)
         let storeKey = reader.storeKey(text: "SIGNIN_STORE_KEY", file: "SIGNIN_STORE_KEY_FILE")
         if database != nil && storeKey == nil && reader.error.invalid.allSatisfy({ !$0.variable.hasPrefix("SIGNIN_STORE_KEY") }) {
-            reader.invalid("SIGNIN_STORE_KEY", "required with SIGNIN_DATABASE_URL (or SIGNIN_STORE_KEY_FILE): the tokens in the database are encrypted, with the same key on every instance")
+            reader.invalid(
+                "SIGNIN_STORE_KEY",
+                "required with SIGNIN_DATABASE_URL (or SIGNIN_STORE_KEY_FILE): the tokens in the database are encrypted, with the same key on every instance"
+            )
         }
         let host = reader.optional("SIGNIN_HOST") ?? "127.0.0.1"
         let port = reader.integer("SIGNIN_PORT", range: 0...65535) ?? 8080
@@ -324,7 +333,7 @@ private struct Settings {
         }
 
         guard reader.error.isEmpty, let clientID, let redirectURI, storeDirectory != nil || database != nil,
-              discover || explicitConfiguration != nil
+            discover || explicitConfiguration != nil
         else {
             throw reader.error
         }
@@ -381,8 +390,8 @@ private struct EnvironmentReader {
     mutating func url(_ name: String, required: Bool) -> URL? {
         guard let text = required ? self.required(name) : optional(name) else { return nil }
         guard let url = URL(string: text),
-              let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
-              let host = url.host, !host.isEmpty
+            let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
+            let host = url.host, !host.isEmpty
         else {
             invalid(name, "not an absolute http or https URL")
             return nil
@@ -452,7 +461,7 @@ private struct EnvironmentReader {
             return password
         case (nil, let path?):
             guard let data = FileManager.default.contents(atPath: path),
-                  let password = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .newlines), !password.isEmpty
+                let password = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .newlines), !password.isEmpty
             else {
                 invalid(fileName, "cannot read a password from that file")
                 return nil

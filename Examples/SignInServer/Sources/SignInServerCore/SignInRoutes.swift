@@ -24,7 +24,7 @@ struct SignInRoutes: Sendable {
         do throws(ProfileError) {
             let identity = try await identity(of: account)
             return Responses.html(Page.signedIn(as: identity.displayName))
-        } catch where error.tokenLost {
+        } catch  where error.tokenLost {
             try await sessions.forgetAccount(of: sessionID)
             return Responses.html(Page.signedOut())
         } catch {
@@ -111,7 +111,8 @@ struct SignInRoutes: Sendable {
             account = AccountKey.subject(issuer: idToken.issuer, subject: idToken.subject)
         } else if let apiURL = configuration.apiURL {
             do throws(ProfileError) {
-                let profile = try await UserProfile.fetch(with: token, through: provider.transport, from: apiURL, field: configuration.userField)
+                let profile = try await UserProfile.fetch(
+                    with: token, through: provider.transport, from: apiURL, field: configuration.userField)
                 account = AccountKey.user(profile.username)
             } catch {
                 try? await provider.revoke(token)
@@ -161,7 +162,7 @@ struct SignInRoutes: Sendable {
         }
         do throws(ProfileError) {
             return Responses.json(try await identity(of: account).body)
-        } catch where error.tokenLost {
+        } catch  where error.tokenLost {
             context.logger.info("token lost; signing in again", metadata: ["account": "\(account)"])
             try await sessions.forgetAccount(of: sessionID)
             return Responses.redirect(to: "/login")
@@ -230,6 +231,5 @@ struct SignInRoutes: Sendable {
         [.transportError, .timeout, .tlsError, .cancelled].contains(error.code)
             || (error.httpStatus.map { $0 >= 500 } ?? false)
     }
-
 
 }

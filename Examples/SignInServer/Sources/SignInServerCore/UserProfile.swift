@@ -15,7 +15,9 @@ struct UserProfile: Sendable {
     /// (which refreshes when needed), or a token no account holds yet.
     ///
     /// - Throws: ``ProfileError``.
-    static func fetch(with source: some TokenSource, through transport: any HTTPTransport, from apiURL: URL, field: String) async throws(ProfileError) -> UserProfile {
+    static func fetch(with source: some TokenSource, through transport: any HTTPTransport, from apiURL: URL, field: String)
+        async throws(ProfileError) -> UserProfile
+    {
         let response: HTTPResponse
         do throws(OAuth2Error) {
             var request = OAuth2.HTTPRequest(url: apiURL)
@@ -28,8 +30,8 @@ struct UserProfile: Sendable {
             throw .unexpectedStatus(response.status)
         }
         guard let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
-              let username = object[field] as? String,
-              !username.isEmpty, username.count <= maximumUsernameLength
+            let username = object[field] as? String,
+            !username.isEmpty, username.count <= maximumUsernameLength
         else {
             throw .noUsername
         }

@@ -37,7 +37,8 @@ struct AccountKeyTests {
             ".hidden",
             "a/b\\c:d e%f",
             String(repeating: "x", count: 255),
-            String((0x21...0x7E).map { Character(UnicodeScalar(UInt8($0))) }) + String((0x21...0x7E).map { Character(UnicodeScalar(UInt8($0))) }).prefix(255 - 94),
+            String((0x21...0x7E).map { Character(UnicodeScalar(UInt8($0))) })
+                + String((0x21...0x7E).map { Character(UnicodeScalar(UInt8($0))) }).prefix(255 - 94),
         ]
         var names: Set<String> = []
         for subject in subjects {

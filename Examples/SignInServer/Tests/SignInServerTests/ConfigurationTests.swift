@@ -49,10 +49,11 @@ struct ConfigurationTests {
         let error = #expect(throws: ConfigurationError.self) {
             try SignInConfiguration(environment: [:])
         }
-        #expect(error?.missing == [
-            "SIGNIN_CLIENT_ID", "SIGNIN_AUTHORIZE_URL", "SIGNIN_TOKEN_URL",
-            "SIGNIN_REDIRECT_URI", "SIGNIN_API_URL", "SIGNIN_STORE_DIR",
-        ])
+        #expect(
+            error?.missing == [
+                "SIGNIN_CLIENT_ID", "SIGNIN_AUTHORIZE_URL", "SIGNIN_TOKEN_URL",
+                "SIGNIN_REDIRECT_URI", "SIGNIN_API_URL", "SIGNIN_STORE_DIR",
+            ])
     }
 
     @Test func aRedirectURIWhosePathIsNotTheCallbackIsRefused() {
@@ -129,7 +130,10 @@ struct ConfigurationTests {
 
     func databaseEnvironment(_ changes: [String: String?] = [:]) -> [String: String] {
         var changes = changes
-        for (name, value) in ["SIGNIN_STORE_DIR": nil, "SIGNIN_DATABASE_URL": "postgresql://app@db.example:5433/signin?sslmode=require", "SIGNIN_STORE_KEY": Self.key] as [String: String?]
+        for (name, value) in [
+            "SIGNIN_STORE_DIR": nil, "SIGNIN_DATABASE_URL": "postgresql://app@db.example:5433/signin?sslmode=require",
+            "SIGNIN_STORE_KEY": Self.key,
+        ] as [String: String?]
         where changes.index(forKey: name) == nil {
             changes[name] = value
         }
@@ -181,7 +185,8 @@ struct ConfigurationTests {
     }
 
     @Test func tableNamesAreCheckedAndMustDiffer() throws {
-        let configuration = try SignInConfiguration(environment: databaseEnvironment(["SIGNIN_TOKEN_TABLE": "app_tokens", "SIGNIN_SESSION_TABLE": "app_sessions"]))
+        let configuration = try SignInConfiguration(
+            environment: databaseEnvironment(["SIGNIN_TOKEN_TABLE": "app_tokens", "SIGNIN_SESSION_TABLE": "app_sessions"]))
         #expect(configuration.database?.tokenTable == "app_tokens")
         #expect(configuration.database?.sessionTable == "app_sessions")
 

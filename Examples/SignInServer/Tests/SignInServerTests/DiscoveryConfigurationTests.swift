@@ -120,7 +120,8 @@ struct DiscoveryConfigurationTests {
 
     @Test func aFailedDiscoveryNamesTheIssuerAndTheFrameworksCodeButNoSecret() async {
         let error = await #expect(throws: ConfigurationError.self) {
-            try await SignInConfiguration.load(environment: environment(["SIGNIN_ISSUER": "https://elsewhere.example"]), transport: StubProvider())
+            try await SignInConfiguration.load(
+                environment: environment(["SIGNIN_ISSUER": "https://elsewhere.example"]), transport: StubProvider())
         }
         #expect(error?.invalid.map(\.variable) == ["SIGNIN_ISSUER"])
         #expect(error?.description.contains("s3cret-value") == false)

@@ -151,7 +151,8 @@ struct PostgresSessionStoreTests {
 
     @Test func anUnreachableDatabaseIsAnErrorThatNamesNoSecret() async throws {
         // A client that is never run: no connection comes, the call gives up.
-        let client = PostgresClient(configuration: .init(host: "127.0.0.1", port: 1, username: "nobody", password: nil, database: "none", tls: .disable))
+        let client = PostgresClient(
+            configuration: .init(host: "127.0.0.1", port: 1, username: "nobody", password: nil, database: "none", tls: .disable))
         let sessions = try PostgresSessionStore(client: client, operationTimeout: .milliseconds(300))
         let id = SessionID.make()
         let error = await #expect(throws: SessionStoreError.self) {

@@ -164,7 +164,7 @@ struct SignInFlowTests {
 /// The `username` of a `/me` answer, or `nil` when it was not the API's JSON.
 func username(from response: OAuth2.HTTPResponse) -> String? {
     guard response.status == 200,
-          let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]
+        let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]
     else {
         return nil
     }

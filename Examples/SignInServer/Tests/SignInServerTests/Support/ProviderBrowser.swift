@@ -5,7 +5,9 @@ import Foundation
 /// without going there.
 enum ProviderBrowser {
     /// The redirect URL (to the app's `/callback`) after `user` signs in and consents, or denies.
-    static func authorize(_ authorizeURL: String, as user: ProviderEnvironment.User, provider: ProviderEnvironment, deny: Bool = false) async throws -> String {
+    static func authorize(_ authorizeURL: String, as user: ProviderEnvironment.User, provider: ProviderEnvironment, deny: Bool = false)
+        async throws -> String
+    {
         var arguments = [authorizeURL, "--username", user.username, "--password=\(user.password)"]
         if deny { arguments.append("--deny") }
         let (status, output, errors) = try await run(provider.browser, arguments)

@@ -57,11 +57,12 @@ struct ProviderEnvironment: Decodable, Sendable {
     static let short = load("OAUTH2_IT_SHORT_PROVIDER")
 
     /// Why the integration suites are disabled, shown by `swift test`.
-    static let disabledReason: Comment = "set OAUTH2_IT_PROVIDER and OAUTH2_IT_SHORT_PROVIDER to env.json paths, or run `make test-server-example`"
+    static let disabledReason: Comment =
+        "set OAUTH2_IT_PROVIDER and OAUTH2_IT_SHORT_PROVIDER to env.json paths, or run `make test-server-example`"
 
     private static func load(_ variable: String) -> ProviderEnvironment? {
         guard let path = ProcessInfo.processInfo.environment[variable], !path.isEmpty,
-              let data = FileManager.default.contents(atPath: path)
+            let data = FileManager.default.contents(atPath: path)
         else {
             return nil
         }

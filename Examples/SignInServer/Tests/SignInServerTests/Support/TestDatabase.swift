@@ -29,7 +29,8 @@ struct TestDatabase: Sendable {
     static var isConfigured: Bool { url != nil }
 
     /// Why the PostgreSQL suites are disabled, shown by `swift test`.
-    static let disabledReason: Comment = "set OAUTH2_IT_POSTGRES_URL and OAUTH2_IT_POSTGRES_PASSWORD_FILE (scripts/postgres.sh start; . .build/postgres/env.sh), or run `make test-server-example`"
+    static let disabledReason: Comment =
+        "set OAUTH2_IT_POSTGRES_URL and OAUTH2_IT_POSTGRES_PASSWORD_FILE (scripts/postgres.sh start; . .build/postgres/env.sh), or run `make test-server-example`"
 
     /// The variables that put an app's tokens and sessions in these tables.
     var environment: [String: String] {
@@ -44,9 +45,11 @@ struct TestDatabase: Sendable {
     /// Runs `body` with a running client of its own: its own pool, as an app instance has.
     static func withClient<T: Sendable>(_ body: (PostgresClient) async throws -> T) async throws -> T {
         let url = try requireValue(url, "OAUTH2_IT_POSTGRES_URL is not set")
-        let password = try String(contentsOfFile: try requireValue(passwordFile, "OAUTH2_IT_POSTGRES_PASSWORD_FILE is not set"), encoding: .utf8)
+        let password = try String(
+            contentsOfFile: try requireValue(passwordFile, "OAUTH2_IT_POSTGRES_PASSWORD_FILE is not set"), encoding: .utf8)
         let client = PostgresClient(
-            configuration: try PostgresTokenStore.clientConfiguration(url: url + "?sslmode=disable", password: password.trimmingCharacters(in: .newlines))
+            configuration: try PostgresTokenStore.clientConfiguration(
+                url: url + "?sslmode=disable", password: password.trimmingCharacters(in: .newlines))
         )
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
