@@ -28,6 +28,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
@@ -47,6 +50,13 @@ let package = Package(
                 // RSA (RS256, PS256) for JWS; the rest of JOSE is in Crypto.
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                // The HTTP vocabulary (HTTPFields, statuses, methods) shared with
+                // Hummingbird and swift-openapi-runtime; pure Swift, no SwiftNIO.
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                // Metrics and spans (OAuth2Telemetry): API packages only, no-ops
+                // until the app bootstraps a backend; neither pulls SwiftNIO.
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: librarySettings
         ),
@@ -102,6 +112,9 @@ let package = Package(
             dependencies: [
                 "OAuth2",
                 "OAuth2Testing",
+                // The backends swift-metrics and swift-distributed-tracing ship for tests.
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 // The JOSE tests make keys (RSA, EC, Ed25519) to sign and verify with.
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

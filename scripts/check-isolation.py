@@ -14,7 +14,7 @@ import sys
 
 # target: (targets it may depend on, products it may depend on)
 ALLOWED = {
-    "OAuth2": ({"CCurl"}, {"Crypto", "_CryptoExtras", "Logging"}),
+    "OAuth2": ({"CCurl"}, {"Crypto", "_CryptoExtras", "Logging", "HTTPTypes", "CoreMetrics", "Tracing"}),
     "OAuth2Testing": ({"OAuth2"}, set()),
     "OAuth2Loopback": ({"OAuth2"}, set()),
 }

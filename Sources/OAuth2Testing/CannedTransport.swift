@@ -24,7 +24,7 @@ public import Foundation
 /// Each queued answer is used once. Like ``CurlTransport``, it refuses a URL
 /// that is not `http`/`https` (``HTTPTransportError/unsupportedURL``), throws
 /// ``HTTPTransportError/responseTooLarge`` for a canned body over the request's
-/// ``HTTPRequest/maxResponseSize`` (else ``defaultMaxResponseSize``), throws
+/// ``HTTPTransportRequest/maxResponseSize`` (else ``defaultMaxResponseSize``), throws
 /// `CancellationError` when the Task is already cancelled, and fills in the
 /// response's `url` with the request's when the canned response has none.
 /// It never follows redirects. Every request that reaches it is recorded,
@@ -32,15 +32,15 @@ public import Foundation
 public final class CannedTransport: HTTPTransport, Sendable {
     /// A queued answer: a response or an error to throw.
     private enum Answer: Sendable {
-        case response(HTTPResponse)
+        case response(HTTPTransportResponse)
         case failure(any Error)
     }
 
     private struct State: Sendable {
         var byURL: [String: [Answer]] = [:]
         var anyURL: [Answer] = []
-        var handler: (@Sendable (HTTPRequest) async throws -> HTTPResponse)?
-        var requests: [HTTPRequest] = []
+        var handler: (@Sendable (HTTPTransportRequest) async throws -> HTTPTransportResponse)?
+        var requests: [HTTPTransportRequest] = []
     }
 
     private let state = LockedValue(State())
@@ -54,12 +54,12 @@ public final class CannedTransport: HTTPTransport, Sendable {
     }
 
     /// Every request received so far, in order of arrival.
-    public var requests: [HTTPRequest] {
+    public var requests: [HTTPTransportRequest] {
         state.withLock { $0.requests }
     }
 
     /// The requests received so far for `url`, compared without query and fragment.
-    public func requests(for url: URL) -> [HTTPRequest] {
+    public func requests(for url: URL) -> [HTTPTransportRequest] {
         let key = Self.key(url)
         return state.withLock { $0.requests.filter { Self.key($0.url) == key } }
     }
@@ -75,18 +75,18 @@ public final class CannedTransport: HTTPTransport, Sendable {
     ///
     /// - Parameter url: answer only a request for this URL (compared without
     ///   query and fragment), or `nil` to answer the next request for any URL.
-    public func enqueue(_ response: HTTPResponse, for url: URL? = nil) {
+    public func enqueue(_ response: HTTPTransportResponse, for url: URL? = nil) {
         add(.response(response), for: url)
     }
 
     /// Queues a JSON response: `json` as the UTF-8 body, `Content-Type: application/json`
     /// unless `headers` has a `Content-Type` already.
-    public func enqueue(json: String, status: Int = 200, headers: HTTPHeaders = [:], for url: URL? = nil) {
+    public func enqueue(json: String, status: HTTPResponse.Status = 200, headers: HTTPFields = [:], for url: URL? = nil) {
         var headers = headers
-        if !headers.contains("Content-Type") {
-            headers.add(name: "Content-Type", value: "application/json")
+        if !headers.contains(.contentType) {
+            headers.append(HTTPField(name: .contentType, value: "application/json"))
         }
-        enqueue(HTTPResponse(status: status, headers: headers, body: Data(json.utf8)), for: url)
+        enqueue(HTTPTransportResponse(status: status, headers: headers, body: Data(json.utf8)), for: url)
     }
 
     /// Queues an error for `send` to throw, such as ``HTTPTransportError/timeout``.
@@ -99,7 +99,7 @@ public final class CannedTransport: HTTPTransport, Sendable {
     /// The handler is called outside any lock, concurrently for concurrent
     /// requests, and may suspend (to make many callers wait on one answer, say).
     /// Setting it again replaces it.
-    public func respond(_ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) {
+    public func respond(_ handler: @escaping @Sendable (HTTPTransportRequest) async throws -> HTTPTransportResponse) {
         state.withLock { $0.handler = handler }
     }
 
@@ -109,7 +109,7 @@ public final class CannedTransport: HTTPTransport, Sendable {
     }
 
     /// Records `request` and answers it as the type's documentation describes.
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
         try Task.checkCancellation()
         let scheme = request.url.scheme?.lowercased()
         guard scheme == "http" || scheme == "https" else {
@@ -129,7 +129,7 @@ public final class CannedTransport: HTTPTransport, Sendable {
             }
             return nil
         }
-        var response: HTTPResponse
+        var response: HTTPTransportResponse
         switch next {
         case .response(let canned):
             response = canned

@@ -40,7 +40,7 @@ struct ClientSharingTests {
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<40 {
                 let client = clients[index % clients.count]
-                group.addTask { try await client.send(HTTPRequest(url: api)).status }
+                group.addTask { try await client.send(HTTPTransportRequest(url: api)).status.code }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }

@@ -63,9 +63,9 @@ struct ListenerFlowTests {
         #expect(forged.status == 400)
         #expect(received.status == 200)
         for answer in [forged, received] {
-            #expect(answer.headers["Cache-Control"] == "no-store")
-            #expect(answer.headers["Referrer-Policy"] == "no-referrer")
-            #expect(answer.headers["Content-Type"]?.hasPrefix("text/html") == true)
+            #expect(answer.headers[.cacheControl] == "no-store")
+            #expect(answer.headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer")
+            #expect(answer.headers[.contentType]?.hasPrefix("text/html") == true)
             #expect(!answer.bodyText.contains("reflected"))
         }
         _ = try await command.wait()
@@ -129,11 +129,11 @@ enum ListenerProbe {
     }
 
     /// A GET through the framework's transport.
-    static func get(_ url: String) async throws -> HTTPResponse {
+    static func get(_ url: String) async throws -> HTTPTransportResponse {
         let transport = CurlTransport(configuration: CurlTransport.Configuration(timeout: .seconds(10)))
         let target = try #require(URL(string: url))
         do {
-            let response = try await transport.send(HTTPRequest(url: target))
+            let response = try await transport.send(HTTPTransportRequest(url: target))
             await transport.shutdown()
             return response
         } catch {

@@ -162,9 +162,9 @@ struct OpenIDConnectTests {
     .enabled(if: Provider.oidcIsConfigured, "needs the OpenID tests' own provider: `make test` starts it and sets OAUTH2_IT_OIDC_PROVIDER"))
 struct OpenIDKeyRotationTests {
     static func rotate(_ local: Provider, keepOld: Bool, transport: CurlTransport) async throws -> (kid: String, old: String) {
-        let request = HTTPRequest(
-            method: "POST", url: try #require(URL(string: local.endpoints.testRotateSigningKey)),
-            headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Data("keep_old=\(keepOld ? 1 : 0)".utf8)
+        let request = HTTPTransportRequest(
+            method: .post, url: try #require(URL(string: local.endpoints.testRotateSigningKey)),
+            headers: [.contentType: "application/x-www-form-urlencoded"], body: Data("keep_old=\(keepOld ? 1 : 0)".utf8)
         )
         let response = try await transport.send(request)
         #expect(response.status == 200)
@@ -222,9 +222,9 @@ struct JWTClientAuthenticationTests {
     static func register(_ key: JWTSigningKey, clientID: String, at local: Provider, transport: CurlTransport) async throws {
         let jwk = try #require(key.publicJWK)
         let body = try JSONEncoder().encode(JSONValue.object(["client_id": .string(clientID), "jwk": .object(jwk)]))
-        let request = HTTPRequest(
-            method: "POST", url: try #require(URL(string: local.endpoints.testClientKeys)),
-            headers: ["Content-Type": "application/json"], body: body
+        let request = HTTPTransportRequest(
+            method: .post, url: try #require(URL(string: local.endpoints.testClientKeys)),
+            headers: [.contentType: "application/json"], body: body
         )
         let response = try await transport.send(request)
         #expect(response.status == 200, "\(response.bodyText)")

@@ -14,11 +14,11 @@ struct SigningTransportTests {
     /// Records every request it passes on to a `CurlTransport`.
     final class RecordingTransport: HTTPTransport {
         let inner = CurlTransport()
-        private let sent = LockedValue<[HTTPRequest]>([])
+        private let sent = LockedValue<[HTTPTransportRequest]>([])
 
-        var requests: [HTTPRequest] { sent.withLock { $0 } }
+        var requests: [HTTPTransportRequest] { sent.withLock { $0 } }
 
-        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
             sent.withLock { $0.append(request) }
             return try await inner.send(request)
         }
@@ -53,11 +53,11 @@ struct SigningTransportTests {
         let before = try await provider.successfulTokenRequests(client: "password", grantType: "refresh_token")
         try await Task.sleep(for: .milliseconds(1200))
 
-        let response = try await api.send(HTTPRequest(url: try #require(URL(string: provider.endpoints.apiMe))))
+        let response = try await api.send(HTTPTransportRequest(url: try #require(URL(string: provider.endpoints.apiMe))))
 
         #expect(response.status == 200)
         #expect(try await provider.successfulTokenRequests(client: "password", grantType: "refresh_token") == before + 1)
-        let sentWith = try #require(app.requests.last?.headers["Authorization"])
+        let sentWith = try #require(app.requests.last?.headers[.authorization])
         #expect(sentWith != "Bearer \(first.accessToken.value)")
         #expect(app.requests.count == 1, "no 401 and retry: the token was fresh when sent")
     }
@@ -70,7 +70,7 @@ struct SigningTransportTests {
         try await Task.sleep(for: .milliseconds(2500))
         let before = try await provider.successfulTokenRequests(client: "password", grantType: "refresh_token")
 
-        let response = try await api.send(HTTPRequest(url: try #require(URL(string: provider.endpoints.apiMe))))
+        let response = try await api.send(HTTPTransportRequest(url: try #require(URL(string: provider.endpoints.apiMe))))
 
         #expect(response.status == 200)
         #expect(try JSONObject(String(decoding: response.body, as: UTF8.self)).string("username") == "alice")
@@ -85,7 +85,7 @@ struct SigningTransportTests {
         let elsewhere = provider.endpoints.apiMe.replacingOccurrences(of: "127.0.0.1", with: "localhost")
         let moved =
             provider.endpoints.testRedirect + "?to=" + (elsewhere.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
-        var request = HTTPRequest(url: try #require(URL(string: moved)))
+        var request = HTTPTransportRequest(url: try #require(URL(string: moved)))
         request.redirects = .follow
 
         let response = try await api.send(request)
@@ -93,9 +93,9 @@ struct SigningTransportTests {
         // The other origin never saw the token: its 401 comes back as it is, no refresh.
         #expect(response.status == 401)
         #expect(app.requests.count == 2)
-        #expect(app.requests.first?.headers["Authorization"] != nil)
+        #expect(app.requests.first?.headers[.authorization] != nil)
         #expect(app.requests.last?.url.host == "localhost")
-        #expect(app.requests.last?.headers["Authorization"] == nil)
+        #expect(app.requests.last?.headers[.authorization] == nil)
     }
 
     @Test func theTokenIsNeverSentOverPlainHTTPToAnotherHost() async throws {
@@ -103,7 +103,7 @@ struct SigningTransportTests {
         let (_, api, app) = try await signedIn(provider)
 
         let error = await #expect(throws: OAuth2Error.self) {
-            _ = try await api.send(HTTPRequest(url: try #require(URL(string: "http://api.example/me"))))
+            _ = try await api.send(HTTPTransportRequest(url: try #require(URL(string: "http://api.example/me"))))
         }
 
         #expect(error?.code == .insecureEndpoint)

@@ -119,24 +119,24 @@ struct ShortLivedTokenTests {
 /// Direct requests to the provider's token endpoint, bypassing the CLI.
 enum TokenEndpoint {
     /// A refresh token grant with the client's id and secret in the body.
-    static func refresh(_ provider: Provider, client name: String, refreshToken: String) async throws -> HTTPResponse {
+    static func refresh(_ provider: Provider, client name: String, refreshToken: String) async throws -> HTTPTransportResponse {
         try await post(
             provider.endpoints.token, client: try provider.client(name), [("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
     }
 
     /// Revokes a token (RFC 7009) with the client's id and secret in the body.
-    static func revoke(_ provider: Provider, client name: String, token: String) async throws -> HTTPResponse {
+    static func revoke(_ provider: Provider, client name: String, token: String) async throws -> HTTPTransportResponse {
         try await post(provider.endpoints.revoke, client: try provider.client(name), [("token", token)])
     }
 
     /// A form POST with the client's credentials in the body (`client_secret_post`).
-    private static func post(_ url: String, client: Provider.Client, _ fields: [(String, String)]) async throws -> HTTPResponse {
+    private static func post(_ url: String, client: Provider.Client, _ fields: [(String, String)]) async throws -> HTTPTransportResponse {
         let form = (fields + [("client_id", client.clientID), ("client_secret", client.clientSecret)])
             .map { "\(encode($0.0))=\(encode($0.1))" }.joined(separator: "&")
-        let request = HTTPRequest(
-            method: "POST",
+        let request = HTTPTransportRequest(
+            method: .post,
             url: try #require(URL(string: url)),
-            headers: ["Content-Type": "application/x-www-form-urlencoded"],
+            headers: [.contentType: "application/x-www-form-urlencoded"],
             body: Data(form.utf8)
         )
         return try await Provider.send(request)

@@ -62,7 +62,7 @@ import Testing
         #expect(try await Probe.request("\(origin)/callbackx?code=evil&state=\(Self.state)").status == 404)
         #expect(try await Probe.request("\(origin)/callback/?code=evil&state=\(Self.state)").status == 404)
         #expect(try await Probe.request("\(origin)/?code=evil&state=\(Self.state)").status == 404)
-        #expect(try await Probe.request("\(origin)/callback?code=evil&state=\(Self.state)", method: "POST").status == 405)
+        #expect(try await Probe.request("\(origin)/callback?code=evil&state=\(Self.state)", method: .post).status == 405)
         #expect(try await Probe.request("\(origin)/callback?code=good&state=\(Self.state)").status == 200)
         #expect(try await wait.url().query == "code=good&state=\(Self.state)")
     }
@@ -83,9 +83,9 @@ import Testing
             "\(uri)?code=a&state=\(Self.state)",
         ] {
             let answer = try await Probe.request(url)
-            #expect(answer.headers["Cache-Control"] == "no-store")
-            #expect(answer.headers["Referrer-Policy"] == "no-referrer")
-            #expect(answer.headers["Content-Type"]?.hasPrefix("text/html") == true)
+            #expect(answer.headers[.cacheControl] == "no-store")
+            #expect(answer.headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer")
+            #expect(answer.headers[.contentType]?.hasPrefix("text/html") == true)
             #expect(!answer.bodyText.contains("reflected"))
             #expect(!answer.bodyText.contains("<b>"))
             #expect(answer.bodyText.contains("&lt;b&gt;tool&lt;/b&gt;"))

@@ -111,12 +111,12 @@ struct PostgresLockTests {
         let tokenURL = try #require(URL(string: TestDatabase.binding.tokenEndpoint))
         let requests = Counter()
         transport.respond { request in
-            guard request.url == tokenURL else { return HTTPResponse(status: 200) }
+            guard request.url == tokenURL else { return HTTPTransportResponse(status: 200) }
             requests.increment()
             try await Task.sleep(for: .milliseconds(100))
             let body =
                 #"{"access_token":"fresh-access-token-000","token_type":"Bearer","expires_in":3600,"refresh_token":"fresh-refresh-token-000"}"#
-            return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(body.utf8))
+            return HTTPTransportResponse(status: 200, headers: [.contentType: "application/json"], body: Data(body.utf8))
         }
         let configuration = try OAuth2Configuration(
             clientID: TestDatabase.binding.clientID,

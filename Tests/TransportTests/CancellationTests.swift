@@ -29,14 +29,14 @@ extension CurlTransportTests {
                 task.cancel()
                 await #expect(throws: CancellationError.self) { try await task.value }
                 // The transport goes on serving after a cancellation.
-                let response = try await transport.send(HTTPRequest(url: try server.url("/echo/after")))
+                let response = try await transport.send(HTTPTransportRequest(url: try server.url("/echo/after")))
                 #expect(response.bodyText == "after")
             }
         }
 
         @Test func cancelledAfterCompletionKeepsTheResponse() async throws {
             let server = try currentServer()
-            let request = HTTPRequest(url: try server.url("/echo/done"))
+            let request = HTTPTransportRequest(url: try server.url("/echo/done"))
             let response = try await withTransport { transport in
                 let task = Task { try await transport.send(request) }
                 let response = try await task.value
@@ -62,7 +62,7 @@ extension CurlTransportTests {
                         for index in wave..<(wave + 20) {
                             let url = urls[index]
                             group.addTask {
-                                let task = Task { try await transport.send(HTTPRequest(url: url)) }
+                                let task = Task { try await transport.send(HTTPTransportRequest(url: url)) }
                                 let delay = Int.random(in: 0...20_000)
                                 if delay > 200 {
                                     try? await Task.sleep(for: .microseconds(delay))
@@ -92,7 +92,7 @@ extension CurlTransportTests {
 
         struct Outcome: Sendable {
             var index: Int
-            var result: Result<HTTPResponse, any Error>
+            var result: Result<HTTPTransportResponse, any Error>
         }
     }
 }

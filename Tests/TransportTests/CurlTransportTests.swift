@@ -33,8 +33,8 @@ func uniqueTag() -> String {
 }
 
 /// A GET carrying `tag` in `X-Test-Tag`.
-func taggedRequest(_ url: URL, tag: String, timeout: Duration? = nil) -> HTTPRequest {
-    HTTPRequest(url: url, headers: ["X-Test-Tag": tag], timeout: timeout)
+func taggedRequest(_ url: URL, tag: String, timeout: Duration? = nil) -> HTTPTransportRequest {
+    HTTPTransportRequest(url: url, headers: [HTTPField.Name("X-Test-Tag")!: tag], timeout: timeout)
 }
 
 /// What the server saw of one tag.
@@ -52,14 +52,14 @@ struct BigReport: Decodable {
 extension TestServer {
     /// The connections and requests the server counted for `tag`.
     func stats(tag: String, via transport: CurlTransport) async throws -> ServerStats {
-        let response = try await transport.send(HTTPRequest(url: try url("/stats?tag=\(tag)")))
+        let response = try await transport.send(HTTPTransportRequest(url: try url("/stats?tag=\(tag)")))
         return try JSONDecoder().decode(ServerStats.self, from: response.body)
     }
 
     /// Waits (bounded) until the server has finished sending `/big` for `tag`, and returns its report.
     func bigReport(tag: String, via transport: CurlTransport) async throws -> BigReport {
         for _ in 0..<200 {
-            let response = try await transport.send(HTTPRequest(url: try url("/report?tag=\(tag)")))
+            let response = try await transport.send(HTTPTransportRequest(url: try url("/report?tag=\(tag)")))
             if response.status == 200 {
                 return try JSONDecoder().decode(BigReport.self, from: response.body)
             }

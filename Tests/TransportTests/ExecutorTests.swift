@@ -10,13 +10,13 @@ extension CurlTransportTests {
             try await withTransport { transport in
                 let executor = try #require(transport.executor)
                 let (bodyText, thread) = try await withTaskExecutorPreference(executor) {
-                    let response = try await transport.send(HTTPRequest(url: url))
+                    let response = try await transport.send(HTTPTransportRequest(url: url))
                     return (response.bodyText, currentThreadName())
                 }
                 #expect(bodyText == "where")
                 #expect(thread == "oauth2-curl")
                 // Without the preference the caller goes on elsewhere.
-                _ = try await transport.send(HTTPRequest(url: url))
+                _ = try await transport.send(HTTPTransportRequest(url: url))
                 #expect(currentThreadName() != "oauth2-curl")
             }
         }
@@ -33,7 +33,7 @@ extension CurlTransportTests {
                 await #expect(throws: CancellationError.self) { try await task.value }
                 // The thread is free for the next request.
                 let after = try await Task(executorPreference: executor) {
-                    try await transport.send(HTTPRequest(url: try server.url("/echo/after")))
+                    try await transport.send(HTTPTransportRequest(url: try server.url("/echo/after")))
                 }.value
                 #expect(after.bodyText == "after")
             }
@@ -49,7 +49,8 @@ extension CurlTransportTests {
                         group.addTask {
                             var last = ""
                             for round in 0..<5 {
-                                last = try await transport.send(HTTPRequest(url: try server.url("/echo/e\(index)r\(round)"))).bodyText
+                                last = try await transport.send(HTTPTransportRequest(url: try server.url("/echo/e\(index)r\(round)")))
+                                    .bodyText
                             }
                             return last
                         }
@@ -66,11 +67,11 @@ extension CurlTransportTests {
             let transport = CurlTransport()
             let executor = try #require(transport.executor)
             let task = Task(executorPreference: executor) {
-                let first = try await transport.send(HTTPRequest(url: try server.url("/echo/before")))
+                let first = try await transport.send(HTTPTransportRequest(url: try server.url("/echo/before")))
                 await transport.shutdown()
                 // The transport thread is gone: the task goes on elsewhere and its send fails cleanly.
                 do {
-                    _ = try await transport.send(HTTPRequest(url: try server.url("/echo/after")))
+                    _ = try await transport.send(HTTPTransportRequest(url: try server.url("/echo/after")))
                     return (first.bodyText, false)
                 } catch let error as HTTPTransportError {
                     return (first.bodyText, error == .shutDown)

@@ -15,7 +15,7 @@ import Testing
             setenv("HTTP_PROXY", "http://127.0.0.1:9", 1)
             setenv("all_proxy", "http://127.0.0.1:9", 1)
             let transport = CurlTransport()
-            let response = try await transport.send(HTTPRequest(url: try server.url("/echo/through-no-proxy")))
+            let response = try await transport.send(HTTPTransportRequest(url: try server.url("/echo/through-no-proxy")))
             await transport.shutdown()
             guard response.status == 200, response.bodyText == "through-no-proxy" else { exit(1) }
         }

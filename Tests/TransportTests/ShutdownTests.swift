@@ -26,19 +26,19 @@ extension CurlTransportTests {
             let transport = CurlTransport()
             await transport.shutdown()
             await #expect(throws: HTTPTransportError.shutDown) {
-                try await transport.send(HTTPRequest(url: try server.url("/echo/late")))
+                try await transport.send(HTTPTransportRequest(url: try server.url("/echo/late")))
             }
         }
 
         @Test func shutdownIsIdempotent() async throws {
             let server = try currentServer()
             let transport = CurlTransport()
-            let response = try await transport.send(HTTPRequest(url: try server.url("/echo/once")))
+            let response = try await transport.send(HTTPTransportRequest(url: try server.url("/echo/once")))
             #expect(response.bodyText == "once")
             await transport.shutdown()
             await transport.shutdown()
             await #expect(throws: HTTPTransportError.shutDown) {
-                try await transport.send(HTTPRequest(url: try server.url("/echo/twice")))
+                try await transport.send(HTTPTransportRequest(url: try server.url("/echo/twice")))
             }
         }
     }

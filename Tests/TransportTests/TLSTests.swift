@@ -6,7 +6,7 @@ extension CurlTransportTests {
     @Suite struct TLS {
         @Test func selfSignedServerIsRefusedWithoutItsCA() async throws {
             let server = try currentServer()
-            let request = HTTPRequest(url: try server.secureURL("/echo/secret"))
+            let request = HTTPTransportRequest(url: try server.secureURL("/echo/secret"))
             await #expect(throws: HTTPTransportError.tlsFailed) {
                 try await withTransport { transport in try await transport.send(request) }
             }
@@ -16,7 +16,7 @@ extension CurlTransportTests {
         func serverIsTrustedWithItsCAFile(host: String) async throws {
             let server = try currentServer()
             let configuration = CurlTransport.Configuration(caFile: server.caFile)
-            let request = HTTPRequest(url: try server.secureURL("/echo/secure", host: host))
+            let request = HTTPTransportRequest(url: try server.secureURL("/echo/secure", host: host))
             let response = try await withTransport(configuration) { transport in
                 try await transport.send(request)
             }
@@ -27,7 +27,7 @@ extension CurlTransportTests {
         @Test func missingCAFileIsATLSFailure() async throws {
             let server = try currentServer()
             let configuration = CurlTransport.Configuration(caFile: "/nonexistent/ca.pem")
-            let request = HTTPRequest(url: try server.secureURL("/echo/x"))
+            let request = HTTPTransportRequest(url: try server.secureURL("/echo/x"))
             await #expect(throws: HTTPTransportError.tlsFailed) {
                 try await withTransport(configuration) { transport in try await transport.send(request) }
             }

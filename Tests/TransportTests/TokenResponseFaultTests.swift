@@ -198,7 +198,7 @@ extension TokenResponseFaultTests {
         defer { server.stop() }
         let bytes = Array(interim.utf8)
         server.enqueue(.close(afterSending: cutInside ? Array(bytes.dropLast(2)) : bytes))
-        let request = HTTPRequest(url: try server.url("/"))
+        let request = HTTPTransportRequest(url: try server.url("/"))
         try await withTransport { transport in
             let error = try await #require(throws: HTTPTransportError.self) { try await transport.send(request) }
             #expect(error == .connectionLost, "\(error)")

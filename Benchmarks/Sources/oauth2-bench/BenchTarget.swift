@@ -45,8 +45,8 @@ struct BenchTarget {
     }
 
     /// The signed request every scenario sends.
-    var resourceRequest: HTTPRequest {
-        HTTPRequest(method: "GET", url: resourceURL)
+    var resourceRequest: HTTPTransportRequest {
+        HTTPTransportRequest(method: .get, url: resourceURL)
     }
 }
 

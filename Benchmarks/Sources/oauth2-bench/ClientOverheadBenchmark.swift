@@ -51,21 +51,21 @@ enum ClientOverheadBenchmark {
 private struct InstantTransport: HTTPTransport {
     let tokenURL: URL
 
-    private static let token = HTTPResponse(
+    private static let token = HTTPTransportResponse(
         status: 200,
-        headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
+        headers: [.contentType: "application/json", .cacheControl: "no-store"],
         body: Data(#"{"access_token":"bench-access-token","token_type":"Bearer","expires_in":3600}"#.utf8)
     )
-    private static let resource = HTTPResponse(
+    private static let resource = HTTPTransportResponse(
         status: 200,
         headers: [
-            "Server": "nginx", "Date": "Sat, 21 Nov 2026 06:51:19 GMT", "Content-Type": "application/json",
-            "Content-Length": "27", "Connection": "keep-alive",
+            .server: "nginx", .date: "Sat, 21 Nov 2026 06:51:19 GMT", .contentType: "application/json",
+            .contentLength: "27", .connection: "keep-alive",
         ],
         body: Data(#"{"id":42,"name":"resource"}"#.utf8)
     )
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
         request.url == tokenURL ? Self.token : Self.resource
     }
 }

@@ -18,12 +18,12 @@ enum ParsingBenchmark {
     ///
     /// Made afresh rather than kept in a `static let`: LeakSanitizer cannot
     /// follow Swift's tagged pointers out of globals and would report it.
-    static func makeTokenResponse() -> HTTPResponse {
+    static func makeTokenResponse() -> HTTPTransportResponse {
         let body =
             #"{"access_token":"eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJiZW5jaC1jbGllbnQiLCJzY29wZSI6InJlYWQgd3JpdGUiLCJpYXQiOjE3MDAwMDAwMDAsImV4cCI6MTcwMDAwMzYwMH0.c2lnbmF0dXJlLXNpZ25hdHVyZS1zaWduYXR1cmUtc2lnbmF0dXJl","token_type":"Bearer","expires_in":3600,"refresh_token":"def50200a1b2c3d4e5f60718293a4b5c6d7e8f9","scope":"read write","session_state":"4d7a1c2e-9f3b-4a5d-8e6f-0a1b2c3d4e5f"}"#
-        return HTTPResponse(
+        return HTTPTransportResponse(
             status: 200,
-            headers: ["Content-Type": "application/json;charset=UTF-8", "Cache-Control": "no-store", "Pragma": "no-cache"],
+            headers: [.contentType: "application/json;charset=UTF-8", .cacheControl: "no-store", HTTPField.Name("Pragma")!: "no-cache"],
             body: Data(body.utf8)
         )
     }
@@ -80,7 +80,7 @@ enum ParsingBenchmark {
 
 /// A transport for a client that never sends: the parsing benchmark only asks it for an authorization URL.
 private struct CannedNothing: HTTPTransport {
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
         throw BenchError("the parsing benchmark sends nothing")
     }
 }

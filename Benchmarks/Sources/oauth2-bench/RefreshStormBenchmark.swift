@@ -54,7 +54,7 @@ enum RefreshStormBenchmark {
 
     /// `callers` concurrent sends of `request`: each one's time from `start`
     /// until its answer, and the count of answers that were not 200.
-    static func storm(client: OAuth2Client, request: HTTPRequest, callers: Int, start: UInt64) async throws -> (Latencies, Int) {
+    static func storm(client: OAuth2Client, request: HTTPTransportRequest, callers: Int, start: UInt64) async throws -> (Latencies, Int) {
         var latencies = Latencies(capacity: callers)
         var errors = 0
         try await withThrowingTaskGroup(of: (UInt64, Int).self) { group in

@@ -67,7 +67,7 @@ enum RequestBenchmark {
     /// latency (unless `recording` is off) and the count of non-200 answers.
     static func sendAll(
         client: OAuth2Client,
-        request: HTTPRequest,
+        request: HTTPTransportRequest,
         requests: Int,
         concurrency: Int,
         recording: Bool = true
@@ -91,7 +91,7 @@ enum RequestBenchmark {
     }
 
     /// One caller: `count` sends, one after the other.
-    static func caller(client: OAuth2Client, request: HTTPRequest, count: Int, recording: Bool) async throws -> (Latencies, Int) {
+    static func caller(client: OAuth2Client, request: HTTPTransportRequest, count: Int, recording: Bool) async throws -> (Latencies, Int) {
         var latencies = Latencies(capacity: recording ? count : 0)
         var errors = 0
         for _ in 0..<count {

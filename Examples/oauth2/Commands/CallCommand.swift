@@ -55,18 +55,17 @@ struct CallCommand: AsyncParsableCommand {
         guard let target = URL(string: url), target.scheme != nil, target.host != nil else {
             throw UsageError("the URL to call is not an absolute URL")
         }
-        var request = HTTPRequest(method: method?.uppercased() ?? (data == nil ? "GET" : "POST"), url: target)
-        guard HTTPToken.isToken(request.method) else {
+        guard let method = HTTPRequest.Method(method?.uppercased() ?? (data == nil ? "GET" : "POST")) else {
             throw UsageError("--method is not an HTTP method name")
         }
+        var request = HTTPTransportRequest(method: method, url: target)
         for header in headers {
-            let (name, value) = try Self.parseHeader(header)
-            request.headers.add(name: name, value: value)
+            request.headers.append(try Self.parseHeader(header))
         }
         if let data {
             request.body = try Self.body(data)
-            if !request.headers.contains("Content-Type") {
-                request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            if !request.headers.contains(.contentType) {
+                request.headers.append(HTTPField(name: .contentType, value: "application/x-www-form-urlencoded"))
             }
         }
         request.redirects = followRedirects ? .follow : .never
@@ -76,38 +75,38 @@ struct CallCommand: AsyncParsableCommand {
             let client = try await session.client()
             let response = try await client.send(request)
             StandardOutput.write(Array(response.body))
-            if (300..<400).contains(response.status), let location = response.headers["Location"] {
+            if (300..<400).contains(response.status.code), let location = response.headers[.location] {
                 // Only reached with --no-follow-redirects (or a 3xx that is not a redirect).
                 let target =
                     URL(string: location, relativeTo: target).map { $0.absoluteURL.redactedForMessages(marksQuery: false) }
                     ?? "an unusable location"
-                StandardError.line("note: HTTP \(response.status) to \(target), not followed")
+                StandardError.line("note: HTTP \(response.status.code) to \(target), not followed")
             }
-            guard response.status < 400 else {
+            guard response.status.code < 400 else {
                 let code: OAuth2Error.Code = response.status == 403 ? .forbidden : .httpError
                 throw OAuth2Error(
                     code: code,
-                    message: "\(request.method) \(target.redactedForMessages(marksQuery: false)) answered HTTP \(response.status)",
-                    httpStatus: response.status
+                    message: "\(request.method) \(target.redactedForMessages(marksQuery: false)) answered HTTP \(response.status.code)",
+                    httpStatus: response.status.code
                 )
             }
         }
     }
 
     /// `Name: value` → its parts; the name an HTTP token, the value free of line breaks.
-    static func parseHeader(_ text: String) throws -> (String, String) {
+    static func parseHeader(_ text: String) throws -> HTTPField {
         guard let colon = text.firstIndex(of: ":") else {
             throw UsageError("--header must be \"Name: value\"")
         }
-        let name = String(text[..<colon])
+        let rawName = String(text[..<colon])
         let value = String(text[text.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
-        guard HTTPToken.isToken(name) else {
+        guard let name = HTTPField.Name(rawName) else {
             throw UsageError("--header has an invalid name")
         }
         guard !value.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) else {
             throw UsageError("--header \(name) has a control character in its value")
         }
-        return (name, value)
+        return HTTPField(name: name, value: value)
     }
 
     /// The body of `--data`: the text, or a file's (`@FILE`) or stdin's (`@-`) bytes.

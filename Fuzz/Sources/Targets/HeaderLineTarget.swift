@@ -10,7 +10,7 @@ import OAuth2
 /// spaces, CR, LF or NUL (RFC 9110 §5.5; libcurl splits lines at LF only,
 /// so a bare CR or a NUL must be replaced); the status is at most three digits.
 enum HeaderLineTarget {
-    private static let request = HTTPRequest(url: URL(string: "http://127.0.0.1:8080/resource")!)
+    private static let request = HTTPTransportRequest(url: URL(string: "http://127.0.0.1:8080/resource")!)
 
     static func run(_ bytes: UnsafeRawBufferPointer) {
         guard let transfer = try? CurlTransfer(request: request, configuration: .init(maxResponseSize: 1000)) else {
@@ -48,7 +48,8 @@ enum HeaderLineTarget {
             violation("a status of \(transfer.responseStatus)")
         }
         for field in transfer.responseHeaders {
-            guard !field.name.isEmpty, !field.name.utf8.contains(where: { $0 == UInt8(ascii: ":") || $0 == 0x0D || $0 == 0x0A || $0 == 0 })
+            guard !field.name.rawName.isEmpty,
+                !field.name.rawName.utf8.contains(where: { $0 == UInt8(ascii: ":") || $0 == 0x0D || $0 == 0x0A || $0 == 0 })
             else {
                 violation("a header name that is empty or holds a colon, a CR, an LF or a NUL")
             }

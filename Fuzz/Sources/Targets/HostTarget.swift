@@ -52,7 +52,7 @@ enum HostTarget {
     }
 
     private static func check(_ url: URL) {
-        guard let transfer = try? CurlTransfer(request: HTTPRequest(url: url), configuration: configuration),
+        guard let transfer = try? CurlTransfer(request: HTTPTransportRequest(url: url), configuration: configuration),
             let curl = CurlURL(transfer.urlString)
         else { return }
         let origin = Origin(url)

@@ -20,15 +20,15 @@ enum TokenResponseTarget {
     static func run(_ bytes: UnsafeRawBufferPointer) {
         guard let selector = bytes.first else { return }
         let status = statuses[Int(selector & 0x07)]
-        var headers = HTTPHeaders()
+        var headers = HTTPFields()
         if let contentType = contentTypes[Int(selector >> 3 & 0x07)] {
-            headers.add(name: "Content-Type", value: contentType)
+            headers.append(HTTPField(name: .contentType, value: contentType))
         }
         if selector & 0x40 != 0 {
-            headers.add(name: "Retry-After", value: "120")
+            headers.append(HTTPField(name: .retryAfter, value: "120"))
         }
         let body = Data(bytes.dropFirst())
-        let response = HTTPResponse(status: status, headers: headers, body: body)
+        let response = HTTPTransportResponse(status: HTTPResponse.Status(code: status), headers: headers, body: body)
         let secrets = secretCandidates(in: body)
         do throws(OAuth2Error) {
             let token = try TokenResponseParser.parse(response, requestedAt: requestedAt, requestedScopes: ["read"])

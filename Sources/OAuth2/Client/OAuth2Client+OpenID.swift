@@ -27,10 +27,10 @@ extension OAuth2Client {
         guard let endpoint = configuration.openID?.userinfoEndpoint else {
             throw OAuth2Error(code: .invalidConfiguration, message: "the configuration has no userinfo endpoint (OpenID Connect)")
         }
-        let request = HTTPRequest(
-            method: "GET",
+        let request = HTTPTransportRequest(
+            method: .get,
             url: endpoint,
-            headers: ["Accept": "application/json"],
+            headers: [.accept: "application/json"],
             timeout: configuration.requestTimeout,
             maxResponseSize: configuration.maxResponseSize
         )

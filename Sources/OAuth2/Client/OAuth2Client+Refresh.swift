@@ -51,6 +51,7 @@ extension OAuth2Client {
         }
         switch result {
         case .success(let outcome):
+            if leader { provider.telemetry.refreshFinished(outcome: outcome.refreshed ? "refreshed" : "reused") }
             notify(machine.withLock { $0.refreshSucceeded(outcome.token, leader: leader, refreshed: outcome.refreshed) })
             if leader, let storeError = outcome.storeError {
                 notify(.storeFailed(storeError))
@@ -60,6 +61,7 @@ extension OAuth2Client {
             let failure =
                 failure as? RefreshFailure
                 ?? RefreshFailure(error: OAuth2Error(code: .transportError, message: "the refresh failed"), lost: false)
+            if leader { provider.telemetry.refreshFinished(outcome: failure.error.code.rawValue) }
             notify(machine.withLock { $0.refreshFailed(failure.error, lost: failure.lost, leader: leader) })
             if automatic && failure.lost && failure.error.code == .invalidGrant {
                 throw OAuth2Error(

@@ -1,8 +1,8 @@
 import Logging
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
 
 extension OAuth2Client: TokenSource {
@@ -20,8 +20,27 @@ extension OAuth2Client: TokenSource {
     ///   is not loopback; `not_authenticated`; `reauthorization_required`;
     ///   `invalid_token` / `unauthorized` after the retry; `insufficient_scope`;
     ///   `insecure_redirect`; `timeout`, `tls_error`, `transport_error`.
-    public func send(_ request: HTTPRequest) async throws(OAuth2Error) -> HTTPResponse {
-        try await SigningTransport(wrapping: provider.transport, tokenSource: self).send(request)
+    public func send(_ request: HTTPTransportRequest) async throws(OAuth2Error) -> HTTPTransportResponse {
+        try await SigningTransport(wrapping: provider.transport, tokenSource: self, telemetry: provider.telemetry).send(request)
+    }
+
+    /// Sends a swift-http-types request signed with the account's token, as
+    /// ``send(_:)`` does, and returns the response head and body: the
+    /// shape of `URLSession`'s and Hummingbird's HTTP types, for apps that
+    /// speak them.
+    ///
+    /// - Throws: ``OAuth2Error``: `transport_error` when `request` has no
+    ///   absolute `http` or `https` URL (scheme, authority, path); otherwise
+    ///   as ``send(_:)``.
+    public func send(_ request: HTTPRequest, body: Data? = nil) async throws(OAuth2Error) -> (HTTPResponse, Data) {
+        let transportRequest: HTTPTransportRequest
+        do throws(HTTPTransportError) {
+            transportRequest = try HTTPTransportRequest(request, body: body)
+        } catch {
+            throw OAuth2Error(transportError: error)
+        }
+        let response = try await send(transportRequest)
+        return (response.head, response.body)
     }
 
     /// ``TokenSource``: a token the resource server rejected was presented;

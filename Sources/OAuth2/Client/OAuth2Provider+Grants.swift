@@ -1,4 +1,5 @@
 import Logging
+import Tracing
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
@@ -164,21 +165,22 @@ extension OAuth2Provider {
         let request = try TokenRequestBuilder.revocationRequest(
             token: token, tokenTypeHint: tokenTypeHint, configuration: configuration, now: clock.now())
         let response = try await perform(request)
-        if (200..<300).contains(response.status) { return }
-        if (300..<400).contains(response.status) {
+        if (200..<300).contains(response.status.code) { return }
+        if (300..<400).contains(response.status.code) {
             throw OAuth2Error(
-                code: .unexpectedRedirect, message: "the revocation endpoint answered with a redirect", httpStatus: response.status)
+                code: .unexpectedRedirect, message: "the revocation endpoint answered with a redirect", httpStatus: response.status.code)
         }
-        if response.status == 429 {
+        if response.status.code == 429 {
             throw ProviderResponse.rateLimited(response, by: "the revocation endpoint", now: clock.now())
         }
         var error =
             TokenResponseParser.providerError(from: response)
             ?? OAuth2Error(
-                code: .httpError, message: "the revocation endpoint answered HTTP \(response.status)", httpStatus: response.status)
+                code: .httpError, message: "the revocation endpoint answered HTTP \(response.status.code)", httpStatus: response.status.code
+            )
         // RFC 7009 §2.2.1: a 503 may say when to try again.
-        if response.status == 503,
-            let delay = response.headers["Retry-After"].flatMap({ ProviderResponse.retryAfter($0, now: clock.now()) })
+        if response.status.code == 503,
+            let delay = response.headers[.retryAfter].flatMap({ ProviderResponse.retryAfter($0, now: clock.now()) })
         {
             error.retryAfter = delay
             error.message += "; retry after \(delay.secondsDescription)"
@@ -202,8 +204,40 @@ extension OAuth2Provider {
     ) async throws(OAuth2Error) -> AccessToken {
         let requestedAt = clock.now()
         let request = try TokenRequestBuilder.tokenRequest(for: grant, configuration: configuration, now: requestedAt)
+        let started = ContinuousClock.now
+        do {
+            return try await telemetry.withClientSpan("oauth2.token_request", url: request.url, method: request.method) { span in
+                span.attributes["oauth2.grant_type"] = grant.name
+                do throws(OAuth2Error) {
+                    let token = try await requestToken(request, grant, requestedAt, requestedScopes, expectation, span: span)
+                    telemetry.tokenRequestFinished(grantType: grant.name, outcome: "success", duration: ContinuousClock.now - started)
+                    return token
+                } catch {
+                    span.fail(code: error.code.rawValue)
+                    telemetry.tokenRequestFinished(
+                        grantType: grant.name, outcome: error.code.rawValue, duration: ContinuousClock.now - started)
+                    throw error
+                }
+            }
+        } catch let error as OAuth2Error {
+            throw error
+        } catch {
+            throw OAuth2Error(code: .transportError, message: "the token request failed: \(type(of: error))")
+        }
+    }
+
+    /// The token request itself, in its span.
+    private func requestToken(
+        _ request: HTTPTransportRequest,
+        _ grant: Grant,
+        _ requestedAt: Date,
+        _ requestedScopes: [String],
+        _ expectation: IDTokenVerifier.Expectation,
+        span: any Span
+    ) async throws(OAuth2Error) -> AccessToken {
         logger.debug("token request", metadata: ["oauth2.grant": "\(grant.name)"])
         let response = try await perform(request)
+        span.attributes["http.response.status_code"] = response.status.code
         do throws(OAuth2Error) {
             var token = try TokenResponseParser.parse(
                 response,
@@ -219,7 +253,7 @@ extension OAuth2Provider {
         } catch {
             logger.debug(
                 "token response refused",
-                metadata: ["oauth2.grant": "\(grant.name)", "oauth2.error": "\(error.code)", "http.status": "\(response.status)"]
+                metadata: ["oauth2.grant": "\(grant.name)", "oauth2.error": "\(error.code)", "http.status": "\(response.status.code)"]
             )
             throw error
         }

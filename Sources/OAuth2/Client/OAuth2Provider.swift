@@ -25,6 +25,8 @@ public final class OAuth2Provider: Sendable {
     public let clock: any OAuth2Clock
     /// The logger; the framework logs at debug and trace only, never a secret.
     public let logger: Logger
+    /// Where metrics and spans go: the app's bootstrapped backends unless given others.
+    public let telemetry: OAuth2Telemetry
 
     let refreshCoordinator = RefreshCoordinator()
     let usedStates = UsedStates()
@@ -42,13 +44,16 @@ public final class OAuth2Provider: Sendable {
     ///   - store: defaults to an ``InMemoryTokenStore``.
     ///   - transport: typically one ``CurlTransport`` for the whole app; the caller shuts it down.
     ///   - logger: defaults to a logger that discards everything.
+    ///   - telemetry: defaults to the process's swift-metrics and
+    ///     swift-distributed-tracing backends (no-ops until bootstrapped).
     /// - Throws: ``OAuth2Error`` when the configuration is invalid (`insecure_endpoint`, `invalid_configuration`).
     public init(
         configuration: OAuth2Configuration,
         store: any TokenStore = InMemoryTokenStore(),
         transport: any HTTPTransport,
         clock: any OAuth2Clock = SystemClock(),
-        logger: Logger = Logger(label: "swift-oauth2", factory: { _ in SwiftLogNoOpLogHandler() })
+        logger: Logger = Logger(label: "swift-oauth2", factory: { _ in SwiftLogNoOpLogHandler() }),
+        telemetry: OAuth2Telemetry = .global
     ) throws(OAuth2Error) {
         try configuration.validate()
         self.configuration = configuration
@@ -56,6 +61,7 @@ public final class OAuth2Provider: Sendable {
         self.transport = transport
         self.clock = clock
         self.logger = logger
+        self.telemetry = telemetry
         self.renewableGrantTypes = configuration.renewableGrantTypes
         if let openID = configuration.openID, let issuer = configuration.issuer {
             idTokenVerifier = IDTokenVerifier(settings: openID, issuer: issuer, clientID: configuration.clientID)
@@ -82,7 +88,7 @@ public final class OAuth2Provider: Sendable {
     // MARK: - I/O with typed errors
 
     /// Sends a request, translating transport failures into ``OAuth2Error``.
-    func perform(_ request: HTTPRequest) async throws(OAuth2Error) -> HTTPResponse {
+    func perform(_ request: HTTPTransportRequest) async throws(OAuth2Error) -> HTTPTransportResponse {
         try await OAuth2Error.performing(request, on: transport)
     }
 
@@ -185,8 +191,10 @@ public final class OAuth2Provider: Sendable {
     /// - Throws: what `body` throws, unchanged; the lock's failures as
     ///   ``OAuth2Error`` (`lock_timeout`, `store_error`, `cancelled`).
     func withAccountLock<Result: Sendable>(_ account: String, _ body: () async throws -> Result) async throws -> Result {
+        let waitStarted = ContinuousClock.now
         do {
             return try await store.withLock(account: account, timeout: configuration.requestTimeout) {
+                telemetry.lockWaited(ContinuousClock.now - waitStarted)
                 do {
                     return try await body()
                 } catch {

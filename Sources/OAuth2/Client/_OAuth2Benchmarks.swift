@@ -17,7 +17,7 @@ public enum _OAuth2Benchmarks {
     ///
     /// - Throws: the ``OAuth2Error`` a grant would throw for this answer.
     public static func parseTokenResponse(
-        _ response: HTTPResponse,
+        _ response: HTTPTransportResponse,
         requestedAt: Date,
         requestedScopes: [String] = []
     ) throws(OAuth2Error) -> AccessToken {

@@ -32,7 +32,7 @@ extension AuthorizationServerMetadata {
         maxResponseSize: Int = 1 << 20
     ) async throws(OAuth2Error) -> AuthorizationServerMetadata {
         let url = try wellKnownURL(forIssuer: issuer, document: document)
-        let request = HTTPRequest.providerDocument(url, timeout: timeout, maxResponseSize: maxResponseSize)
+        let request = HTTPTransportRequest.providerDocument(url, timeout: timeout, maxResponseSize: maxResponseSize)
         let requestedAt = Date()
         let response = try await OAuth2Error.performing(request, on: transport)
         return try parse(response, expectedIssuer: issuer, requestedAt: requestedAt, maxBodySize: maxResponseSize)

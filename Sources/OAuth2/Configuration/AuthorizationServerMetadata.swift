@@ -119,7 +119,7 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
     ///   `invalid_token_response` when the body is not a JSON object or a
     ///   field has the wrong type (the contract has no metadata-specific code).
     static func parse(
-        _ response: HTTPResponse,
+        _ response: HTTPTransportResponse,
         expectedIssuer: String,
         requestedAt: Date? = nil,
         maxBodySize: Int = 1 << 20
@@ -128,14 +128,14 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         try ProviderResponse.requireSuccess(response, endpoint: endpoint, maxBodySize: maxBodySize, now: requestedAt)
         let object = try ProviderResponse.object(of: response, endpoint: endpoint)
         func invalid(_ problem: String) -> OAuth2Error {
-            OAuth2Error(code: .invalidTokenResponse, message: "the \(endpoint)'s answer \(problem)", httpStatus: response.status)
+            OAuth2Error(code: .invalidTokenResponse, message: "the \(endpoint)'s answer \(problem)", httpStatus: response.status.code)
         }
 
         guard let issuer = object["issuer"]?.stringValue, issuer == expectedIssuer else {
             throw OAuth2Error(
                 code: .issuerMismatch,
                 message: "the authorization server metadata is not for the issuer \(expectedIssuer)",
-                httpStatus: response.status
+                httpStatus: response.status.code
             )
         }
         func endpointURL(_ key: CodingKeys, role: String) throws(OAuth2Error) -> URL? {

@@ -6,7 +6,9 @@ import Foundation
 
 extension OAuth2Error {
     /// Sends a request, translating transport failures into ``OAuth2Error``.
-    static func performing(_ request: HTTPRequest, on transport: any HTTPTransport) async throws(OAuth2Error) -> HTTPResponse {
+    static func performing(_ request: HTTPTransportRequest, on transport: any HTTPTransport) async throws(OAuth2Error)
+        -> HTTPTransportResponse
+    {
         do {
             return try await transport.send(request)
         } catch let error as HTTPTransportError {

@@ -63,15 +63,17 @@ public struct DeviceAuthorization: Sendable, Codable, Hashable, CustomStringConv
     ///   provider's error, `http_error`); `invalid_token_response` when the
     ///   body is not a usable device authorization response (there is no
     ///   more specific code in the contract of DESIGN.md §7).
-    static func parse(_ response: HTTPResponse, requestedAt: Date, maxBodySize: Int = 1 << 20) throws(OAuth2Error) -> DeviceAuthorization {
+    static func parse(_ response: HTTPTransportResponse, requestedAt: Date, maxBodySize: Int = 1 << 20) throws(OAuth2Error)
+        -> DeviceAuthorization
+    {
         let endpoint = "device authorization endpoint"
         try ProviderResponse.requireSuccess(response, endpoint: endpoint, maxBodySize: maxBodySize, now: requestedAt)
         let object = try ProviderResponse.object(of: response, endpoint: endpoint)
-        if let error = ProviderResponse.providerError(in: object, httpStatus: response.status) {
+        if let error = ProviderResponse.providerError(in: object, httpStatus: response.status.code) {
             throw error
         }
         func invalid(_ problem: String) -> OAuth2Error {
-            OAuth2Error(code: .invalidTokenResponse, message: "the \(endpoint)'s answer \(problem)", httpStatus: response.status)
+            OAuth2Error(code: .invalidTokenResponse, message: "the \(endpoint)'s answer \(problem)", httpStatus: response.status.code)
         }
 
         guard let deviceCode = object["device_code"]?.stringValue, ProviderResponse.isVisibleASCII(deviceCode) else {

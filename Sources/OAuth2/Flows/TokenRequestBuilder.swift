@@ -38,7 +38,9 @@ enum TokenRequestBuilder {
     /// token parameters, then the client's authentication.
     ///
     /// - Throws: `invalid_configuration` when a client assertion cannot be signed.
-    static func tokenRequest(for grant: Grant, configuration: OAuth2Configuration, now: Date = Date()) throws(OAuth2Error) -> HTTPRequest {
+    static func tokenRequest(for grant: Grant, configuration: OAuth2Configuration, now: Date = Date()) throws(OAuth2Error)
+        -> HTTPTransportRequest
+    {
         var parameters: [(String, String)]
         switch grant {
         case .authorizationCode(let code, let redirectURI, let codeVerifier):
@@ -78,7 +80,7 @@ enum TokenRequestBuilder {
         tokenTypeHint: String?,
         configuration: OAuth2Configuration,
         now: Date = Date()
-    ) throws(OAuth2Error) -> HTTPRequest {
+    ) throws(OAuth2Error) -> HTTPTransportRequest {
         guard let endpoint = configuration.revocationEndpoint else {
             throw OAuth2Error(code: .invalidConfiguration, message: "no revocation endpoint is configured")
         }
@@ -96,7 +98,7 @@ enum TokenRequestBuilder {
         scopes: [String],
         configuration: OAuth2Configuration,
         now: Date = Date()
-    ) throws(OAuth2Error) -> HTTPRequest {
+    ) throws(OAuth2Error) -> HTTPTransportRequest {
         guard let endpoint = configuration.deviceAuthorizationEndpoint else {
             throw OAuth2Error(code: .invalidConfiguration, message: "no device authorization endpoint is configured")
         }
@@ -145,15 +147,15 @@ enum TokenRequestBuilder {
         parameters: [(String, String)],
         configuration: OAuth2Configuration,
         now: Date
-    ) throws(OAuth2Error) -> HTTPRequest {
-        var headers: HTTPHeaders = [
-            "Content-Type": "application/x-www-form-urlencoded",
-            "Accept": "application/json",
+    ) throws(OAuth2Error) -> HTTPTransportRequest {
+        var headers: HTTPFields = [
+            .contentType: "application/x-www-form-urlencoded",
+            .accept: "application/json",
         ]
         var body = parameters
         let secret = configuration.clientSecret.flatMap { $0.isEmpty ? nil : $0 }
         if configuration.clientAuthentication == .clientSecretBasic, let secret {
-            headers.add(name: "Authorization", value: basicAuthorization(clientID: configuration.clientID, secret: secret))
+            headers.append(HTTPField(name: .authorization, value: basicAuthorization(clientID: configuration.clientID, secret: secret)))
         } else if configuration.clientAuthentication == .clientSecretPost, let secret {
             body.append(("client_id", configuration.clientID))
             body.append(("client_secret", secret.value))
@@ -174,8 +176,8 @@ enum TokenRequestBuilder {
             // identifies itself without authenticating (RFC 6749 §4.1.3, RFC 8628 §3.1).
             body.append(("client_id", configuration.clientID))
         }
-        return HTTPRequest(
-            method: "POST",
+        return HTTPTransportRequest(
+            method: .post,
             url: endpoint,
             headers: headers,
             body: Data(FormURLEncoding.encode(body).utf8),

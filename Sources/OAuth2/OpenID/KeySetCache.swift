@@ -145,7 +145,7 @@ final class KeySetCache: Sendable {
     /// One GET of the key set; never follows a redirect (keys served from
     /// elsewhere are not the provider's).
     private func download() async -> Result<JSONWebKeySet, OAuth2Error> {
-        let request = HTTPRequest.providerDocument(
+        let request = HTTPTransportRequest.providerDocument(
             url, accept: "application/jwk-set+json, application/json", timeout: timeout, maxResponseSize: maxSize)
         do throws(OAuth2Error) {
             let response = try await OAuth2Error.performing(request, on: transport)

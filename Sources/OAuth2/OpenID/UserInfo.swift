@@ -39,14 +39,14 @@ public struct UserInfo: Sendable, Hashable, Codable {
     /// - Throws: ``OAuth2Error``: the status errors of the provider's answers
     ///   (`http_error`, `rate_limited`, `unexpected_redirect`, …);
     ///   `invalid_token_response` for a body that is not a JSON object with a `sub`.
-    static func parse(_ response: HTTPResponse, maxBodySize: Int, now: Date) throws(OAuth2Error) -> UserInfo {
+    static func parse(_ response: HTTPTransportResponse, maxBodySize: Int, now: Date) throws(OAuth2Error) -> UserInfo {
         let endpoint = "userinfo endpoint"
         try ProviderResponse.requireSuccess(response, endpoint: endpoint, maxBodySize: maxBodySize, now: now)
-        if let type = response.headers["Content-Type"], type.lowercased().hasPrefix("application/jwt") {
+        if let type = response.headers[.contentType], type.lowercased().hasPrefix("application/jwt") {
             throw OAuth2Error(
                 code: .invalidTokenResponse,
                 message: "the userinfo endpoint answered with a JWT (signed or encrypted userinfo), which this client does not read",
-                httpStatus: response.status
+                httpStatus: response.status.code
             )
         }
         return try UserInfo(claims: ProviderResponse.object(of: response, endpoint: endpoint))

@@ -3,6 +3,7 @@ package import FoundationEssentials
 #else
 package import Foundation
 #endif
+import Tracing
 
 /// An ``HTTPTransport`` that signs every request with a bearer token from a
 /// ``TokenSource`` and sends it through another transport.
@@ -29,7 +30,7 @@ package import Foundation
 ///   goes along only to the request's own origin (scheme, host and port), a
 ///   redirect from `https` to `http` throws `insecure_redirect` whatever its
 ///   host, and 301/302 turn a POST into a GET, 303 anything; 307 and 308
-///   keep the method and body. A request whose ``HTTPRequest/redirects`` is
+///   keep the method and body. A request whose ``HTTPTransportRequest/redirects`` is
 ///   ``RedirectPolicy/never`` gets the 3xx back instead.
 ///
 /// Any other response, error statuses included, is returned. Failures of
@@ -38,21 +39,25 @@ package import Foundation
 ///
 /// ```swift
 /// let api = SigningTransport(wrapping: CurlTransport(), tokenSource: provider.client(account: userID))
-/// let response = try await api.send(HTTPRequest(url: URL(string: "https://api.example/me")!))
+/// let response = try await api.send(HTTPTransportRequest(url: URL(string: "https://api.example/me")!))
 /// ```
 public struct SigningTransport: HTTPTransport {
     /// The transport requests are sent through.
     public let transport: any HTTPTransport
     /// Where tokens come from.
     public let tokenSource: any TokenSource
+    /// Where the span of each request and the count of 401 retries go.
+    public let telemetry: OAuth2Telemetry
 
     /// The most redirects followed for one request.
     public static let maxRedirects = 10
 
-    /// Wraps `transport`, signing with tokens from `tokenSource`.
-    public init(wrapping transport: any HTTPTransport, tokenSource: any TokenSource) {
+    /// Wraps `transport`, signing with tokens from `tokenSource`; metrics and
+    /// spans go to `telemetry` (the app's bootstrapped backends by default).
+    public init(wrapping transport: any HTTPTransport, tokenSource: any TokenSource, telemetry: OAuth2Telemetry = .global) {
         self.transport = transport
         self.tokenSource = tokenSource
+        self.telemetry = telemetry
     }
 
     /// Sends `request` signed, refreshing and retrying once on a 401 as described above.
@@ -61,37 +66,76 @@ public struct SigningTransport: HTTPTransport {
     ///   errors (`not_authenticated`, `reauthorization_required`, …),
     ///   `invalid_token` / `unauthorized` after the retry, `insufficient_scope`, `rate_limited`,
     ///   `insecure_redirect`, `timeout`, `tls_error`, `transport_error`, `cancelled`.
-    public func send(_ request: HTTPRequest) async throws(OAuth2Error) -> HTTPResponse {
+    public func send(_ request: HTTPTransportRequest) async throws(OAuth2Error) -> HTTPTransportResponse {
+        do {
+            return try await telemetry.withClientSpan("oauth2.signed_request", url: request.url, method: request.method) { span in
+                do throws(OAuth2Error) {
+                    var request = request
+                    telemetry.injectContext(into: &request.headers)
+                    let response = try await sendInSpan(request, span: span)
+                    span.attributes["http.response.status_code"] = response.status.code
+                    return response
+                } catch {
+                    span.fail(code: error.code.rawValue)
+                    throw error
+                }
+            }
+        } catch let error as OAuth2Error {
+            throw error
+        } catch {
+            throw OAuth2Error(code: .transportError, message: "the signed request failed: \(type(of: error))")
+        }
+    }
+
+    private func sendInSpan(_ request: HTTPTransportRequest, span: any Span) async throws(OAuth2Error) -> HTTPTransportResponse {
         try EndpointPolicy.requireSecure(request.url, role: "URL a bearer token is sent to")
         let token = try await Self.sourced { () async throws in try await tokenSource.token() }
         let (response, carriedToken) = try await sendSigned(request, token: token)
-        if response.status == 429 { throw Self.rateLimited(response, request) }
+        if response.status.code == 429 { throw Self.rateLimited(response, request) }
         guard carriedToken else { return response }
         switch BearerRejection(response) {
         case .none:
             return response
         case .insufficientScope(let scope):
-            throw Self.insufficientScope(scope, status: response.status)
+            throw Self.insufficientScope(scope, status: response.status.code)
         case .unauthorized:
             throw OAuth2Error(
                 code: .unauthorized, message: "the resource server answered 401 without a Bearer challenge to act on", httpStatus: 401)
         case .invalidToken:
             break
         }
-        let fresh = try await Self.sourced { () async throws in try await tokenSource.token(replacing: token) }
-        let (retried, retryCarriedToken) = try await sendSigned(request, token: fresh)
-        if retried.status == 429 { throw Self.rateLimited(retried, request) }
-        guard retryCarriedToken else { return retried }
+        span.attributes["oauth2.retried"] = true
+        let fresh: AccessToken
+        let retried: HTTPTransportResponse
+        let retryCarriedToken: Bool
+        do throws(OAuth2Error) {
+            fresh = try await Self.sourced { () async throws in try await tokenSource.token(replacing: token) }
+            (retried, retryCarriedToken) = try await sendSigned(request, token: fresh)
+        } catch {
+            telemetry.unauthorizedRetryFinished(outcome: error.code.rawValue)
+            throw error
+        }
+        if retried.status.code == 429 {
+            telemetry.unauthorizedRetryFinished(outcome: OAuth2Error.Code.rateLimited.rawValue)
+            throw Self.rateLimited(retried, request)
+        }
+        guard retryCarriedToken else {
+            telemetry.unauthorizedRetryFinished(outcome: "accepted")
+            return retried
+        }
         switch BearerRejection(retried) {
         case .none:
+            telemetry.unauthorizedRetryFinished(outcome: "accepted")
             return retried
         case .insufficientScope(let scope):
-            throw Self.insufficientScope(scope, status: retried.status)
+            telemetry.unauthorizedRetryFinished(outcome: OAuth2Error.Code.insufficientScope.rawValue)
+            throw Self.insufficientScope(scope, status: retried.status.code)
         case .invalidToken, .unauthorized:
+            telemetry.unauthorizedRetryFinished(outcome: "rejected")
             let error = OAuth2Error(
                 code: .invalidToken,
                 message: "the resource server rejected the token again after a refresh",
-                httpStatus: retried.status
+                httpStatus: retried.status.code
             )
             await tokenSource.tokenRejectedAfterRefresh(fresh, error: error)
             throw error
@@ -111,7 +155,7 @@ public struct SigningTransport: HTTPTransport {
         }
     }
 
-    private static func rateLimited(_ response: HTTPResponse, _ request: HTTPRequest) -> OAuth2Error {
+    private static func rateLimited(_ response: HTTPTransportResponse, _ request: HTTPTransportRequest) -> OAuth2Error {
         ProviderResponse.rateLimited(response, by: "the resource server (\(request.method) \(request.url.redactingQuery))", now: Date())
     }
 
@@ -126,19 +170,19 @@ public struct SigningTransport: HTTPTransport {
     ///
     /// - Returns: the final response, and whether the request it answers
     ///   carried the token (a redirect to another origin drops it).
-    private func sendSigned(_ request: HTTPRequest, token: AccessToken) async throws(OAuth2Error) -> (
-        response: HTTPResponse, carriedToken: Bool
+    private func sendSigned(_ request: HTTPTransportRequest, token: AccessToken) async throws(OAuth2Error) -> (
+        response: HTTPTransportResponse, carriedToken: Bool
     ) {
         let authorization = "Bearer \(token.accessToken.value)"
         var current = request
         current.redirects = .never
-        current.headers.replaceOrAdd(name: "Authorization", value: authorization)
+        current.headers[.authorization] = authorization
         var carriesToken = true
         for _ in 0...Self.maxRedirects {
             let response = try await OAuth2Error.performing(current, on: transport)
             guard request.redirects != .never,
-                [301, 302, 303, 307, 308].contains(response.status),
-                let location = response.headers["Location"]
+                [301, 302, 303, 307, 308].contains(response.status.code),
+                let location = response.headers[.location]
             else {
                 return (response, carriesToken)
             }
@@ -153,18 +197,18 @@ public struct SigningTransport: HTTPTransport {
             }
             // The origin is worked out here, not up front: it is string work every request would pay for.
             if Origin(next) != Origin(request.url) {
-                current.headers.remove(name: "Authorization")
+                current.headers[.authorization] = nil
                 carriesToken = false
             } else if !carriesToken {
                 // Back on the token's origin after a detour: sign again.
-                current.headers.replaceOrAdd(name: "Authorization", value: authorization)
+                current.headers[.authorization] = authorization
                 carriesToken = true
             }
-            if response.status == 303 || ((response.status == 301 || response.status == 302) && current.method == "POST") {
-                current.method = "GET"
+            if response.status.code == 303 || ((response.status.code == 301 || response.status.code == 302) && current.method == .post) {
+                current.method = .get
                 current.body = nil
-                current.headers.remove(name: "Content-Type")
-                current.headers.remove(name: "Content-Length")
+                current.headers[.contentType] = nil
+                current.headers[.contentLength] = nil
             }
             current.url = next
         }
@@ -194,10 +238,10 @@ enum BearerRejection {
     case insufficientScope(String?)
     case unauthorized
 
-    init(_ response: HTTPResponse) {
-        switch response.status {
+    init(_ response: HTTPTransportResponse) {
+        switch response.status.code {
         case 401:
-            let values = response.headers.values(for: "WWW-Authenticate")
+            let values = response.headers[values: .wwwAuthenticate]
             guard !values.isEmpty else {
                 self = .invalidToken
                 return
@@ -215,7 +259,7 @@ enum BearerRejection {
             default: self = .unauthorized
             }
         case 403:
-            let challenge = BearerChallenge.parse(response.headers.values(for: "WWW-Authenticate"))
+            let challenge = BearerChallenge.parse(response.headers[values: .wwwAuthenticate])
             self = challenge?.error == "insufficient_scope" ? .insufficientScope(challenge?.scope) : .none
         default:
             self = .none

@@ -18,4 +18,12 @@ extension Duration {
         if seconds == seconds.rounded() { return "\(Int(seconds)) s" }
         return "\((seconds * 1000).rounded() / 1000) s"
     }
+
+    /// The whole duration in nanoseconds, saturating (swift-metrics' timers take nanoseconds).
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        return product.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
+    }
 }

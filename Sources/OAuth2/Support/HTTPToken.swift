@@ -4,9 +4,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// RFC 9110's `token` grammar: header field names, methods, auth schemes and
-/// challenge parameter names. `package`: the CLI checks `--header` and
-/// `--method` with the same table.
+/// RFC 9110's `token` grammar, for auth schemes and challenge parameter
+/// names (header names and methods are swift-http-types' to check).
 package enum HTTPToken {
     /// Whether `byte` is a `tchar` (RFC 9110 §5.6.2).
     package static func isCharacter(_ byte: UInt8) -> Bool {
@@ -20,13 +19,5 @@ package enum HTTPToken {
         default:
             return false
         }
-    }
-
-    /// Whether `text` is a non-empty `token`: the only characters a method or header name may have.
-    package static func isToken(_ text: String) -> Bool {
-        guard !text.isEmpty else { return false }
-        var text = text
-        // Contiguous UTF-8: the transport asks for every header of every request.
-        return text.withUTF8 { $0.allSatisfy(isCharacter) }
     }
 }

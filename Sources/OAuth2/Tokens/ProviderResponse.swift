@@ -20,7 +20,7 @@ package enum ProviderResponse {
     ///   delay-seconds, or an IMF-fixdate when `now` is given); the provider's error for another
     ///   non-2xx carrying an OAuth error object; `http_error` otherwise.
     static func requireSuccess(
-        _ response: HTTPResponse,
+        _ response: HTTPTransportResponse,
         endpoint: String,
         maxBodySize: Int,
         now: Date?
@@ -29,17 +29,17 @@ package enum ProviderResponse {
             throw OAuth2Error(
                 code: .responseTooLarge,
                 message: "the \(endpoint)'s answer is larger than \(maxBodySize) bytes",
-                httpStatus: response.status
+                httpStatus: response.status.code
             )
         }
-        switch response.status {
+        switch response.status.code {
         case 200...299:
             return
         case 300...399:
             throw OAuth2Error(
                 code: .unexpectedRedirect,
-                message: "the \(endpoint) answered with a redirect (HTTP \(response.status)), which is not followed",
-                httpStatus: response.status
+                message: "the \(endpoint) answered with a redirect (HTTP \(response.status.code)), which is not followed",
+                httpStatus: response.status.code
             )
         case 429:
             throw rateLimited(response, by: "the \(endpoint)", now: now)
@@ -47,16 +47,16 @@ package enum ProviderResponse {
             if let error = providerError(in: response) { throw error }
             throw OAuth2Error(
                 code: .httpError,
-                message: "the \(endpoint) answered HTTP \(response.status) without an OAuth error",
-                httpStatus: response.status
+                message: "the \(endpoint) answered HTTP \(response.status.code) without an OAuth error",
+                httpStatus: response.status.code
             )
         }
     }
 
     /// The provider's OAuth error object in the body (JSON or form, any status), if there is one.
-    static func providerError(in response: HTTPResponse) -> OAuth2Error? {
+    static func providerError(in response: HTTPTransportResponse) -> OAuth2Error? {
         guard let object = try? object(of: response, endpoint: "provider") else { return nil }
-        return providerError(in: object, httpStatus: response.status)
+        return providerError(in: object, httpStatus: response.status.code)
     }
 
     /// The error of an object with a string `error` (RFC 6749 §5.2), kept verbatim.
@@ -81,7 +81,7 @@ package enum ProviderResponse {
     ///
     /// - Throws: `invalid_token_response` when the body is not such an object
     ///   (not JSON, not an object, duplicate keys, invalid UTF-8, too deep, …).
-    static func object(of response: HTTPResponse, endpoint: String) throws(OAuth2Error) -> [String: JSONValue] {
+    static func object(of response: HTTPTransportResponse, endpoint: String) throws(OAuth2Error) -> [String: JSONValue] {
         let format = bodyFormat(of: response)
         switch format {
         case .json:
@@ -123,9 +123,9 @@ package enum ProviderResponse {
         case unusable
     }
 
-    static func bodyFormat(of response: HTTPResponse) -> BodyFormat {
+    static func bodyFormat(of response: HTTPTransportResponse) -> BodyFormat {
         let mediaType =
-            response.headers["Content-Type"].map { value in
+            response.headers[.contentType].map { value in
                 (value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
                     .trimmingOWS
                     .lowercased()
@@ -187,13 +187,13 @@ package enum ProviderResponse {
     /// The `rate_limited` error of a 429 from `who` (the token endpoint, a
     /// resource server), with `Retry-After` when it is given: one code and one
     /// message wherever a 429 comes from.
-    static func rateLimited(_ response: HTTPResponse, by who: String, now: Date?) -> OAuth2Error {
-        let delay = response.headers["Retry-After"].flatMap { retryAfter($0, now: now) }
+    static func rateLimited(_ response: HTTPTransportResponse, by who: String, now: Date?) -> OAuth2Error {
+        let delay = response.headers[.retryAfter].flatMap { retryAfter($0, now: now) }
         let when = delay.map { "; retry after \($0.secondsDescription)" } ?? ""
         return OAuth2Error(
             code: .rateLimited,
             message: "\(who) is rate limiting requests (HTTP 429)\(when)",
-            httpStatus: response.status,
+            httpStatus: response.status.code,
             retryAfter: delay
         )
     }
@@ -210,11 +210,11 @@ package enum ProviderResponse {
         return min(.seconds(seconds), maxRetryAfter)
     }
 
-    private static func invalidResponse(_ endpoint: String, _ problem: String, _ response: HTTPResponse) -> OAuth2Error {
+    private static func invalidResponse(_ endpoint: String, _ problem: String, _ response: HTTPTransportResponse) -> OAuth2Error {
         OAuth2Error(
             code: .invalidTokenResponse,
             message: "the \(endpoint)'s answer \(problem)",
-            httpStatus: response.status
+            httpStatus: response.status.code
         )
     }
 }

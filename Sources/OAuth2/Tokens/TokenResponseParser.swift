@@ -22,7 +22,7 @@ package import Foundation
 /// - The access and refresh tokens must be printable ASCII: a line break in a
 ///   token would split the `Authorization` header it is sent in.
 /// - A form-encoded answer whose body only the end of the connection ended
-///   (HTTP/1.x without a length, ``HTTPResponse/bodyEndedWithConnection``) is
+///   (HTTP/1.x without a length, ``HTTPTransportResponse/bodyEndedWithConnection``) is
 ///   refused: cut short, it still parses, and a truncated refresh token would
 ///   replace the account's good one. A JSON object shows its own end.
 package enum TokenResponseParser {
@@ -39,7 +39,7 @@ package enum TokenResponseParser {
     ///   `http_error`, `invalid_token_response` or `unsupported_token_type`.
     ///   No message contains a token or any part of the body.
     package static func parse(
-        _ response: HTTPResponse,
+        _ response: HTTPTransportResponse,
         requestedAt: Date,
         requestedScopes: [String],
         maxBodySize: Int = 1 << 20
@@ -52,7 +52,7 @@ package enum TokenResponseParser {
             )
         }
         let object = try ProviderResponse.object(of: response, endpoint: "token endpoint")
-        if let error = ProviderResponse.providerError(in: object, httpStatus: response.status) {
+        if let error = ProviderResponse.providerError(in: object, httpStatus: response.status.code) {
             throw error
         }
 
@@ -72,7 +72,7 @@ package enum TokenResponseParser {
                 throw OAuth2Error(
                     code: .unsupportedTokenType,
                     message: "the token type \(OAuth2Error.sanitize(String(value.prefix(40)))) is not supported; only Bearer is",
-                    httpStatus: response.status
+                    httpStatus: response.status.code
                 )
             }
             tokenType = value
@@ -139,11 +139,11 @@ package enum TokenResponseParser {
     /// The provider's OAuth error object in a response of any status, if its
     /// body (JSON or form) has a string `error`; used for the revocation and
     /// device endpoints too.
-    static func providerError(from response: HTTPResponse) -> OAuth2Error? {
+    static func providerError(from response: HTTPTransportResponse) -> OAuth2Error? {
         ProviderResponse.providerError(in: response)
     }
 
-    private static func invalid(_ problem: String, _ response: HTTPResponse) -> OAuth2Error {
-        OAuth2Error(code: .invalidTokenResponse, message: "the token endpoint's answer \(problem)", httpStatus: response.status)
+    private static func invalid(_ problem: String, _ response: HTTPTransportResponse) -> OAuth2Error {
+        OAuth2Error(code: .invalidTokenResponse, message: "the token endpoint's answer \(problem)", httpStatus: response.status.code)
     }
 }

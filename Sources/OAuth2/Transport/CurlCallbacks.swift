@@ -90,7 +90,8 @@ extension CurlTransfer {
             bytes[3] == UInt8(ascii: "P"), bytes[4] == UInt8(ascii: "/")
         {
             pendingHeader = nil
-            responseHeaders = HTTPHeaders(reservingCapacity: Self.typicalHeaderCount)
+            responseHeaders = HTTPFields()
+            responseHeaders.reserveCapacity(Self.typicalHeaderCount)
             responseBody = Data()
             responseStatus = Self.statusCode(inStatusLine: bytes)
             responseIsHTTP1 = bytes.count >= 7 && bytes[5] == UInt8(ascii: "1") && bytes[6] == UInt8(ascii: ".")
@@ -119,10 +120,10 @@ extension CurlTransfer {
     private func announcesBodyOverLimit() -> Bool {
         switch responseStatus {
         case 100..<200, 204, 304: return false
-        case 300..<400 where followRedirects && responseHeaders.contains("Location"): return false
+        case 300..<400 where followRedirects && responseHeaders.contains(.location): return false
         default: break
         }
-        guard method != .head, let text = responseHeaders["Content-Length"], let announced = Int(text) else {
+        guard method != .head, let text = responseHeaders[.contentLength], let announced = Int(text) else {
             return false
         }
         return announced > maxResponseSize
@@ -144,7 +145,11 @@ extension CurlTransfer {
     /// Adds the field being read, now that no continuation line can follow.
     package func flushPendingHeader() {
         if let pending = pendingHeader {
-            responseHeaders.add(name: pending.name, value: pending.value)
+            // A name that is not an HTTP token (a space, a slash) is not a
+            // field a server could mean; it is dropped, as HTTP/2 would refuse it.
+            if let name = HTTPField.Name(pending.name) {
+                responseHeaders.append(HTTPField(name: name, value: pending.value))
+            }
             pendingHeader = nil
         }
     }

@@ -357,7 +357,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     }
 
     /// Resumes the caller unless a cancellation (or shutdown) already did.
-    private func resume(_ transfer: CurlTransfer, with result: Result<HTTPResponse, HTTPTransportError>) {
+    private func resume(_ transfer: CurlTransfer, with result: Result<HTTPTransportResponse, HTTPTransportError>) {
         lock.lock()
         guard case .waiting(let continuation) = transfer.state else {
             lock.unlock()

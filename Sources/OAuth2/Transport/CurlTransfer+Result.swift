@@ -10,7 +10,7 @@ extension CurlTransfer {
     /// The outcome of a finished transfer, read from libcurl before the handle is reset.
     ///
     /// Engine thread only, while `easy` is still set.
-    func result(for code: CURLcode) -> Result<HTTPResponse, HTTPTransportError> {
+    func result(for code: CURLcode) -> Result<HTTPTransportResponse, HTTPTransportError> {
         guard let easy else {
             return .failure(.other("the transfer finished without a handle"))
         }
@@ -40,9 +40,10 @@ extension CurlTransfer {
                 responseURL = parsed
             }
         }
-        var response = HTTPResponse(status: status, headers: responseHeaders, body: responseBody, url: responseURL)
+        var response = HTTPTransportResponse(
+            status: HTTPResponse.Status(code: min(max(status, 0), 999)), headers: responseHeaders, body: responseBody, url: responseURL)
         response.bodyEndedWithConnection = bodyEndsWithConnection(status: status)
-        responseHeaders = HTTPHeaders()
+        responseHeaders = HTTPFields()
         responseBody = Data()
         return .success(response)
     }
@@ -53,8 +54,8 @@ extension CurlTransfer {
     /// nor chunked coding. HTTP/2 frames every body.
     private func bodyEndsWithConnection(status: Int) -> Bool {
         guard responseIsHTTP1, method != .head, status >= 200, status != 204, status != 304,
-            !responseHeaders.contains("Content-Length")
+            !responseHeaders.contains(.contentLength)
         else { return false }
-        return !responseHeaders.values(for: "Transfer-Encoding").contains { $0.lowercased().contains("chunked") }
+        return !responseHeaders[values: .transferEncoding].contains { $0.lowercased().contains("chunked") }
     }
 }

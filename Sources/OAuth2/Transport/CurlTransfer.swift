@@ -20,17 +20,17 @@ package final class CurlTransfer: @unchecked Sendable {
     #if DEBUG
     /// The caller's continuation: checked in debug builds, so the tests catch
     /// a caller resumed twice or never.
-    typealias Continuation = CheckedContinuation<HTTPResponse, any Error>
+    typealias Continuation = CheckedContinuation<HTTPTransportResponse, any Error>
 
-    static func withContinuation(_ body: (Continuation) -> Void) async throws -> HTTPResponse {
+    static func withContinuation(_ body: (Continuation) -> Void) async throws -> HTTPTransportResponse {
         try await withCheckedThrowingContinuation(body)
     }
     #else
     /// The caller's continuation: unchecked in release builds (the checked one
     /// allocates and counts on every request); `State` resumes it exactly once.
-    typealias Continuation = UnsafeContinuation<HTTPResponse, any Error>
+    typealias Continuation = UnsafeContinuation<HTTPTransportResponse, any Error>
 
-    static func withContinuation(_ body: (Continuation) -> Void) async throws -> HTTPResponse {
+    static func withContinuation(_ body: (Continuation) -> Void) async throws -> HTTPTransportResponse {
         try await withUnsafeThrowingContinuation(body)
     }
     #endif
@@ -85,7 +85,7 @@ package final class CurlTransfer: @unchecked Sendable {
     package var responseStatus = 0
     /// Whether the response being read is HTTP/1.x, from its status line.
     var responseIsHTTP1 = false
-    package var responseHeaders = HTTPHeaders(reservingCapacity: CurlTransfer.typicalHeaderCount)
+    package var responseHeaders = HTTPFields()
     /// The field being read, kept back until the next line shows it is not folded onto.
     var pendingHeader: (name: String, value: String)?
     var responseBody = Data()
@@ -101,7 +101,7 @@ package final class CurlTransfer: @unchecked Sendable {
     /// - Throws: ``HTTPTransportError/unsupportedURL`` for anything but an
     ///   absolute `http`/`https` URL with a host; ``HTTPTransportError/invalidRequest``
     ///   for a malformed method or header.
-    package init(request: HTTPRequest, configuration: CurlTransport.Configuration) throws(HTTPTransportError) {
+    package init(request: HTTPTransportRequest, configuration: CurlTransport.Configuration) throws(HTTPTransportError) {
         let scheme = request.url.scheme?.lowercased()
         guard scheme == "http" || scheme == "https", let host = EndpointPolicy.host(of: request.url), !host.isEmpty else {
             throw .unsupportedURL
@@ -112,19 +112,17 @@ package final class CurlTransfer: @unchecked Sendable {
         guard !urlString.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
             throw HTTPTransportError.unsupportedURL.with(message: "the URL contains spaces or control characters")
         }
-        guard HTTPToken.isToken(request.method) else {
-            throw HTTPTransportError.invalidRequest.with(message: "the method is not a valid HTTP token")
-        }
+        // HTTPRequest.Method is a valid token by construction.
         let method: Method
         switch request.method {
-        case "GET": method = request.body == nil ? .get : .custom("GET")
-        case "HEAD":
+        case .get: method = request.body == nil ? .get : .custom("GET")
+        case .head:
             guard request.body == nil else {
                 throw HTTPTransportError.invalidRequest.with(message: "a HEAD request cannot carry a body")
             }
             method = .head
-        case "POST": method = .post
-        default: method = .custom(request.method)
+        case .post: method = .post
+        default: method = .custom(request.method.rawValue)
         }
         self.method = method
         headerList = try Self.makeHeaderList(request.headers, hasBody: request.body != nil || method == .post)
@@ -157,7 +155,7 @@ package final class CurlTransfer: @unchecked Sendable {
 
     /// The request's header lines for libcurl, with libcurl's own additions switched off.
     private static func makeHeaderList(
-        _ headers: HTTPHeaders,
+        _ headers: HTTPFields,
         hasBody: Bool
     ) throws(HTTPTransportError) -> UnsafeMutablePointer<curl_slist>? {
         var list: UnsafeMutablePointer<curl_slist>?
@@ -176,26 +174,21 @@ package final class CurlTransfer: @unchecked Sendable {
         var hasExpect = false
         var hasContentType = false
         for field in headers {
-            guard HTTPToken.isToken(field.name) else {
-                throw HTTPTransportError.invalidRequest.with(message: "a header name is not a valid HTTP token")
-            }
-            guard !field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
-                throw HTTPTransportError.invalidRequest.with(
-                    message: "the value of header \(field.name) contains a line break or NUL"
-                )
-            }
-            if HTTPHeaders.namesEqual(field.name, "Content-Length") {
+            // No field can break the header block: HTTPField.Name is an HTTP
+            // token by construction, and every HTTPField value has its CR, LF
+            // and NUL made spaces (RequestTests checks both).
+            if field.name == .contentLength {
                 // libcurl states the length of the body it sends; a second one would contradict it.
                 continue
             }
-            if HTTPHeaders.namesEqual(field.name, "Transfer-Encoding") {
+            if field.name == .transferEncoding {
                 throw HTTPTransportError.invalidRequest.with(message: "Transfer-Encoding cannot be set: bodies are sent whole")
             }
-            hasAccept = hasAccept || HTTPHeaders.namesEqual(field.name, "Accept")
-            hasExpect = hasExpect || HTTPHeaders.namesEqual(field.name, "Expect")
-            hasContentType = hasContentType || HTTPHeaders.namesEqual(field.name, "Content-Type")
+            hasAccept = hasAccept || field.name == .accept
+            hasExpect = hasExpect || field.name == .expect
+            hasContentType = hasContentType || field.name == .contentType
             // "Name;" is libcurl's spelling of a header with an empty value ("Name:" would remove it).
-            try append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
+            try append(field.value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(field.value)")
         }
         // libcurl adds headers of its own (Accept: */*, Expect: 100-continue for a
         // large body, a form Content-Type); "Name:" removes one, so a request goes

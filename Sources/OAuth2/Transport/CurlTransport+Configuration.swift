@@ -7,7 +7,7 @@ import Foundation
 extension CurlTransport {
     /// The settings of a ``CurlTransport``, fixed when it is created.
     ///
-    /// A request's own ``HTTPRequest/timeout`` and ``HTTPRequest/maxResponseSize``
+    /// A request's own ``HTTPTransportRequest/timeout`` and ``HTTPTransportRequest/maxResponseSize``
     /// take precedence over the defaults here.
     public struct Configuration: Sendable {
         /// The longest a whole exchange may take when the request sets no timeout (30 s).

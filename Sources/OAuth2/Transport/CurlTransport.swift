@@ -15,7 +15,7 @@ import Foundation
 ///   (``executor``), which saves two thread hand-offs per request.
 /// - Only absolute `http` and `https` URLs are sent, TLS certificates are
 ///   always verified, redirects are followed only when the request asks, and
-///   the response body is bounded (``HTTPRequest/maxResponseSize``, else
+///   the response body is bounded (``HTTPTransportRequest/maxResponseSize``, else
 ///   ``Configuration/maxResponseSize``; response headers are bounded to 256 KiB).
 /// - Cancelling the sending Task abandons the request at once: `send` throws
 ///   `CancellationError` (not ``HTTPTransportError/cancelled``) and the
@@ -88,7 +88,7 @@ public final class CurlTransport: HTTPTransport, Sendable {
     ///   ``shutdown()``; otherwise the ``HTTPTransportError`` saying why no
     ///   complete response arrived (`.timeout`, `.connectFailed`, `.tlsFailed`,
     ///   `.responseTooLarge`, `.connectionLost`, `.tooManyRedirects`, `.other`).
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
         let engine = try self.engine.get()
         try Task.checkCancellation()
         let transfer = try CurlTransfer(request: request, configuration: configuration)

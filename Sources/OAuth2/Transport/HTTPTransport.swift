@@ -15,5 +15,5 @@ public protocol HTTPTransport: Sendable {
     /// Sends one request and returns the whole response.
     ///
     /// - Throws: ``HTTPTransportError`` when no response was received.
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse
+    func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse
 }

@@ -44,8 +44,8 @@ extension Provider {
 
     /// Holds the provider's next 200 token response `seconds` after it committed the token.
     func delayNextTokenResponse(seconds: Double) async throws {
-        var request = HTTPRequest(method: "POST", url: try Self.url(endpoints.testDelayNextTokenResponse))
-        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        var request = HTTPTransportRequest(method: .post, url: try Self.url(endpoints.testDelayNextTokenResponse))
+        request.headers.append(HTTPField(name: .contentType, value: "application/x-www-form-urlencoded"))
         request.body = Data("seconds=\(seconds)".utf8)
         let response = try await Self.send(request)
         guard response.status == 200 else { throw ProviderError(description: "arming the delay answered \(response.status)") }
@@ -58,7 +58,7 @@ extension Provider {
     }
 
     private static func get(_ url: String) async throws -> Data {
-        let response = try await send(HTTPRequest(url: try Self.url(url)))
+        let response = try await send(HTTPTransportRequest(url: try Self.url(url)))
         guard response.status == 200 else { throw ProviderError(description: "\(url) answered \(response.status)") }
         return response.body
     }
@@ -68,7 +68,7 @@ extension Provider {
         return url
     }
 
-    static func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    static func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
         let transport = CurlTransport()
         do {
             let response = try await transport.send(request)

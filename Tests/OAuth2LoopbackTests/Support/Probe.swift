@@ -12,11 +12,11 @@ import Musl
 /// Talks to a receiver as a browser would, and checks its ports from outside.
 enum Probe {
     /// A GET (or another method) through the framework's own transport.
-    static func request(_ url: String, method: String = "GET") async throws -> HTTPResponse {
+    static func request(_ url: String, method: HTTPRequest.Method = .get) async throws -> HTTPTransportResponse {
         let transport = CurlTransport(configuration: CurlTransport.Configuration(timeout: .seconds(10)))
         let target = try #require(URL(string: url))
         do {
-            let response = try await transport.send(HTTPRequest(method: method, url: target))
+            let response = try await transport.send(HTTPTransportRequest(method: method, url: target))
             await transport.shutdown()
             return response
         } catch {

@@ -81,7 +81,10 @@ struct ClientHarness {
     let provider: OAuth2Provider
 
     /// - Parameter wrapStore: puts a store of the test's in front of ``store`` (one that fails, say).
-    init(configuration: OAuth2Configuration? = nil, wrapStore: ((InMemoryTokenStore) -> any TokenStore)? = nil) throws {
+    init(
+        configuration: OAuth2Configuration? = nil, telemetry: OAuth2Telemetry = .global,
+        wrapStore: ((InMemoryTokenStore) -> any TokenStore)? = nil
+    ) throws {
         let logs = self.logs
         var logger = Logger(label: "test", factory: { _ in CapturingLogHandler(logs: logs) })
         logger.logLevel = .trace
@@ -90,7 +93,8 @@ struct ClientHarness {
             store: wrapStore?(store) ?? store,
             transport: transport,
             clock: clock,
-            logger: logger
+            logger: logger,
+            telemetry: telemetry
         )
     }
 
@@ -108,7 +112,7 @@ struct ClientHarness {
         try await store.save(token, account: account)
     }
 
-    var tokenRequests: [HTTPRequest] { transport.requests(for: Fixture.tokenURL) }
+    var tokenRequests: [HTTPTransportRequest] { transport.requests(for: Fixture.tokenURL) }
 
     /// Answers every request: the token endpoint slowly (so concurrent
     /// callers pile up behind one refresh) with `access`/`refresh`, the API
@@ -120,11 +124,11 @@ struct ClientHarness {
             if request.url == Fixture.tokenURL {
                 count.withLock { $0 += 1 }
                 try await Task.sleep(for: .milliseconds(50))
-                return HTTPResponse(
-                    status: 200, headers: ["Content-Type": "application/json"],
+                return HTTPTransportResponse(
+                    status: 200, headers: [.contentType: "application/json"],
                     body: Data(Fixture.tokenJSON(access: access, refresh: refresh).utf8))
             }
-            return HTTPResponse(status: request.authorization == "Bearer \(access)" ? 200 : 401)
+            return HTTPTransportResponse(status: request.authorization == "Bearer \(access)" ? 200 : 401)
         }
         return { count.withLock { $0 } }
     }
@@ -230,8 +234,8 @@ final class FlakyTokenStore: TokenStore {
     }
 }
 
-extension HTTPRequest {
-    var authorization: String? { headers["Authorization"] }
+extension HTTPTransportRequest {
+    var authorization: String? { headers[.authorization] }
 }
 
 /// Runs `body` and returns the OAuth2Error it throws, failing the test when it throws none.

@@ -20,7 +20,7 @@ import Testing
         let harness = try ClientHarness()
         try await seed(harness, binding: binding, expiresIn: 3600)
 
-        let error = await oauth2Error { _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL)) }
+        let error = await oauth2Error { _ = try await harness.client().send(HTTPTransportRequest(url: Fixture.apiURL)) }
 
         #expect(error?.code == .providerMismatch)
         #expect(error?.message.contains(binding.clientID) == true)
@@ -53,12 +53,12 @@ import Testing
     @Test func aTokenStoredWithoutABindingIsStampedOnce() async throws {
         let harness = try ClientHarness()
         try await seed(harness, binding: nil, expiresIn: 3600)
-        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.apiURL)
-        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.apiURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.apiURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.apiURL)
         let savesBefore = harness.store.saveCount
 
-        _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL))
-        _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL))
+        _ = try await harness.client().send(HTTPTransportRequest(url: Fixture.apiURL))
+        _ = try await harness.client().send(HTTPTransportRequest(url: Fixture.apiURL))
 
         #expect(try await harness.store.load(account: "alice")?.binding == harness.provider.configuration.binding)
         #expect(harness.store.saveCount == savesBefore + 1)

@@ -27,9 +27,9 @@ import Testing
             harness.transport.respond { _ in
                 tokenRequests.withLock { $0 += 1 }
                 await answer.wait()
-                return HTTPResponse(
+                return HTTPTransportResponse(
                     status: 200,
-                    headers: ["Content-Type": "application/json"],
+                    headers: [.contentType: "application/json"],
                     body: Data(Fixture.tokenJSON(access: fresh, refresh: "rt-rotated-\(round)").utf8)
                 )
             }
@@ -86,8 +86,8 @@ import Testing
             let providerYields = Int.random(in: 0...4, using: &random)
             harness.transport.respond { _ in
                 await yield(providerYields)
-                return HTTPResponse(
-                    status: 200, headers: ["Content-Type": "application/json"], body: Data(Fixture.tokenJSON(access: "at-exchanged").utf8))
+                return HTTPTransportResponse(
+                    status: 200, headers: [.contentType: "application/json"], body: Data(Fixture.tokenJSON(access: "at-exchanged").utf8))
             }
             let release = Gate()
             let holder = Int.random(in: 0..<3, using: &random) == 0 ? try await holdLock(harness.store, until: release) : nil
@@ -158,8 +158,8 @@ import Testing
             let providerYields = Int.random(in: 0...3, using: &random)
             harness.transport.respond { _ in
                 await yield(providerYields)
-                return HTTPResponse(
-                    status: 400, headers: ["Content-Type": "application/json"], body: Data(#"{"error":"authorization_pending"}"#.utf8))
+                return HTTPTransportResponse(
+                    status: 400, headers: [.contentType: "application/json"], body: Data(#"{"error":"authorization_pending"}"#.utf8))
             }
             let authorization = try await client.startDeviceAuthorization()
             let polling = Task { try await client.completeDeviceAuthorization(authorization) }

@@ -60,7 +60,7 @@ import Testing
             let done = LockedValue<Task<Int, any Error>?>(nil)
             func oauth2ClientNeedsAuthentication(_ client: OAuth2Client) {}
             func oauth2Client(_ client: OAuth2Client, didGetAccessToken token: AccessToken) {
-                done.withLock { $0 = Task { try await client.send(HTTPRequest(url: Fixture.apiURL)).status } }
+                done.withLock { $0 = Task { try await client.send(HTTPTransportRequest(url: Fixture.apiURL)).status.code } }
             }
         }
         let delegate = Sender()

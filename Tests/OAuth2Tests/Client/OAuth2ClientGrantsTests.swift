@@ -35,8 +35,8 @@ import Testing
         #expect(fields["grant_type"] == "client_credentials")
         #expect(fields["scope"] == "svc")
         #expect(fields["client_secret"] == nil)
-        #expect(request.headers["Content-Type"] == "application/x-www-form-urlencoded")
-        #expect(request.headers["Accept"] == "application/json")
+        #expect(request.headers[.contentType] == "application/x-www-form-urlencoded")
+        #expect(request.headers[.accept] == "application/json")
         #expect(request.redirects == .never)
     }
 
@@ -63,7 +63,8 @@ import Testing
 
     @Test func tokenEndpointRedirectIsRefused() async throws {
         let harness = try ClientHarness()
-        harness.transport.enqueue(HTTPResponse(status: 307, headers: ["Location": "https://evil.example/token"]), for: Fixture.tokenURL)
+        harness.transport.enqueue(
+            HTTPTransportResponse(status: 307, headers: [.location: "https://evil.example/token"]), for: Fixture.tokenURL)
         let error = await oauth2Error { _ = try await harness.client().authenticateWithClientCredentials() }
         #expect(error?.code == .unexpectedRedirect)
         #expect(harness.transport.requests.count == 1)
@@ -91,7 +92,7 @@ extension OAuth2ClientGrantsTests {
         }
 
         /// Queues the token endpoint's answers to the polls, in order.
-        func answerPolls(_ answers: (json: String, status: Int)...) {
+        func answerPolls(_ answers: (json: String, status: HTTPResponse.Status)...) {
             for answer in answers {
                 harness.transport.enqueue(json: answer.json, status: answer.status, for: Fixture.tokenURL)
             }

@@ -10,9 +10,9 @@ import Testing
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: -10)
         let holder = try await AccountLockHolder.hold(harness.store, account: "alice")
-        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.apiURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.apiURL)
         let client = harness.client()
-        let sending = Task { try await client.send(HTTPRequest(url: Fixture.apiURL)) }
+        let sending = Task { try await client.send(HTTPTransportRequest(url: Fixture.apiURL)) }
 
         // The other holder refreshed meanwhile and stored its token.
         try await Task.sleep(for: .milliseconds(100))
@@ -48,7 +48,7 @@ import Testing
         try await harness.seed(expiresIn: -10)
         let client = harness.client()
         let holder = try await AccountLockHolder.hold(harness.store, account: "alice")
-        let sending = Task { try await client.send(HTTPRequest(url: Fixture.apiURL)) }
+        let sending = Task { try await client.send(HTTPTransportRequest(url: Fixture.apiURL)) }
 
         try await Task.sleep(for: .milliseconds(100))
         try await holder.releaseDeleting()
@@ -84,8 +84,8 @@ import Testing
         harness.transport.respond { request in
             let refreshToken = Fixture.formFields(request.body)["refresh_token"] ?? "?"
             try await Task.sleep(for: .milliseconds(50))
-            return HTTPResponse(
-                status: 200, headers: ["Content-Type": "application/json"],
+            return HTTPTransportResponse(
+                status: 200, headers: [.contentType: "application/json"],
                 body: Data(Fixture.tokenJSON(access: "new-\(refreshToken)", refresh: "next-\(refreshToken)").utf8))
         }
 
@@ -109,7 +109,8 @@ import Testing
         harness.transport.respond { [other] _ in
             // A process that does not take the lock (an older version) refreshed first.
             try await store.save(other, account: "alice")
-            return HTTPResponse(status: 400, headers: ["Content-Type": "application/json"], body: Data(#"{"error":"invalid_grant"}"#.utf8))
+            return HTTPTransportResponse(
+                status: 400, headers: [.contentType: "application/json"], body: Data(#"{"error":"invalid_grant"}"#.utf8))
         }
         let delegate = RecordingDelegate()
 
@@ -125,7 +126,7 @@ import Testing
         try await harness.seed(expiresIn: -10)
         harness.transport.enqueue(json: #"{"error":"invalid_grant"}"#, status: 400, for: Fixture.tokenURL)
 
-        let error = await oauth2Error { _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL)) }
+        let error = await oauth2Error { _ = try await harness.client().send(HTTPTransportRequest(url: Fixture.apiURL)) }
 
         #expect(error?.code == .reauthorizationRequired)
         #expect(try await harness.store.load(account: "alice") == nil)

@@ -55,11 +55,11 @@ import Testing
         let client = harness.client()
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-due-1", refresh: "rt-2", expiresIn: 0), for: Fixture.tokenURL)
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-due-2", refresh: "rt-3", expiresIn: 0), for: Fixture.tokenURL)
-        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.apiURL)
-        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.apiURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.apiURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.apiURL)
 
-        _ = try await client.send(HTTPRequest(url: Fixture.apiURL))
-        _ = try await client.send(HTTPRequest(url: Fixture.apiURL))
+        _ = try await client.send(HTTPTransportRequest(url: Fixture.apiURL))
+        _ = try await client.send(HTTPTransportRequest(url: Fixture.apiURL))
 
         #expect(harness.transport.requests(for: Fixture.apiURL).map(\.authorization) == ["Bearer at-due-1", "Bearer at-due-2"])
         #expect(harness.tokenRequests.count == 2, "one renewal per request")
@@ -71,8 +71,8 @@ import Testing
         let sentAt = harness.clock.now()
         harness.transport.respond { _ in
             harness.clock.advance(by: .seconds(20))
-            return HTTPResponse(
-                status: 200, headers: ["Content-Type": "application/json"], body: Data(Fixture.tokenJSON(expiresIn: 100).utf8))
+            return HTTPTransportResponse(
+                status: 200, headers: [.contentType: "application/json"], body: Data(Fixture.tokenJSON(expiresIn: 100).utf8))
         }
         let token = try await harness.client().refreshAccessToken()
         #expect(token.expiresAt == sentAt.addingTimeInterval(100))
@@ -85,7 +85,7 @@ import Testing
         let client = harness.client()
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<1000 {
-                group.addTask { try await client.send(HTTPRequest(url: Fixture.apiURL)).status }
+                group.addTask { try await client.send(HTTPTransportRequest(url: Fixture.apiURL)).status.code }
             }
             return try await group.reduce(into: [Int]()) { $0.append($1) }
         }
@@ -102,13 +102,13 @@ import Testing
             for _ in 0..<50 {
                 // A server making one client per incoming request.
                 let client = harness.client()
-                group.addTask { _ = try await client.send(HTTPRequest(url: Fixture.apiURL)) }
+                group.addTask { _ = try await client.send(HTTPTransportRequest(url: Fixture.apiURL)) }
             }
             try await group.waitForAll()
         }
         #expect(tokenRequests() == 1)
         let late = harness.client()
-        _ = try await late.send(HTTPRequest(url: Fixture.apiURL))
+        _ = try await late.send(HTTPTransportRequest(url: Fixture.apiURL))
         #expect(tokenRequests() == 1)
     }
 
@@ -123,9 +123,9 @@ import Testing
         // `second` still holds the old access token; its 401 must not spend the
         // rotated-away refresh token but pick up the stored one.
         harness.transport.enqueue(
-            HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer error=\"invalid_token\""]), for: Fixture.apiURL)
+            HTTPTransportResponse(status: 401, headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\""]), for: Fixture.apiURL)
         harness.transport.enqueue(json: "{}", for: Fixture.apiURL)
-        let response = try await second.send(HTTPRequest(url: Fixture.apiURL))
+        let response = try await second.send(HTTPTransportRequest(url: Fixture.apiURL))
         #expect(response.status == 200)
         #expect(harness.tokenRequests.count == 1)
         #expect(harness.transport.requests(for: Fixture.apiURL).last?.authorization == "Bearer at-rotated")
@@ -150,7 +150,7 @@ import Testing
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: -1)
         harness.transport.enqueue(json: "{\"error\":\"invalid_grant\"}", status: 400, for: Fixture.tokenURL)
-        let error = await oauth2Error { _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL)) }
+        let error = await oauth2Error { _ = try await harness.client().send(HTTPTransportRequest(url: Fixture.apiURL)) }
         #expect(error?.code == .reauthorizationRequired)
         #expect(try await harness.store.load(account: "alice") == nil)
         #expect(harness.transport.requests(for: Fixture.apiURL).isEmpty)
@@ -161,7 +161,8 @@ import Testing
         try await harness.seed(expiresIn: 3600)
         let delegate = RecordingDelegate()
         harness.transport.enqueue(
-            HTTPResponse(status: 503, headers: ["Content-Type": "text/html"], body: Data("<html>down</html>".utf8)), for: Fixture.tokenURL)
+            HTTPTransportResponse(status: 503, headers: [.contentType: "text/html"], body: Data("<html>down</html>".utf8)),
+            for: Fixture.tokenURL)
         let client = harness.client(delegate: delegate)
         let error = await oauth2Error { _ = try await client.refreshAccessToken() }
         #expect(error?.code == .httpError)
@@ -193,8 +194,8 @@ import Testing
         let harness = try ClientHarness()
         try await harness.seed(refresh: nil, expiresIn: 3600)
         harness.transport.enqueue(
-            HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer error=\"invalid_token\""]), for: Fixture.apiURL)
-        let error = await oauth2Error { _ = try await harness.client().send(HTTPRequest(url: Fixture.apiURL)) }
+            HTTPTransportResponse(status: 401, headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\""]), for: Fixture.apiURL)
+        let error = await oauth2Error { _ = try await harness.client().send(HTTPTransportRequest(url: Fixture.apiURL)) }
         #expect(error?.code == .invalidToken)
         #expect(try await harness.store.load(account: "alice") == nil)
     }

@@ -14,9 +14,9 @@ import Testing
         try await client.authenticateWithClientCredentials(scopes: ["read", "write"])
         harness.clock.advance(by: .seconds(120))
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-2", refresh: nil, expiresIn: 60), for: Fixture.tokenURL)
-        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.apiURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.apiURL)
 
-        let response = try await client.send(HTTPRequest(url: Fixture.apiURL))
+        let response = try await client.send(HTTPTransportRequest(url: Fixture.apiURL))
 
         #expect(response.status == 200)
         #expect(harness.transport.requests(for: Fixture.apiURL).map(\.authorization) == ["Bearer cc-2"])
@@ -36,9 +36,9 @@ import Testing
         stored.binding = harness.provider.configuration.binding
         try await harness.store.save(stored, account: "service")
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-new", refresh: nil), for: Fixture.tokenURL)
-        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.apiURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.apiURL)
 
-        _ = try await harness.client("service").send(HTTPRequest(url: Fixture.apiURL))
+        _ = try await harness.client("service").send(HTTPTransportRequest(url: Fixture.apiURL))
 
         #expect(Fixture.formFields(harness.tokenRequests.first?.body)["grant_type"] == "client_credentials")
         #expect(harness.transport.requests(for: Fixture.apiURL).first?.authorization == "Bearer cc-new")
@@ -50,11 +50,11 @@ import Testing
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-1", refresh: nil, expiresIn: 3600), for: Fixture.tokenURL)
         try await client.authenticateWithClientCredentials()
         harness.transport.enqueue(
-            HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer error=\"invalid_token\""]), for: Fixture.apiURL)
+            HTTPTransportResponse(status: 401, headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\""]), for: Fixture.apiURL)
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-2", refresh: nil, expiresIn: 3600), for: Fixture.tokenURL)
-        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.apiURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.apiURL)
 
-        let response = try await client.send(HTTPRequest(url: Fixture.apiURL))
+        let response = try await client.send(HTTPTransportRequest(url: Fixture.apiURL))
 
         #expect(response.status == 200)
         #expect(harness.tokenRequests.count == 2)

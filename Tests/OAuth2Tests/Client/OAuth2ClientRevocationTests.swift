@@ -10,8 +10,8 @@ import Testing
     @Test func revokeRevokesRefreshThenAccessTokenAndDeletesLocally() async throws {
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: 3600)
-        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.revokeURL)
-        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.revokeURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.revokeURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.revokeURL)
         let delegate = RecordingDelegate()
         let client = harness.client(delegate: delegate)
         try await client.revoke()
@@ -25,7 +25,7 @@ import Testing
     @Test func revokeDeletesLocallyEvenWhenTheProviderFails() async throws {
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: 3600)
-        harness.transport.enqueue(HTTPResponse(status: 503), for: Fixture.revokeURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 503), for: Fixture.revokeURL)
         harness.transport.enqueue(error: HTTPTransportError.connectFailed, for: Fixture.revokeURL)
         let error = await oauth2Error { try await harness.client().revoke() }
         #expect(error?.code == .httpError)
@@ -40,7 +40,7 @@ import Testing
         let client = harness.client()
         try await client.logout()
         #expect(try await harness.store.load(account: "alice") == nil)
-        let after = await oauth2Error { _ = try await client.send(HTTPRequest(url: Fixture.apiURL)) }
+        let after = await oauth2Error { _ = try await client.send(HTTPTransportRequest(url: Fixture.apiURL)) }
         #expect(after?.code == .notAuthenticated)
     }
 

@@ -27,9 +27,9 @@ import Glibc
         let client = harness.client(delegate: delegate)
         store.failsSaves = true
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2"), for: Fixture.tokenURL)
-        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.apiURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.apiURL)
 
-        let response = try await client.send(HTTPRequest(url: Fixture.apiURL))
+        let response = try await client.send(HTTPTransportRequest(url: Fixture.apiURL))
 
         #expect(response.status == 200)
         #expect(harness.transport.requests(for: Fixture.apiURL).first?.authorization == "Bearer at-2")
@@ -98,10 +98,10 @@ import Glibc
         let client = harness.client("service", delegate: delegate)
         store.failsSaves = true
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-1", refresh: nil), for: Fixture.tokenURL)
-        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.apiURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.apiURL)
 
         let token = try await client.authenticateWithClientCredentials()
-        _ = try await client.send(HTTPRequest(url: Fixture.apiURL))
+        _ = try await client.send(HTTPTransportRequest(url: Fixture.apiURL))
 
         #expect(token.accessToken.value == "cc-1")
         #expect(harness.transport.requests(for: Fixture.apiURL).first?.authorization == "Bearer cc-1")
@@ -158,10 +158,10 @@ import Glibc
         try await store.save(old, account: "alice")
         failing.withLock { $0 = step }
         transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2"), for: Fixture.tokenURL)
-        transport.enqueue(HTTPResponse(status: 200), for: Fixture.apiURL)
+        transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.apiURL)
         let client = provider.client(account: "alice")
 
-        let response = try await client.send(HTTPRequest(url: Fixture.apiURL))
+        let response = try await client.send(HTTPTransportRequest(url: Fixture.apiURL))
 
         #expect(response.status == 200)
         #expect(transport.requests(for: Fixture.apiURL).first?.authorization == "Bearer at-2")

@@ -91,8 +91,8 @@ import Testing
 
     @Test func revokingATokenWithoutAnAccountRevokesTheRefreshTokenFirst() async throws {
         let harness = try ClientHarness()
-        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.revokeURL)
-        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.revokeURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.revokeURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.revokeURL)
 
         try await harness.provider.revoke(Fixture.token(access: "at-x", refresh: "rt-x", expiresAt: nil))
 
@@ -102,10 +102,10 @@ import Testing
     }
 
     @Test(arguments: [429, 503])
-    func aRevocationEndpointAskingToWaitSaysHowLong(status: Int) async throws {
+    func aRevocationEndpointAskingToWaitSaysHowLong(status: HTTPResponse.Status) async throws {
         let harness = try ClientHarness()
-        harness.transport.enqueue(HTTPResponse(status: status, headers: ["Retry-After": "30"]), for: Fixture.revokeURL)
-        harness.transport.enqueue(HTTPResponse(status: 200), for: Fixture.revokeURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: status, headers: [.retryAfter: "30"]), for: Fixture.revokeURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.revokeURL)
 
         let error = await oauth2Error { try await harness.provider.revoke(Fixture.token(access: "at-x", refresh: "rt-x", expiresAt: nil)) }
 
@@ -127,11 +127,11 @@ import Testing
 
     @Test func aBareTokenSignsARequestAndIsNeverRefreshed() async throws {
         let harness = try ClientHarness()
-        harness.transport.enqueue(HTTPResponse(status: 401), for: Fixture.apiURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 401), for: Fixture.apiURL)
         let token = Fixture.token(access: "at-bare", expiresAt: nil)
 
         let error = await oauth2Error {
-            _ = try await SigningTransport(wrapping: harness.transport, tokenSource: token).send(HTTPRequest(url: Fixture.apiURL))
+            _ = try await SigningTransport(wrapping: harness.transport, tokenSource: token).send(HTTPTransportRequest(url: Fixture.apiURL))
         }
 
         #expect(error?.code == .invalidToken)

@@ -15,7 +15,7 @@ import Testing
         #expect(metadata.tokenEndpoint == URL(string: "https://id.example/tenant/token"))
         #expect(metadata.authorizationResponseIssParameterSupported)
         let request = try #require(transport.requests.first)
-        #expect(request.method == "GET")
+        #expect(request.method == .get)
         #expect(request.url.absoluteString == "https://id.example/.well-known/oauth-authorization-server/tenant")
         #expect(request.redirects == .never)
     }

@@ -5,11 +5,13 @@ import Testing
 @Suite struct AuthorizationServerMetadataTests {
     static let issuer = "https://server.example.com"
 
-    private func parse(_ body: String, status: Int = 200, issuer: String = Self.issuer) throws(OAuth2Error) -> AuthorizationServerMetadata {
+    private func parse(_ body: String, status: HTTPResponse.Status = 200, issuer: String = Self.issuer) throws(OAuth2Error)
+        -> AuthorizationServerMetadata
+    {
         try AuthorizationServerMetadata.parse(FlowFixtures.json(body, status: status), expectedIssuer: issuer)
     }
 
-    private func error(_ body: String, status: Int = 200, issuer: String = Self.issuer) -> OAuth2Error? {
+    private func error(_ body: String, status: HTTPResponse.Status = 200, issuer: String = Self.issuer) -> OAuth2Error? {
         FlowFixtures.error { () throws(OAuth2Error) in try parse(body, status: status, issuer: issuer) }
     }
 

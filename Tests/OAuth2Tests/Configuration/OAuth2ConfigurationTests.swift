@@ -105,7 +105,7 @@ import Testing
 
 /// A transport for tests that must not reach the network at all.
 private struct NeverTransport: HTTPTransport {
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
         Issue.record("no request was expected")
         throw HTTPTransportError.other("no request was expected")
     }

@@ -5,11 +5,11 @@ import Testing
 @Suite struct DeviceAuthorizationTests {
     static let deviceCode = "GmRhmhcxhwAzkoEqiMEg_DnyEysNkuNhszIySk9eS"
 
-    private func parse(_ body: String, status: Int = 200) throws(OAuth2Error) -> DeviceAuthorization {
+    private func parse(_ body: String, status: HTTPResponse.Status = 200) throws(OAuth2Error) -> DeviceAuthorization {
         try DeviceAuthorization.parse(FlowFixtures.json(body, status: status), requestedAt: FlowFixtures.requestedAt)
     }
 
-    private func error(_ body: String, status: Int = 200) -> OAuth2Error? {
+    private func error(_ body: String, status: HTTPResponse.Status = 200) -> OAuth2Error? {
         let error = FlowFixtures.error { () throws(OAuth2Error) in try parse(body, status: status) }
         #expect(error.map { !$0.message.contains(Self.deviceCode) } ?? true)
         return error

@@ -31,12 +31,17 @@ enum FlowFixtures {
         )
     }
 
-    static func json(_ body: String, status: Int = 200, contentType: String? = "application/json", headers: [(String, String)] = [])
-        -> HTTPResponse
+    static func json(
+        _ body: String, status: HTTPResponse.Status = 200, contentType: String? = "application/json", headers: [(String, String)] = []
+    )
+        -> HTTPTransportResponse
     {
         var fields = headers
         if let contentType { fields.append(("Content-Type", contentType)) }
-        return HTTPResponse(status: status, headers: HTTPHeaders(fields), body: Data(body.utf8))
+        return HTTPTransportResponse(
+            status: status,
+            headers: HTTPFields(fields.compactMap { name, value in HTTPField.Name(name).map { HTTPField(name: $0, value: value) } }),
+            body: Data(body.utf8))
     }
 
     /// Runs `body` and returns the OAuth2Error it throws, recording an issue when it throws none.

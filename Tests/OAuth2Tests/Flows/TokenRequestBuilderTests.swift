@@ -3,7 +3,7 @@ import Testing
 @testable import OAuth2
 
 @Suite struct TokenRequestBuilderTests {
-    private func form(_ request: HTTPRequest) throws -> [String: String] {
+    private func form(_ request: HTTPTransportRequest) throws -> [String: String] {
         let body = try #require(request.body)
         let pairs = try FormURLEncoding.decode(String(decoding: body, as: UTF8.self)[...])
         var fields: [String: String] = [:]
@@ -13,8 +13,8 @@ import Testing
         return fields
     }
 
-    private func basic(_ request: HTTPRequest) throws -> (String, String)? {
-        guard let header = request.headers["Authorization"] else { return nil }
+    private func basic(_ request: HTTPTransportRequest) throws -> (String, String)? {
+        guard let header = request.headers[.authorization] else { return nil }
         #expect(header.hasPrefix("Basic "))
         let data = try #require(Data(base64Encoded: String(header.dropFirst("Basic ".count))))
         let text = String(decoding: data, as: UTF8.self)
@@ -37,9 +37,9 @@ import Testing
             try TokenRequestBuilder.deviceAuthorizationRequest(scopes: [], configuration: configuration),
         ]
         for request in requests {
-            #expect(request.method == "POST")
-            #expect(request.headers["Content-Type"] == "application/x-www-form-urlencoded")
-            #expect(request.headers["Accept"] == "application/json")
+            #expect(request.method == .post)
+            #expect(request.headers[.contentType] == "application/x-www-form-urlencoded")
+            #expect(request.headers[.accept] == "application/json")
             #expect(request.redirects == .never)
             #expect(request.timeout == configuration.requestTimeout)
             #expect(request.maxResponseSize == configuration.maxResponseSize)
@@ -78,7 +78,7 @@ import Testing
     @Test func postAuthenticationPutsCredentialsInTheBody() throws {
         let configuration = try FlowFixtures.configuration(clientAuthentication: .clientSecretPost)
         let request = try TokenRequestBuilder.tokenRequest(for: .clientCredentials(scopes: []), configuration: configuration)
-        #expect(request.headers["Authorization"] == nil)
+        #expect(request.headers[.authorization] == nil)
         let fields = try form(request)
         #expect(fields["client_id"] == "client-id")
         #expect(fields["client_secret"] == "client-secret-value")
@@ -88,7 +88,7 @@ import Testing
         let configuration = try FlowFixtures.configuration(clientSecret: nil)
         #expect(configuration.clientAuthentication == .none)
         let request = try TokenRequestBuilder.tokenRequest(for: codeGrant, configuration: configuration)
-        #expect(request.headers["Authorization"] == nil)
+        #expect(request.headers[.authorization] == nil)
         let fields = try form(request)
         #expect(fields["client_id"] == "client-id")
         #expect(fields["client_secret"] == nil)

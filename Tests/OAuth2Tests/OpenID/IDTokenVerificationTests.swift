@@ -58,10 +58,10 @@ import _CryptoExtras
                     let form = try FormURLEncoding.decode(String(decoding: request.body ?? Data(), as: UTF8.self)[...])
                     let code = form.first { $0.0 == "code" }?.1 ?? ""
                     guard let body = codeResponses.withLock({ $0.removeValue(forKey: code) }) else {
-                        return HTTPResponse(
-                            status: 400, headers: ["Content-Type": "application/json"], body: Data(#"{"error":"invalid_grant"}"#.utf8))
+                        return HTTPTransportResponse(
+                            status: 400, headers: [.contentType: "application/json"], body: Data(#"{"error":"invalid_grant"}"#.utf8))
                     }
-                    return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(body.utf8))
+                    return HTTPTransportResponse(status: 200, headers: [.contentType: "application/json"], body: Data(body.utf8))
                 }
                 guard request.url == IDTokenVerificationTests.jwksURL else {
                     throw HTTPTransportError.unsupportedURL
@@ -76,7 +76,7 @@ import _CryptoExtras
                     let jwks = JSONValue.object(["keys": .array(keys.compactMap { $0.publicJWK.map(JSONValue.object) })])
                     text = String(decoding: try JSONEncoder().encode(jwks), as: UTF8.self)
                 }
-                return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(text.utf8))
+                return HTTPTransportResponse(status: 200, headers: [.contentType: "application/json"], body: Data(text.utf8))
             }
         }
 
@@ -356,7 +356,7 @@ import _CryptoExtras
                 try FormURLEncoding.decode(String(decoding: try #require(request.body), as: UTF8.self)[...]), uniquingKeysWith: { $1 })
             #expect(form["client_assertion_type"] == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
             #expect(form["client_secret"] == nil)
-            #expect(request.headers["Authorization"] == nil)
+            #expect(request.headers[.authorization] == nil)
             let jws = try CompactJWS(try #require(form["client_assertion"]))
             try jws.verify(with: try JOSEFixtures.keySet(of: clientKey), allowedAlgorithms: [.es256])
             let claims = try jws.payloadObject()

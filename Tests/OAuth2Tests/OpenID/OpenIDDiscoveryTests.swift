@@ -108,7 +108,7 @@ import Testing
         let transport = CannedTransport()
         let clock = ManualClock()
         transport.respond { _ in
-            HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(Self.document.utf8))
+            HTTPTransportResponse(status: 200, headers: [.contentType: "application/json"], body: Data(Self.document.utf8))
         }
         let cache = MetadataCache(transport: transport, maxAge: .seconds(3600), clock: clock)
         for _ in 0..<3 {

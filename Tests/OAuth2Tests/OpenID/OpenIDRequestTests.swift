@@ -35,7 +35,7 @@ import Testing
         return try FormURLEncoding.decode(query)
     }
 
-    private func pairs(ofBody request: HTTPRequest) throws -> [(String, String)] {
+    private func pairs(ofBody request: HTTPTransportRequest) throws -> [(String, String)] {
         try FormURLEncoding.decode(String(decoding: try #require(request.body), as: UTF8.self)[...])
     }
 
@@ -186,7 +186,7 @@ import Testing
         #expect(info.email == "alice@example.com")
         let request = try #require(harness.transport.requests.last)
         #expect(request.url.absoluteString == "https://id.example.com/userinfo")
-        #expect(request.headers["Authorization"] == "Bearer \(Fixture.accessToken)")
+        #expect(request.headers[.authorization] == "Bearer \(Fixture.accessToken)")
 
         harness.transport.enqueue(json: #"{"sub": "user-2"}"#)
         let error = await #expect(throws: OAuth2Error.self) { _ = try await client.userInfo() }
@@ -196,7 +196,7 @@ import Testing
         let noSubject = await #expect(throws: OAuth2Error.self) { _ = try await client.userInfo() }
         #expect(noSubject?.code == .invalidTokenResponse)
 
-        harness.transport.enqueue(HTTPResponse(status: 200, headers: ["Content-Type": "application/jwt"], body: Data("a.b.c".utf8)))
+        harness.transport.enqueue(HTTPTransportResponse(status: 200, headers: [.contentType: "application/jwt"], body: Data("a.b.c".utf8)))
         let jwt = await #expect(throws: OAuth2Error.self) { _ = try await client.userInfo() }
         #expect(jwt?.code == .invalidTokenResponse)
     }

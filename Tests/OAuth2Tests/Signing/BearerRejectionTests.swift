@@ -4,10 +4,10 @@ import Testing
 
 /// What a resource server's 401 or 403 says of the token that signed the request.
 @Suite struct BearerRejectionTests {
-    private func rejection(_ status: Int, _ challenges: [String]) -> String {
-        var headers = HTTPHeaders()
-        for challenge in challenges { headers.add(name: "WWW-Authenticate", value: challenge) }
-        switch BearerRejection(HTTPResponse(status: status, headers: headers)) {
+    private func rejection(_ status: HTTPResponse.Status, _ challenges: [String]) -> String {
+        var headers = HTTPFields()
+        for challenge in challenges { headers.append(HTTPField(name: .wwwAuthenticate, value: challenge)) }
+        switch BearerRejection(HTTPTransportResponse(status: status, headers: headers)) {
         case .none: return "none"
         case .invalidToken: return "invalidToken"
         case .insufficientScope: return "insufficientScope"

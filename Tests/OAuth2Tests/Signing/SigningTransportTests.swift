@@ -35,41 +35,41 @@ import Testing
     }
 
     private let api = URL(string: "https://api.example/v1/me")!
-    private let invalidToken: HTTPHeaders = ["WWW-Authenticate": "Bearer error=\"invalid_token\""]
+    private let invalidToken: HTTPFields = [.wwwAuthenticate: "Bearer error=\"invalid_token\""]
 
     @Test func signsWithTheSourcesTokenInTheHeaderOnly() async throws {
         let inner = CannedTransport()
-        inner.enqueue(HTTPResponse(status: 200), for: api)
+        inner.enqueue(HTTPTransportResponse(status: 200), for: api)
         let source = FixedTokenSource(first: "t-1", replacement: "t-2")
 
-        _ = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPRequest(url: api))
+        _ = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPTransportRequest(url: api))
 
-        #expect(inner.requests.map { $0.headers["Authorization"] } == ["Bearer t-1"])
+        #expect(inner.requests.map { $0.headers[.authorization] } == ["Bearer t-1"])
         #expect(inner.requests.first?.url == api)
         #expect(source.calls == ["token"])
     }
 
     @Test func a401AsksTheSourceForAReplacementOnceAndRetriesOnce() async throws {
         let inner = CannedTransport()
-        inner.enqueue(HTTPResponse(status: 401, headers: invalidToken), for: api)
-        inner.enqueue(HTTPResponse(status: 200), for: api)
+        inner.enqueue(HTTPTransportResponse(status: 401, headers: invalidToken), for: api)
+        inner.enqueue(HTTPTransportResponse(status: 200), for: api)
         let source = FixedTokenSource(first: "t-1", replacement: "t-2")
 
-        let response = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPRequest(url: api))
+        let response = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPTransportRequest(url: api))
 
         #expect(response.status == 200)
-        #expect(inner.requests.map { $0.headers["Authorization"] } == ["Bearer t-1", "Bearer t-2"])
+        #expect(inner.requests.map { $0.headers[.authorization] } == ["Bearer t-1", "Bearer t-2"])
         #expect(source.calls == ["token", "replacing t-1"])
     }
 
     @Test func aSecond401TellsTheSourceAndThrowsInvalidToken() async throws {
         let inner = CannedTransport()
-        inner.enqueue(HTTPResponse(status: 401, headers: invalidToken), for: api)
-        inner.enqueue(HTTPResponse(status: 401, headers: invalidToken), for: api)
+        inner.enqueue(HTTPTransportResponse(status: 401, headers: invalidToken), for: api)
+        inner.enqueue(HTTPTransportResponse(status: 401, headers: invalidToken), for: api)
         let source = FixedTokenSource(first: "t-1", replacement: "t-2")
 
         let error = await #expect(throws: OAuth2Error.self) {
-            _ = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPRequest(url: self.api))
+            _ = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPTransportRequest(url: self.api))
         }
 
         #expect(error?.code == .invalidToken)
@@ -80,14 +80,15 @@ import Testing
     @Test func a401FromAnotherOriginAfterARedirectIsReturnedAsIs() async throws {
         let inner = CannedTransport()
         let elsewhere = URL(string: "https://elsewhere.example/x")!
-        inner.enqueue(HTTPResponse(status: 302, headers: ["Location": elsewhere.absoluteString]), for: api)
-        inner.enqueue(HTTPResponse(status: 401, headers: invalidToken), for: elsewhere)
+        inner.enqueue(HTTPTransportResponse(status: 302, headers: [.location: elsewhere.absoluteString]), for: api)
+        inner.enqueue(HTTPTransportResponse(status: 401, headers: invalidToken), for: elsewhere)
         let source = FixedTokenSource(first: "t-1", replacement: "t-2")
 
-        let response = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPRequest(url: api, redirects: .follow))
+        let response = try await SigningTransport(wrapping: inner, tokenSource: source).send(
+            HTTPTransportRequest(url: api, redirects: .follow))
 
         #expect(response.status == 401)
-        #expect(inner.requests.map { $0.headers["Authorization"] } == ["Bearer t-1", nil])
+        #expect(inner.requests.map { $0.headers[.authorization] } == ["Bearer t-1", nil])
         #expect(source.calls == ["token"])
     }
 
@@ -95,15 +96,16 @@ import Testing
         let inner = CannedTransport()
         let elsewhere = URL(string: "https://elsewhere.example/x")!
         let back = URL(string: "https://api.example/v1/back")!
-        inner.enqueue(HTTPResponse(status: 302, headers: ["Location": elsewhere.absoluteString]), for: api)
-        inner.enqueue(HTTPResponse(status: 302, headers: ["Location": back.absoluteString]), for: elsewhere)
-        inner.enqueue(HTTPResponse(status: 200), for: back)
+        inner.enqueue(HTTPTransportResponse(status: 302, headers: [.location: elsewhere.absoluteString]), for: api)
+        inner.enqueue(HTTPTransportResponse(status: 302, headers: [.location: back.absoluteString]), for: elsewhere)
+        inner.enqueue(HTTPTransportResponse(status: 200), for: back)
         let source = FixedTokenSource(first: "t-1", replacement: "t-2")
 
-        let response = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPRequest(url: api, redirects: .follow))
+        let response = try await SigningTransport(wrapping: inner, tokenSource: source).send(
+            HTTPTransportRequest(url: api, redirects: .follow))
 
         #expect(response.status == 200)
-        #expect(inner.requests.map { $0.headers["Authorization"] } == ["Bearer t-1", nil, "Bearer t-1"])
+        #expect(inner.requests.map { $0.headers[.authorization] } == ["Bearer t-1", nil, "Bearer t-1"])
     }
 
     @Test func plainHTTPToAnotherHostIsRefusedBeforeAnythingIsSent() async throws {
@@ -112,7 +114,7 @@ import Testing
 
         let error = await #expect(throws: OAuth2Error.self) {
             _ = try await SigningTransport(wrapping: inner, tokenSource: source).send(
-                HTTPRequest(url: URL(string: "http://api.example/v1/me")!))
+                HTTPTransportRequest(url: URL(string: "http://api.example/v1/me")!))
         }
 
         #expect(error?.code == .insecureEndpoint)
@@ -122,11 +124,11 @@ import Testing
 
     @Test func a429IsRateLimitedWithRetryAfterAsFromTheTokenEndpoint() async throws {
         let inner = CannedTransport()
-        inner.enqueue(HTTPResponse(status: 429, headers: ["Retry-After": "120"]), for: api)
+        inner.enqueue(HTTPTransportResponse(status: 429, headers: [.retryAfter: "120"]), for: api)
         let source = FixedTokenSource(first: "t-1", replacement: "t-2")
 
         let error = await #expect(throws: OAuth2Error.self) {
-            _ = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPRequest(url: self.api))
+            _ = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPTransportRequest(url: self.api))
         }
 
         #expect(error?.code == .rateLimited)
@@ -142,7 +144,7 @@ import Testing
         let source = FixedTokenSource(first: "t-1", replacement: "t-2")
 
         let error = await #expect(throws: OAuth2Error.self) {
-            _ = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPRequest(url: self.api))
+            _ = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPTransportRequest(url: self.api))
         }
 
         #expect(error?.code == .timeout)

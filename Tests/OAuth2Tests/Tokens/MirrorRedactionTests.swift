@@ -71,11 +71,20 @@ import Testing
         #expect(dumped(device).contains("ABCD-EFGH"))
     }
 
-    @Test func headersDumpTheirNamesOnly() {
-        let headers: HTTPHeaders = ["Authorization": "Bearer \(Self.secrets[0])", "Accept": "application/json"]
-        expectNoSecret(headers)
-        expectNoSecret(HTTPRequest(url: URL(string: "https://api.example/me")!, headers: headers))
-        #expect(dumped(headers).contains("Authorization"))
+    /// `HTTPFields` is swift-http-types', and its own description and dump
+    /// show values; what the library prints of a request or a response, and
+    /// `redactedDescription`, show names only.
+    @Test func requestsAndResponsesDumpHeaderNamesOnly() {
+        let headers: HTTPFields = [.authorization: "Bearer \(Self.secrets[0])", .accept: "application/json"]
+        let request = HTTPTransportRequest(
+            method: .post, url: URL(string: "https://api.example/me")!, headers: headers, body: Data(Self.secrets[1].utf8))
+        let response = HTTPTransportResponse(status: 200, headers: headers, body: Data(Self.secrets[1].utf8))
+        expectNoSecret(request)
+        expectNoSecret(response)
+        #expect(dumped(request).contains("Authorization"))
+        #expect(dumped(response).contains("Authorization"))
+        #expect(!headers.redactedDescription.contains(Self.secrets[0]))
+        #expect(headers.redactedDescription == "HTTPFields(Authorization, Accept)")
     }
 
     @Test func aClientSecretShowsNoPrefixAtAll() throws {

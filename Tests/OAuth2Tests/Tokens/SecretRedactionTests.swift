@@ -34,9 +34,9 @@ import Testing
             json: Fixture.tokenJSON(access: "at-next-00000000000000000", refresh: "rt-next-00000000000000000"), for: Fixture.tokenURL)
         let refreshed = try await client.refreshAccessToken()
         texts.append(refreshed.description)
-        harness.transport.enqueue(HTTPResponse(status: 401), for: Fixture.apiURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 401), for: Fixture.apiURL)
         harness.transport.enqueue(json: "{\"error\":\"invalid_grant\"}", status: 400, for: Fixture.tokenURL)
-        if let error = await oauth2Error({ _ = try await client.send(HTTPRequest(url: Fixture.apiURL)) }) {
+        if let error = await oauth2Error({ _ = try await client.send(HTTPTransportRequest(url: Fixture.apiURL)) }) {
             texts.append(error.description)
         }
         texts.append(contentsOf: harness.transport.requests.map(\.description))

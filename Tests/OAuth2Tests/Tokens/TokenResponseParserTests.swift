@@ -6,7 +6,8 @@ import Testing
     static let token = "2YotnFZFEjr1zCsicMWpAA-access"
     static let refresh = "tGzv3JOkF0XG5Qx2TlKWIA-refresh"
 
-    private func parse(_ response: HTTPResponse, scopes: [String] = ["read"], maxBodySize: Int = 1 << 20) throws(OAuth2Error) -> AccessToken
+    private func parse(_ response: HTTPTransportResponse, scopes: [String] = ["read"], maxBodySize: Int = 1 << 20) throws(OAuth2Error)
+        -> AccessToken
     {
         try TokenResponseParser.parse(response, requestedAt: FlowFixtures.requestedAt, requestedScopes: scopes, maxBodySize: maxBodySize)
     }
@@ -15,7 +16,7 @@ import Testing
         try parse(FlowFixtures.json(body))
     }
 
-    private func error(_ response: HTTPResponse) -> OAuth2Error? {
+    private func error(_ response: HTTPTransportResponse) -> OAuth2Error? {
         let error = FlowFixtures.error { () throws(OAuth2Error) in try parse(response) }
         if let error {
             for text in [error.message, error.description, error.errorDescription ?? ""] {
@@ -311,7 +312,7 @@ import Testing
     }
 
     @Test func anEmpty400IsAnHTTPError() {
-        let error = error(HTTPResponse(status: 400))
+        let error = error(HTTPTransportResponse(status: 400))
         #expect(error?.code == .httpError)
         #expect(error?.httpStatus == 400)
     }
@@ -330,18 +331,20 @@ import Testing
 
     @Test func a429ReadsRetryAfterAsAnHTTPDate() {
         // requestedAt is 2023-11-14T22:13:20Z.
-        let response = HTTPResponse(status: 429, headers: ["Retry-After": "Tue, 14 Nov 2023 22:14:20 GMT"])
+        let response = HTTPTransportResponse(status: 429, headers: [.retryAfter: "Tue, 14 Nov 2023 22:14:20 GMT"])
         #expect(error(response)?.retryAfter == .seconds(60))
     }
 
     @Test func a429WithoutUsableRetryAfterHasNone() {
-        #expect(error(HTTPResponse(status: 429))?.retryAfter == nil)
-        #expect(error(HTTPResponse(status: 429, headers: ["Retry-After": "soon"]))?.retryAfter == nil)
-        #expect(error(HTTPResponse(status: 429, headers: ["Retry-After": "99999999999999"]))?.retryAfter == ProviderResponse.maxRetryAfter)
+        #expect(error(HTTPTransportResponse(status: 429))?.retryAfter == nil)
+        #expect(error(HTTPTransportResponse(status: 429, headers: [.retryAfter: "soon"]))?.retryAfter == nil)
+        #expect(
+            error(HTTPTransportResponse(status: 429, headers: [.retryAfter: "99999999999999"]))?.retryAfter
+                == ProviderResponse.maxRetryAfter)
     }
 
     @Test func aRedirectIsRefused() {
-        let error = error(HTTPResponse(status: 302, headers: ["Location": "https://evil.example.com/"]))
+        let error = error(HTTPTransportResponse(status: 302, headers: [.location: "https://evil.example.com/"]))
         #expect(error?.code == .unexpectedRedirect)
         #expect(error?.httpStatus == 302)
     }
@@ -368,10 +371,12 @@ import Testing
     @Test func invalidUTF8IsAnInvalidResponse() {
         var body = Data(#"{"access_token":"a","x":""#.utf8)
         body.append(contentsOf: [0xFF, 0x22, 0x7D])
-        #expect(error(HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: body))?.code == .invalidTokenResponse)
+        #expect(
+            error(HTTPTransportResponse(status: 200, headers: [.contentType: "application/json"], body: body))?.code
+                == .invalidTokenResponse)
         let form = Data([0x61, 0x3D, 0xFF])
         #expect(
-            error(HTTPResponse(status: 200, headers: ["Content-Type": "application/x-www-form-urlencoded"], body: form))?.code
+            error(HTTPTransportResponse(status: 200, headers: [.contentType: "application/x-www-form-urlencoded"], body: form))?.code
                 == .invalidTokenResponse)
     }
 
@@ -395,7 +400,7 @@ import Testing
         #expect(
             TokenResponseParser.providerError(from: FlowFixtures.json(#"{"error":"authorization_pending"}"#, status: 400))?.code
                 == .authorizationPending)
-        #expect(TokenResponseParser.providerError(from: HTTPResponse(status: 503)) == nil)
+        #expect(TokenResponseParser.providerError(from: HTTPTransportResponse(status: 503)) == nil)
         #expect(TokenResponseParser.providerError(from: FlowFixtures.json("<html>", status: 400, contentType: "text/html")) == nil)
     }
 }

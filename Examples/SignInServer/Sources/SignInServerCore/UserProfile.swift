@@ -18,16 +18,16 @@ struct UserProfile: Sendable {
     static func fetch(with source: some TokenSource, through transport: any HTTPTransport, from apiURL: URL, field: String)
         async throws(ProfileError) -> UserProfile
     {
-        let response: HTTPResponse
+        let response: HTTPTransportResponse
         do throws(OAuth2Error) {
-            var request = OAuth2.HTTPRequest(url: apiURL)
-            request.headers.add(name: "Accept", value: "application/json")
+            var request = HTTPTransportRequest(url: apiURL)
+            request.headers.append(HTTPField(name: .accept, value: "application/json"))
             response = try await SigningTransport(wrapping: transport, tokenSource: source).send(request)
         } catch {
             throw .oauth2(error)
         }
-        guard (200..<300).contains(response.status) else {
-            throw .unexpectedStatus(response.status)
+        guard (200..<300).contains(response.status.code) else {
+            throw .unexpectedStatus(response.status.code)
         }
         guard let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
             let username = object[field] as? String,

@@ -22,7 +22,7 @@ struct CallbackSecurityTests {
             let refused = try await alice.follow(forged)
             #expect(refused.status == 400)
             #expect(refused.bodyText.contains(#"<code id="error-code">state_mismatch</code>"#))
-            #expect(refused.headers["Set-Cookie"] == nil)
+            #expect(refused.headers[.setCookie] == nil)
             #expect(alice.sessionID == sessionID)
             #expect(try await app.storedToken(of: "alice") == nil)
 

@@ -29,10 +29,10 @@ struct DiscoveryConfigurationTests {
             self.openID = openID
         }
 
-        func send(_ request: OAuth2.HTTPRequest) async throws -> OAuth2.HTTPResponse {
+        func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
             requests.withLock { $0 += 1 }
             guard request.url.absoluteString == "\(DiscoveryConfigurationTests.issuer)/.well-known/openid-configuration" else {
-                return OAuth2.HTTPResponse(status: 404, url: request.url)
+                return HTTPTransportResponse(status: 404, url: request.url)
             }
             var metadata: [String: Any] = [
                 "issuer": DiscoveryConfigurationTests.issuer,
@@ -45,9 +45,9 @@ struct DiscoveryConfigurationTests {
                 metadata["userinfo_endpoint"] = "\(DiscoveryConfigurationTests.issuer)/userinfo"
                 metadata["id_token_signing_alg_values_supported"] = ["RS256"]
             }
-            return OAuth2.HTTPResponse(
+            return HTTPTransportResponse(
                 status: 200,
-                headers: ["Content-Type": "application/json"],
+                headers: [.contentType: "application/json"],
                 body: try JSONSerialization.data(withJSONObject: metadata),
                 url: request.url
             )

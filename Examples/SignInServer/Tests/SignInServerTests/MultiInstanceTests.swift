@@ -118,7 +118,7 @@ struct MultiInstanceTests {
             async let atB = bob.follow(callback, at: b)
             let responses = try await [atA, atB]
 
-            #expect(responses.map(\.status).sorted() == [303, 400])
+            #expect(responses.map(\.status.code).sorted() == [303, 400])
             let refused = try #require(responses.first { $0.status == 400 })
             #expect(refused.bodyText.contains(#"<code id="error-code">state_mismatch</code>"#))
             let exchanges = try await a.provider.tokenRequestCount(client: "public", grantType: "authorization_code") - exchangesBefore

@@ -136,7 +136,7 @@ struct OpenIDSignInTests {
 }
 
 /// The JSON object of a `/me` answer, or `nil` when it was not one.
-func claims(from response: OAuth2.HTTPResponse) -> [String: Any]? {
+func claims(from response: HTTPTransportResponse) -> [String: Any]? {
     guard response.status == 200 else { return nil }
     return try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]
 }

@@ -45,7 +45,7 @@ struct SignInFlowTests {
     @Test func theSessionCookieIsHttpOnlyAndSameSiteLaxAndNotSecureOverHTTP() async throws {
         try await TestApp.with(provider) { app in
             let response = try await app.browser().get("/login")
-            let setCookie = try #require(response.headers["Set-Cookie"])
+            let setCookie = try #require(response.headers[.setCookie])
             let attributes = Set(setCookie.split(separator: ";").dropFirst().map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
             #expect(attributes.contains("httponly"))
             #expect(attributes.contains("samesite=lax"))
@@ -162,7 +162,7 @@ struct SignInFlowTests {
 }
 
 /// The `username` of a `/me` answer, or `nil` when it was not the API's JSON.
-func username(from response: OAuth2.HTTPResponse) -> String? {
+func username(from response: HTTPTransportResponse) -> String? {
     guard response.status == 200,
         let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]
     else {

@@ -21,7 +21,7 @@ extension ProviderEnvironment {
         let clientID = try requireValue(clients[name], "the provider has no \(name) client").clientID
         let query = clientID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? clientID
         let url = try requireValue(URL(string: endpoints.testTokenRequests.absoluteString + "?client_id=" + query), "bad URL")
-        let response = try await TestBrowser.transport.send(OAuth2.HTTPRequest(url: url))
+        let response = try await TestBrowser.transport.send(HTTPTransportRequest(url: url))
         guard response.status == 200 else { throw TestFailure("\(url.path) answered \(response.status)") }
         return try JSONDecoder().decode(Records.self, from: response.body).requests
     }

@@ -215,7 +215,7 @@ struct TestApp: Sendable {
 
     /// Calls the provider's API directly with an access token: whether the provider still accepts it.
     func providerAccepts(_ token: AccessToken) async throws -> Bool {
-        let request = OAuth2.HTTPRequest(url: provider.endpoints.apiMe, headers: ["Authorization": "Bearer \(token.accessToken.value)"])
+        let request = HTTPTransportRequest(url: provider.endpoints.apiMe, headers: [.authorization: "Bearer \(token.accessToken.value)"])
         let response = try await TestBrowser.transport.send(request)
         return response.status == 200
     }

@@ -30,38 +30,38 @@ final class TestBrowser: Sendable {
     }
 
     /// GETs a path (with its query) on the app, or on another instance.
-    func get(_ pathAndQuery: String, at instance: TestApp? = nil) async throws -> OAuth2.HTTPResponse {
-        try await send("GET", pathAndQuery, at: instance)
+    func get(_ pathAndQuery: String, at instance: TestApp? = nil) async throws -> HTTPTransportResponse {
+        try await send(.get, pathAndQuery, at: instance)
     }
 
     /// POSTs an empty form to a path on the app, or on another instance.
-    func post(_ path: String, headers: [(String, String)] = [], at instance: TestApp? = nil) async throws -> OAuth2.HTTPResponse {
-        try await send("POST", path, headers: headers + [("Content-Type", "application/x-www-form-urlencoded")], body: Data(), at: instance)
+    func post(_ path: String, headers: [(String, String)] = [], at instance: TestApp? = nil) async throws -> HTTPTransportResponse {
+        try await send(.post, path, headers: headers + [("Content-Type", "application/x-www-form-urlencoded")], body: Data(), at: instance)
     }
 
     /// GETs the path and query of a URL, whatever its host and port: the
     /// provider's redirect to the app, or to another instance.
-    func follow(_ redirect: String, at instance: TestApp? = nil) async throws -> OAuth2.HTTPResponse {
+    func follow(_ redirect: String, at instance: TestApp? = nil) async throws -> HTTPTransportResponse {
         let url = try requireValue(URL(string: redirect), "not a URL: \(redirect)")
         return try await get(url.path + (url.query.map { "?\($0)" } ?? ""), at: instance)
     }
 
     private func send(
-        _ method: String,
+        _ method: HTTPRequest.Method,
         _ pathAndQuery: String,
         headers: [(String, String)] = [],
         body: Data? = nil,
         at instance: TestApp?
-    ) async throws -> OAuth2.HTTPResponse {
+    ) async throws -> HTTPTransportResponse {
         let base = instance?.baseURL ?? base
         let url = try requireValue(URL(string: pathAndQuery, relativeTo: base)?.absoluteURL, "bad path \(pathAndQuery)")
-        var fields = HTTPHeaders(headers)
+        var fields = HTTPFields(headers.compactMap { name, value in HTTPField.Name(name).map { HTTPField(name: $0, value: value) } })
         let cookieHeader = jar.withLock { $0.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
         if !cookieHeader.isEmpty {
-            fields.add(name: "Cookie", value: cookieHeader)
+            fields.append(HTTPField(name: .cookie, value: cookieHeader))
         }
-        let response = try await Self.transport.send(OAuth2.HTTPRequest(method: method, url: url, headers: fields, body: body))
-        for setCookie in response.headers.values(for: "Set-Cookie") {
+        let response = try await Self.transport.send(HTTPTransportRequest(method: method, url: url, headers: fields, body: body))
+        for setCookie in response.headers[values: .setCookie] {
             store(setCookie)
         }
         return response
@@ -83,7 +83,7 @@ final class TestBrowser: Sendable {
     }
 }
 
-extension OAuth2.HTTPResponse {
+extension HTTPTransportResponse {
     /// The `Location` header.
-    var location: String? { headers["Location"] }
+    var location: String? { headers[.location] }
 }

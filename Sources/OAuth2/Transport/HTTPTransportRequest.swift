@@ -3,18 +3,25 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
+public import HTTPTypes
 
-/// An HTTP request as the transport sends it.
+/// An HTTP request as the transport sends it: a method, an absolute URL,
+/// swift-http-types' `HTTPFields`, a body, and how the exchange may go
+/// (time limit, redirects, response size).
+///
+/// ``head`` and ``init(_:body:timeout:redirects:maxResponseSize:)`` convert
+/// from and to `HTTPTypes.HTTPRequest`, the request head of Hummingbird,
+/// swift-openapi-runtime and AsyncHTTPClient's newer API.
 ///
 /// Its `description` shows the method, the URL without its query, and header
 /// names only: a request may carry a bearer token, a client secret or a code.
-public struct HTTPRequest: Sendable {
-    /// The method, such as `GET` or `POST`, in upper case.
-    public var method: String
+public struct HTTPTransportRequest: Sendable {
+    /// The method, such as `.get` or `.post`.
+    public var method: HTTPRequest.Method
     /// The absolute `http` or `https` URL; the transport refuses any other scheme.
     public var url: URL
     /// The header fields, in order.
-    public var headers: HTTPHeaders
+    public var headers: HTTPFields
     /// The body, or `nil` for none.
     public var body: Data?
     /// The longest the whole exchange may take, or `nil` for the transport's default.
@@ -31,9 +38,9 @@ public struct HTTPRequest: Sendable {
 
     /// Creates a request.
     public init(
-        method: String = "GET",
+        method: HTTPRequest.Method = .get,
         url: URL,
-        headers: HTTPHeaders = [:],
+        headers: HTTPFields = [:],
         body: Data? = nil,
         timeout: Duration? = nil,
         redirects: RedirectPolicy = .automatic,
@@ -48,28 +55,30 @@ public struct HTTPRequest: Sendable {
         self.maxResponseSize = maxResponseSize
     }
 
-    /// Creates a request that follows redirects or returns them.
-    @available(*, deprecated, message: "use redirects: .follow or .never; signed requests follow by default")
+    /// Creates a request from a swift-http-types request head.
+    ///
+    /// - Throws: ``HTTPTransportError/invalidRequest`` when the head has no
+    ///   absolute `http` or `https` URL (scheme, authority and path).
     public init(
-        method: String = "GET",
-        url: URL,
-        headers: HTTPHeaders = [:],
+        _ head: HTTPRequest,
         body: Data? = nil,
         timeout: Duration? = nil,
-        followRedirects: Bool,
+        redirects: RedirectPolicy = .automatic,
         maxResponseSize: Int? = nil
-    ) {
+    ) throws(HTTPTransportError) {
+        guard let url = head.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil else {
+            throw HTTPTransportError.invalidRequest.with(message: "the request head has no absolute http or https URL")
+        }
         self.init(
-            method: method, url: url, headers: headers, body: body, timeout: timeout,
-            redirects: followRedirects ? .follow : .never, maxResponseSize: maxResponseSize
+            method: head.method, url: url, headers: head.headerFields, body: body, timeout: timeout, redirects: redirects,
+            maxResponseSize: maxResponseSize
         )
     }
 
-    /// Whether redirects are followed: ``redirects`` is ``RedirectPolicy/follow``.
-    @available(*, deprecated, renamed: "redirects")
-    public var followRedirects: Bool {
-        get { redirects == .follow }
-        set { redirects = newValue ? .follow : .never }
+    /// The request head as swift-http-types spells it: method, scheme,
+    /// authority, path (with the query) and header fields.
+    public var head: HTTPRequest {
+        HTTPRequest(method: method, url: url, headerFields: headers)
     }
 }
 
@@ -86,20 +95,37 @@ public enum RedirectPolicy: Sendable, Hashable {
     case never
 }
 
-extension HTTPRequest: CustomStringConvertible {
+extension HTTPTransportRequest: CustomStringConvertible {
     public var description: String {
-        "\(method) \(url.redactingQuery) \(headers)"
+        "\(method) \(url.redactingQuery) \(headers.redactedDescription)"
     }
 }
 
-extension HTTPRequest {
+extension HTTPTransportRequest: CustomReflectable {
+    /// What `dump` and debuggers show: no header value (a bearer token, a
+    /// Basic secret) and no body (a client secret, a code), as ``description``.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "method": method.rawValue, "url": url.redactingQuery, "headers": headers.map(\.name.rawName),
+                "bodyBytes": body?.count as Any,
+            ],
+            displayStyle: .struct
+        )
+    }
+}
+
+extension HTTPTransportRequest {
     /// A GET of a provider's JSON document (metadata, a key set): never
     /// follows a redirect, since a document served from elsewhere is not the provider's.
-    static func providerDocument(_ url: URL, accept: String = "application/json", timeout: Duration?, maxResponseSize: Int) -> HTTPRequest {
-        HTTPRequest(
-            method: "GET",
+    static func providerDocument(
+        _ url: URL, accept: String = "application/json", timeout: Duration?, maxResponseSize: Int
+    ) -> HTTPTransportRequest {
+        HTTPTransportRequest(
+            method: .get,
             url: url,
-            headers: ["Accept": accept],
+            headers: [.accept: accept],
             timeout: timeout,
             redirects: .never,
             maxResponseSize: maxResponseSize

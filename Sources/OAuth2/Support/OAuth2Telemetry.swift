@@ -1,0 +1,127 @@
+public import CoreMetrics
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+public import Tracing
+
+/// Where the library's metrics (swift-metrics) and spans
+/// (swift-distributed-tracing) go: by default the process's bootstrapped
+/// backends, read at each use, so both are no-ops until the app calls
+/// `MetricsSystem.bootstrap` or `InstrumentationSystem.bootstrap`.
+///
+/// Give a provider its own factory or tracer to keep its measurements apart,
+/// as tests do with `MetricsTestKit.TestMetrics` and `InMemoryTracing.InMemoryTracer`.
+///
+/// Metrics (labels are fixed; dimension values are grant type names,
+/// outcomes and error codes, never a token, a secret, a URL or an account):
+///
+/// | label | kind | dimensions |
+/// |---|---|---|
+/// | `oauth2_token_requests_total` | counter | `grant_type`, `outcome` (`success` or the error code) |
+/// | `oauth2_token_request_duration_seconds` | timer | `grant_type` |
+/// | `oauth2_refreshes_total` | counter | `outcome`: `refreshed`, `reused` (another caller or process had stored a new token), or the error code |
+/// | `oauth2_lock_wait_seconds` | timer | none: waits for the store's account lock |
+/// | `oauth2_unauthorized_retries_total` | counter | `outcome`: `accepted`, `rejected` (a 401 after the refresh), or the error code |
+///
+/// Spans: `oauth2.token_request` (kind client) around each token-endpoint
+/// call, with `oauth2.grant_type`, `http.request.method`, `server.address`,
+/// `server.port`, `http.response.status_code` and, on failure, `error.type`
+/// (the error code); `oauth2.signed_request` (kind client) around
+/// ``OAuth2Client/send(_:)`` and ``SigningTransport``, with
+/// `http.request.method`, `url.scheme`, `server.address`, `server.port`,
+/// `http.response.status_code`, `oauth2.retried` and `error.type`. No span
+/// carries a URL's path or query, a header or a body. The signed request
+/// carries the span's context in its headers (the tracer's propagation,
+/// such as W3C `traceparent`).
+public struct OAuth2Telemetry: Sendable {
+    private let metricsFactory: (any MetricsFactory)?
+    private let tracerOverride: (any Tracer)?
+
+    /// The process's bootstrapped backends (`MetricsSystem.factory`, `InstrumentationSystem.tracer`).
+    public static let global = OAuth2Telemetry(metricsFactory: nil, tracer: nil)
+
+    /// Sends metrics to `metricsFactory` and spans to `tracer`; `nil` for either means the global one.
+    public init(metricsFactory: (any MetricsFactory)? = nil, tracer: (any Tracer)? = nil) {
+        self.metricsFactory = metricsFactory
+        self.tracerOverride = tracer
+    }
+
+    var factory: any MetricsFactory { metricsFactory ?? MetricsSystem.factory }
+    var tracer: any Tracer { tracerOverride ?? InstrumentationSystem.tracer }
+
+    // MARK: - Metrics
+
+    enum Label {
+        static let tokenRequests = "oauth2_token_requests_total"
+        static let tokenRequestDuration = "oauth2_token_request_duration_seconds"
+        static let refreshes = "oauth2_refreshes_total"
+        static let lockWait = "oauth2_lock_wait_seconds"
+        static let unauthorizedRetries = "oauth2_unauthorized_retries_total"
+    }
+
+    func tokenRequestFinished(grantType: String, outcome: String, duration: Duration) {
+        Counter(label: Label.tokenRequests, dimensions: [("grant_type", grantType), ("outcome", outcome)], factory: factory)
+            .increment()
+        CoreMetrics.Timer(label: Label.tokenRequestDuration, dimensions: [("grant_type", grantType)], factory: factory)
+            .recordNanoseconds(duration.nanoseconds)
+    }
+
+    func refreshFinished(outcome: String) {
+        Counter(label: Label.refreshes, dimensions: [("outcome", outcome)], factory: factory).increment()
+    }
+
+    func lockWaited(_ duration: Duration) {
+        CoreMetrics.Timer(label: Label.lockWait, factory: factory).recordNanoseconds(duration.nanoseconds)
+    }
+
+    func unauthorizedRetryFinished(outcome: String) {
+        Counter(label: Label.unauthorizedRetries, dimensions: [("outcome", outcome)], factory: factory).increment()
+    }
+
+    // MARK: - Spans
+
+    /// Runs `body` in a client span named `name`, the span current for what
+    /// `body` does (a refresh inside a signed request is its child).
+    func withClientSpan<Result>(
+        _ name: String,
+        url: URL,
+        method: HTTPRequest.Method,
+        _ body: (any Span) async throws -> Result
+    ) async throws -> Result {
+        let span = tracer.startSpan(name, context: ServiceContext.current ?? .topLevel, ofKind: .client)
+        defer { span.end() }
+        span.attributes["http.request.method"] = method.rawValue
+        span.attributes["url.scheme"] = url.scheme?.lowercased()
+        span.attributes["server.address"] = url.host
+        if let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil) {
+            span.attributes["server.port"] = port
+        }
+        return try await ServiceContext.$current.withValue(span.context) {
+            try await body(span)
+        }
+    }
+
+    /// Puts the current span's context into `headers`, as the tracer propagates it.
+    func injectContext(into headers: inout HTTPFields) {
+        guard let context = ServiceContext.current else { return }
+        tracer.inject(context, into: &headers, using: HTTPFieldsInjector())
+    }
+}
+
+extension Span {
+    /// Marks the span failed with an error code: never the error's message.
+    func fail(code: String) {
+        attributes["error.type"] = code
+        setStatus(SpanStatus(code: .error))
+    }
+}
+
+/// Writes a tracer's propagation fields (`traceparent`, `tracestate`, …) into request headers.
+struct HTTPFieldsInjector: Injector {
+    func inject(_ value: String, forKey key: String, into carrier: inout HTTPFields) {
+        guard let name = HTTPField.Name(key) else { return }
+        carrier[name] = value
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import InMemoryTracing
+import MetricsTestKit
+@testable import OAuth2
+import OAuth2Testing
+import Testing
+import Tracing
+
+/// Metrics and spans, read back from the test backends swift-metrics and
+/// swift-distributed-tracing ship, given to one provider so that tests
+/// running at the same time do not mix their counts.
+@Suite struct OAuth2TelemetryTests {
+    let metrics = TestMetrics()
+    let tracer = InMemoryTracer()
+
+    private func harness() throws -> ClientHarness {
+        try ClientHarness(telemetry: OAuth2Telemetry(metricsFactory: metrics, tracer: tracer))
+    }
+
+    private func count(_ label: String, _ dimensions: [(String, String)]) -> Int64 {
+        metrics.counterTotal(label: label, dimensions: dimensions)
+    }
+
+    @Test func aRefreshBeforeASignedRequestIsCountedTimedAndTracedAsItsChild() async throws {
+        let harness = try harness()
+        try await harness.seed(expiresIn: -10)
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2"), for: Fixture.tokenURL)
+        harness.transport.enqueue(json: "{}", for: Fixture.apiURL)
+
+        _ = try await harness.client().send(HTTPTransportRequest(url: Fixture.apiURL))
+
+        #expect(count("oauth2_token_requests_total", [("grant_type", "refresh_token"), ("outcome", "success")]) == 1)
+        #expect(count("oauth2_refreshes_total", [("outcome", "refreshed")]) == 1)
+        #expect(try metrics.expectTimer("oauth2_token_request_duration_seconds", [("grant_type", "refresh_token")]).values.count == 1)
+        #expect(try metrics.expectTimer("oauth2_lock_wait_seconds").values.count == 1)
+
+        let spans = tracer.finishedSpans
+        let signed = try #require(spans.first { $0.operationName == "oauth2.signed_request" })
+        let token = try #require(spans.first { $0.operationName == "oauth2.token_request" })
+        #expect(token.parentSpanID == signed.spanID)
+        #expect(token.traceID == signed.traceID)
+        #expect(signed.kind == .client && token.kind == .client)
+        #expect(token.attributes["oauth2.grant_type"]?.toSpanAttribute() == .string("refresh_token"))
+        #expect(token.attributes["server.address"]?.toSpanAttribute() == .string("idp.example"))
+        #expect(token.attributes["http.response.status_code"]?.toSpanAttribute() == .int64(200))
+        #expect(signed.attributes["http.request.method"]?.toSpanAttribute() == .string("GET"))
+        #expect(signed.attributes["server.port"]?.toSpanAttribute() == .int64(443))
+        #expect(signed.attributes["http.response.status_code"]?.toSpanAttribute() == .int64(200))
+        #expect(signed.status?.code != .error)
+
+        // The API request carries the signed span's context, as the tracer propagates it.
+        let sent = try #require(harness.transport.requests(for: Fixture.apiURL).first)
+        #expect(sent.headers[HTTPField.Name(InMemoryTracer.spanIDKey)!] == signed.spanID)
+        #expect(sent.headers[HTTPField.Name(InMemoryTracer.traceIDKey)!] == signed.traceID)
+    }
+
+    @Test func aRejectedTokenIsRefreshedOnceRetriedAndCounted() async throws {
+        let harness = try harness()
+        try await harness.seed(expiresIn: 3600)
+        harness.transport.enqueue(
+            HTTPTransportResponse(status: 401, headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\""]), for: Fixture.apiURL)
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2"), for: Fixture.tokenURL)
+        harness.transport.enqueue(json: "{}", for: Fixture.apiURL)
+
+        let response = try await harness.client().send(HTTPTransportRequest(url: Fixture.apiURL))
+
+        #expect(response.status == 200)
+        #expect(count("oauth2_unauthorized_retries_total", [("outcome", "accepted")]) == 1)
+        #expect(count("oauth2_refreshes_total", [("outcome", "refreshed")]) == 1)
+        let signed = try #require(tracer.finishedSpans.first { $0.operationName == "oauth2.signed_request" })
+        #expect(signed.attributes["oauth2.retried"]?.toSpanAttribute() == .bool(true))
+    }
+
+    @Test func aSecondRejectionIsCountedAndTheSpanFailsWithTheCodeOnly() async throws {
+        let harness = try harness()
+        try await harness.seed(expiresIn: 3600)
+        let rejection = HTTPTransportResponse(status: 401, headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\""])
+        harness.transport.enqueue(rejection, for: Fixture.apiURL)
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2"), for: Fixture.tokenURL)
+        harness.transport.enqueue(rejection, for: Fixture.apiURL)
+
+        let error = await oauth2Error { _ = try await harness.client().send(HTTPTransportRequest(url: Fixture.apiURL)) }
+
+        #expect(error?.code == .invalidToken)
+        #expect(count("oauth2_unauthorized_retries_total", [("outcome", "rejected")]) == 1)
+        let signed = try #require(tracer.finishedSpans.first { $0.operationName == "oauth2.signed_request" })
+        #expect(signed.status?.code == .error)
+        #expect(signed.attributes["error.type"]?.toSpanAttribute() == .string("invalid_token"))
+    }
+
+    @Test func aRefusedRefreshIsCountedByItsErrorCode() async throws {
+        let harness = try harness()
+        try await harness.seed(expiresIn: -10)
+        harness.transport.enqueue(json: "{\"error\":\"invalid_grant\"}", status: 400, for: Fixture.tokenURL)
+
+        let error = await oauth2Error { _ = try await harness.client().token() }
+
+        // The caller hears reauthorization_required; the metrics and span name the provider's answer.
+        #expect(error?.code == .reauthorizationRequired)
+        #expect(count("oauth2_token_requests_total", [("grant_type", "refresh_token"), ("outcome", "invalid_grant")]) == 1)
+        #expect(count("oauth2_refreshes_total", [("outcome", "invalid_grant")]) == 1)
+        let span = try #require(tracer.finishedSpans.first { $0.operationName == "oauth2.token_request" })
+        #expect(span.status?.code == .error)
+        #expect(span.attributes["error.type"]?.toSpanAttribute() == .string("invalid_grant"))
+        #expect(span.attributes["http.response.status_code"]?.toSpanAttribute() == .int64(400))
+    }
+
+    @Test func twentyCallersWaitingOnOneRefreshCountOneRefresh() async throws {
+        let harness = try harness()
+        try await harness.seed(expiresIn: -10)
+        let tokenRequests = harness.serveSlowTokenEndpoint(access: "at-2", refresh: "rt-2")
+        let client = harness.client()
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<20 { group.addTask { _ = try await client.token() } }
+            try await group.waitForAll()
+        }
+
+        #expect(tokenRequests() == 1)
+        #expect(metrics.counterTotal(label: "oauth2_refreshes_total") == 1)
+        #expect(metrics.counterTotal(label: "oauth2_token_requests_total") == 1)
+    }
+
+    @Test func noLabelDimensionAttributeOrSpanNameCarriesASecretOrAURL() async throws {
+        let harness = try harness()
+        try await harness.seed(expiresIn: -10)
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-secret-2", refresh: "rt-secret-2"), for: Fixture.tokenURL)
+        harness.transport.enqueue(json: "{}", for: URL(string: "https://api.example/v1/me?api_key=query-secret")!)
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-secret", refresh: nil), for: Fixture.tokenURL)
+
+        _ = try await harness.client().send(HTTPTransportRequest(url: URL(string: "https://api.example/v1/me?api_key=query-secret")!))
+        _ = try await harness.client("service").authenticateWithClientCredentials()
+
+        let secrets = [
+            Fixture.accessToken, Fixture.refreshToken, Fixture.clientSecret, "at-secret-2", "rt-secret-2", "cc-secret", "query-secret",
+            "/v1/me", "alice",
+            "service",
+        ]
+        var texts: [String] = []
+        for counter in metrics.counters { texts += [counter.label] + counter.dimensions.flatMap { [$0.0, $0.1] } }
+        for timer in metrics.timers { texts += [timer.label] + timer.dimensions.flatMap { [$0.0, $0.1] } }
+        for span in tracer.finishedSpans {
+            texts.append(span.operationName)
+            span.attributes.forEach { key, value in texts += [key, "\(value)"] }
+        }
+        #expect(texts.count > 10)
+        for text in texts {
+            for secret in secrets {
+                #expect(!text.contains(secret), "\(text)")
+            }
+        }
+    }
+}
