@@ -2,7 +2,7 @@
 # and `make test` (every test). Each installs what is missing first.
 SWIFT ?= swift
 
-.PHONY: all build deps lint format api-check api-update test test-tsan test-server-example demo clean fuzz fuzz-merge fuzz-replay
+.PHONY: all build deps lint format api-check api-update docs test test-tsan test-server-example demo clean fuzz fuzz-merge fuzz-replay
 
 all: build
 
@@ -53,6 +53,7 @@ api-update: deps
 test: deps lint
 	$(SWIFT) build --build-tests
 	@python3 scripts/public-api.py --swift=$(SWIFT)
+	@SWIFT="$(SWIFT)" scripts/docs.sh
 	@"$$($(SWIFT) build --show-bin-path)/oauth2-fuzz" replay
 	@trap 'scripts/provider-stop.sh $(PROVIDERS) >/dev/null; scripts/postgres.sh stop; scripts/postgres.sh --name restart stop' EXIT; trap 'exit 130' INT TERM; \
 	scripts/postgres.sh start >/dev/null && . "$(CURDIR)/.build/postgres/main/env.sh" && \
@@ -69,6 +70,12 @@ test: deps lint
 	OAUTH2_IT_BINARY="$$($(SWIFT) build --show-bin-path)/oauth2" $(SWIFT) test && \
 	SWIFT="$(SWIFT)" scripts/test-server-example.sh
 	$(MAKE) --no-print-directory test-tsan
+
+# The DocC documentation of the library products (Sources/*/*.docc, built by
+# swift-docc-plugin into .build/docs/swift-oauth2.doccarchive), warnings as
+# errors: a broken ``Symbol`` link fails it, and so `make test`.
+docs: deps
+	@SWIFT="$(SWIFT)" scripts/docs.sh
 
 # The unit and transport suites again under ThreadSanitizer (part of `make
 # test`, so CI enforces it). The integration suites drive the oauth2 binary in

@@ -103,7 +103,7 @@ public final class LoopbackReceiver: Sendable {
     ///     (or with port 0) the kernel picks a free one; ``redirectURI`` then carries it.
     ///   - applicationName: how the pages shown in the browser name the app
     ///     (`"oauth2"`); "this program" when `nil`.
-    /// - Throws: ``OAuth2Error`` `invalid_configuration` when the URI is not
+    /// - Throws: ``/OAuth2/OAuth2Error`` `invalid_configuration` when the URI is not
     ///   an `http` loopback URI; `transport_error` when an address cannot be
     ///   bound (the port is in use, or not allowed).
     public init(redirectURI: URL, applicationName: String? = nil) throws(OAuth2Error) {
@@ -153,7 +153,7 @@ public final class LoopbackReceiver: Sendable {
     ///   - timeout: how long to wait for the browser.
     /// - Returns: the redirect as an absolute URL on the redirect URI's origin,
     ///   not yet validated beyond its path and `state`.
-    /// - Throws: ``OAuth2Error`` `timeout` when it did not arrive in time;
+    /// - Throws: ``/OAuth2/OAuth2Error`` `timeout` when it did not arrive in time;
     ///   `cancelled` when the task was cancelled or the receiver closed;
     ///   `url_too_long` when the redirect carrying the state has a request line
     ///   over ``maxRequestLine``; `invalid_redirect_url` when it is not a URL;

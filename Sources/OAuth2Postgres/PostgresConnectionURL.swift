@@ -17,8 +17,10 @@ extension PostgresTokenStore {
     /// connection, the server's certificate and name always verified (against
     /// `sslrootcert` when given, else the system's roots).
     ///
-    /// - Parameter password: the password, from wherever the app keeps it;
-    ///   never part of the URL, which ends up in logs and shell histories.
+    /// - Parameters:
+    ///   - text: the URL.
+    ///   - password: the password, from wherever the app keeps it;
+    ///     never part of the URL, which ends up in logs and shell histories.
     /// - Throws: `invalid_configuration` for a URL that is not of that form,
     ///   names a password, or has an unknown `sslmode`; the message never
     ///   repeats the URL's userinfo.

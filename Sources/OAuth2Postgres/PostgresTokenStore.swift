@@ -9,14 +9,14 @@ public import OAuth2
 public import PostgresNIO
 import Synchronization
 
-/// A ``TokenStore`` on a PostgreSQL database, for apps that run as several
+/// A ``/OAuth2/TokenStore`` on a PostgreSQL database, for apps that run as several
 /// instances (processes, machines) and must share their users' tokens and
 /// refresh each of them once.
 ///
 /// ```swift
 /// let postgres = PostgresClient(configuration: .init(host: "db", username: "app", password: password, database: "app", tls: .require(.makeClientConfiguration())))
 /// let store = try PostgresTokenStore(client: postgres, configuration: configuration, encryption: .aesGCM(key), logger: logger)
-/// let provider = OAuth2Provider(configuration: configuration, store: store)
+/// let provider = try OAuth2Provider(configuration: configuration, store: store, transport: transport)
 /// // and run `postgres.run()` for as long as the app runs (a ServiceLifecycle service).
 /// ```
 ///
@@ -26,14 +26,14 @@ import Synchronization
 /// guessed at, and an older one is upgraded in place. One row per provider
 /// binding (token endpoint and client id) and account, the account as its
 /// exact UTF-8 bytes (`bytea`), so a store is scoped to one configuration's
-/// ``TokenBinding`` and several providers share a table without meeting.
+/// ``/OAuth2/TokenBinding`` and several providers share a table without meeting.
 ///
-/// **Encryption.** The row holds ``FileTokenStore``'s envelope, so what a
+/// **Encryption.** The row holds ``/OAuth2/FileTokenStore``'s envelope, so what a
 /// database dump holds is what a token file holds: AES-256-GCM under your
 /// key, with the account and the binding as authenticated data. A row
 /// copied to another account, or whose binding columns were changed, does
 /// not decrypt or is refused; it is never read as a token. Plaintext rows
-/// only with ``Encryption/plaintext``, said explicitly.
+/// only with ``/OAuth2/FileTokenStore/Encryption/plaintext``, said explicitly.
 ///
 /// **The account lock.** ``withLock(account:timeout:_:)`` takes a PostgreSQL
 /// advisory lock on a connection it keeps for the lock's duration; loads and
@@ -58,9 +58,9 @@ import Synchronization
 /// row data. While the database is down, calls fail with it; the pool
 /// reconnects by itself when it is back.
 public final class PostgresTokenStore: TokenStore {
-    /// How rows are protected: ``FileTokenStore/Encryption``.
+    /// How rows are protected: ``/OAuth2/FileTokenStore/Encryption``.
     public typealias Encryption = FileTokenStore.Encryption
-    /// A 256-bit key: ``FileTokenStore/EncryptionKey``.
+    /// A 256-bit key: ``/OAuth2/FileTokenStore/EncryptionKey``.
     public typealias EncryptionKey = FileTokenStore.EncryptionKey
 
     /// The table's schema version this library writes.
@@ -87,6 +87,7 @@ public final class PostgresTokenStore: TokenStore {
     ///
     /// - Parameters:
     ///   - client: the app's PostgreSQL client; the app runs it (`run()`).
+    ///   - binding: the provider and client whose tokens the store holds (a configuration's ``/OAuth2/OAuth2Configuration/binding``).
     ///   - table: lowercase letters, digits and `_`, starting with a letter
     ///     or `_`, at most 48 characters.
     ///   - encryption: `.aesGCM(key)`, or `.plaintext` to store rows readable

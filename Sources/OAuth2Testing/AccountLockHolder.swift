@@ -2,7 +2,7 @@ public import OAuth2
 
 /// Holds an account's store lock from another task until released, as
 /// another process or instance would, and can change the store before
-/// letting go: for testing a ``TokenStore`` of your own (exclusion, timeouts,
+/// letting go: for testing a ``/OAuth2/TokenStore`` of your own (exclusion, timeouts,
 /// reads after the lock) and code that waits for a lock.
 ///
 /// ```swift

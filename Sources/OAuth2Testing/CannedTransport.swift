@@ -6,7 +6,7 @@ public import FoundationEssentials
 public import Foundation
 #endif
 
-/// An ``HTTPTransport`` that answers from canned responses and records every request.
+/// An ``/OAuth2/HTTPTransport`` that answers from canned responses and records every request.
 ///
 /// The test double for code built on the framework: queue what the "server"
 /// answers, run the code, then assert on ``requests``.
@@ -18,13 +18,13 @@ public import Foundation
 /// 2. the oldest answer queued for any URL (`for: nil`, the default);
 /// 3. the handler set with ``respond(_:)``, which answers every request it gets
 ///    and is never used up;
-/// 4. otherwise `send` throws ``HTTPTransportError/other(_:)`` naming the
+/// 4. otherwise `send` throws ``/OAuth2/HTTPTransportError/other(_:)`` naming the
 ///    method and the URL without its query.
 ///
-/// Each queued answer is used once. Like ``CurlTransport``, it refuses a URL
-/// that is not `http`/`https` (``HTTPTransportError/unsupportedURL``), throws
-/// ``HTTPTransportError/responseTooLarge`` for a canned body over the request's
-/// ``HTTPTransportRequest/maxResponseSize`` (else ``defaultMaxResponseSize``), throws
+/// Each queued answer is used once. Like ``/OAuth2/CurlTransport``, it refuses a URL
+/// that is not `http`/`https` (``/OAuth2/HTTPTransportError/unsupportedURL``), throws
+/// ``/OAuth2/HTTPTransportError/responseTooLarge`` for a canned body over the request's
+/// ``/OAuth2/HTTPTransportRequest/maxResponseSize`` (else ``defaultMaxResponseSize``), throws
 /// `CancellationError` when the Task is already cancelled, and fills in the
 /// response's `url` with the request's when the canned response has none.
 /// It never follows redirects. Every request that reaches it is recorded,
@@ -45,7 +45,7 @@ public final class CannedTransport: HTTPTransport, Sendable {
 
     private let state = LockedValue(State())
 
-    /// The body size limit applied when a request sets none (1 MiB, as ``CurlTransport``).
+    /// The body size limit applied when a request sets none (1 MiB, as ``/OAuth2/CurlTransport``).
     public let defaultMaxResponseSize: Int
 
     /// Creates a transport with nothing queued.
@@ -73,8 +73,10 @@ public final class CannedTransport: HTTPTransport, Sendable {
 
     /// Queues a response.
     ///
-    /// - Parameter url: answer only a request for this URL (compared without
-    ///   query and fragment), or `nil` to answer the next request for any URL.
+    /// - Parameters:
+    ///   - response: what to answer.
+    ///   - url: answer only a request for this URL (compared without
+    ///     query and fragment), or `nil` to answer the next request for any URL.
     public func enqueue(_ response: HTTPTransportResponse, for url: URL? = nil) {
         add(.response(response), for: url)
     }
@@ -89,7 +91,7 @@ public final class CannedTransport: HTTPTransport, Sendable {
         enqueue(HTTPTransportResponse(status: status, headers: headers, body: Data(json.utf8)), for: url)
     }
 
-    /// Queues an error for `send` to throw, such as ``HTTPTransportError/timeout``.
+    /// Queues an error for `send` to throw, such as ``/OAuth2/HTTPTransportError/timeout``.
     public func enqueue(error: any Error, for url: URL? = nil) {
         add(.failure(error), for: url)
     }

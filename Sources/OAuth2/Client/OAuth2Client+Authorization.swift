@@ -9,7 +9,7 @@ extension OAuth2Client {
     /// user to, with `response_type=code`, a fresh `state` (256 bits) and a
     /// PKCE S256 challenge.
     ///
-    /// The client remembers the returned value for ``openRedirectURL(_:pending:)``;
+    /// The client remembers the returned value for ``openRedirectURL(_:pending:)-(String,_)``;
     /// a server may also keep it (it is `Codable`) in the user's session and
     /// pass it back, on this instance or another.
     ///

@@ -36,6 +36,7 @@ extension OAuth2Client {
     /// - Parameters:
     ///   - assertionType: the `grant_type`, an absolute URI.
     ///   - assertion: the assertion, sent as `assertion`; never logged.
+    ///   - scopes: the scopes to ask for; the configuration's defaults when `nil`.
     /// - Throws: ``OAuth2Error``, the provider's error among them.
     @discardableResult
     public func authenticate(assertionType: String, assertion: Secret, scopes: [String]? = nil) async throws(OAuth2Error) -> AccessToken {

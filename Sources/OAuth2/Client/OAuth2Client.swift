@@ -11,7 +11,7 @@ public import Logging
 ///
 /// NXOAuth2Client's verbs in Swift form: ``requestAccess()``,
 /// ``authorizationURL(redirectURI:scopes:additionalParameters:)``,
-/// ``openRedirectURL(_:pending:)``, ``authenticate(username:password:scopes:)``,
+/// ``openRedirectURL(_:pending:)-(String,_)``, ``authenticate(username:password:scopes:)``,
 /// ``authenticateWithClientCredentials(scopes:)``, ``refreshAccessToken()``,
 /// ``send(_:)``, ``revoke()`` and ``logout()``. Its state lives in a pure
 /// state machine; the client takes a lock, asks the machine what to do,

@@ -17,7 +17,7 @@ extension OAuth2Provider {
     /// PKCE S256 challenge.
     ///
     /// Keep the returned value (it is `Codable`) in the user's session and
-    /// pass it to ``exchange(_:pending:)`` on the callback, on this instance or another.
+    /// pass it to ``exchange(_:pending:)-(String,_)`` on the callback, on this instance or another.
     ///
     /// - Parameters:
     ///   - redirectURI: where the provider sends the user back; registered with the provider.
@@ -129,6 +129,7 @@ extension OAuth2Provider {
     /// - Parameters:
     ///   - assertionType: the `grant_type`, an absolute URI.
     ///   - assertion: the assertion, sent as `assertion`; never logged.
+    ///   - scopes: the scopes to ask for; the configuration's defaults when `nil`.
     /// - Throws: ``OAuth2Error``, the provider's error among them.
     public func assertionToken(assertionType: String, assertion: Secret, scopes: [String]? = nil) async throws(OAuth2Error) -> AccessToken {
         let scopes = scopes ?? configuration.defaultScopes

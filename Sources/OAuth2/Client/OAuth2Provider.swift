@@ -41,8 +41,10 @@ public final class OAuth2Provider: Sendable {
     /// Creates a provider.
     ///
     /// - Parameters:
+    ///   - configuration: the provider's endpoints, client and policies; validated here.
     ///   - store: defaults to an ``InMemoryTokenStore``.
     ///   - transport: typically one ``CurlTransport`` for the whole app; the caller shuts it down.
+    ///   - clock: where expiry is read and device polling sleeps; tests pass a manual one.
     ///   - logger: defaults to a logger that discards everything.
     ///   - telemetry: defaults to the process's swift-metrics and
     ///     swift-distributed-tracing backends (no-ops until bootstrapped).

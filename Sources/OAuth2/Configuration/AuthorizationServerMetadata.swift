@@ -8,7 +8,7 @@ public import Foundation
 /// Connect Discovery 1.0 §3 for an OpenID provider), the fields this client uses.
 ///
 /// Codable with the RFC's field names, so it can be cached as the server
-/// sent it; ``parse(_:expectedIssuer:)`` is what checks it.
+/// sent it; discovery (``discover(issuer:transport:timeout:maxResponseSize:)``) checks it.
 public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
     /// The issuer identifier; equal to the one the metadata was fetched for.
     public let issuer: String

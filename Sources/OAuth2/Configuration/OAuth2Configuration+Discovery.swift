@@ -15,6 +15,10 @@ extension OAuth2Configuration {
     /// ```
     ///
     /// - Parameters:
+    ///   - issuer: the issuer identifier, exactly as the provider states it (`https`).
+    ///   - clientID: the client's id at the provider.
+    ///   - clientSecret: the client's secret; `nil` for a public client.
+    ///   - transport: what the metadata is fetched with.
     ///   - cache: where discovered metadata is kept between calls; without one, every call asks the provider.
     /// - Throws: ``OAuth2Error``: discovery's errors (`issuer_mismatch`,
     ///   `insecure_endpoint`, `http_error`, …); `invalid_configuration` when

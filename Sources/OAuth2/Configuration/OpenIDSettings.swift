@@ -17,7 +17,7 @@ public import Foundation
 /// audiences), `exp`, `iat` and `nbf` within ``clockLeeway``, the `nonce`,
 /// and `at_hash` when present. A refreshed ID token must name the same
 /// issuer and subject. Discovery fills these in
-/// (``OAuth2Configuration/discover(issuer:clientID:clientSecret:transport:)``).
+/// (``OAuth2Configuration/discover(issuer:clientID:clientSecret:transport:cache:)``).
 public struct OpenIDSettings: Sendable, Hashable {
     /// The provider's JSON Web Key Set (`jwks_uri`).
     public var jwksURI: URL

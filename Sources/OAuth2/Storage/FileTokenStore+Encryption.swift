@@ -25,10 +25,12 @@ extension FileTokenStore {
         /// Files are written encrypted with AES-256-GCM under `key`, the account
         /// name and the token's ``TokenBinding`` bound as authenticated data.
         ///
-        /// - Parameter acceptingPlaintextFiles: `false` (the default) refuses a
-        ///   plaintext file, which an attacker who can write the directory could
-        ///   have planted; `true` reads one, for moving an existing store to
-        ///   encryption: each account's file is encrypted when it is next saved.
+        /// - Parameters:
+        ///   - key: the 256-bit key.
+        ///   - acceptingPlaintextFiles: `false` (the default) refuses a
+        ///     plaintext file, which an attacker who can write the directory could
+        ///     have planted; `true` reads one, for moving an existing store to
+        ///     encryption: each account's file is encrypted when it is next saved.
         public static func aesGCM(_ key: EncryptionKey, acceptingPlaintextFiles: Bool = false) -> Encryption {
             Encryption(mode: .aesGCM(key, acceptsPlaintextFiles: acceptingPlaintextFiles))
         }

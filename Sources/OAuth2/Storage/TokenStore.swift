@@ -63,7 +63,10 @@ public protocol TokenStore: Sendable {
     /// Runs `body` holding `account`'s exclusive lock, shared with every
     /// process that uses the same stored tokens (see "The account lock" above).
     ///
-    /// - Parameter timeout: how long to wait for the lock; then `lock_timeout`.
+    /// - Parameters:
+    ///   - account: the account whose lock to hold.
+    ///   - timeout: how long to wait for the lock; then `lock_timeout`.
+    ///   - body: what to run holding it.
     /// - Throws: `lock_timeout`, `store_error` when the lock cannot be taken
     ///   (say, its file cannot be created), `cancelled`, or what `body` throws.
     func withLock<Result: Sendable>(
