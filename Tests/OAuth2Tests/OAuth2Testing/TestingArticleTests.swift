@@ -31,17 +31,17 @@ func makeProvider(store: InMemoryTokenStore, transport: CannedTransport, clock: 
 
     clock.advance(by: .seconds(3600)) // the token has expired
     transport.enqueue(json: #"{"access_token":"new","token_type":"Bearer","expires_in":3600}"#, for: tokenURL)
-    transport.respond { _ in HTTPResponse(status: 200, body: Data(#"{"name":"Alice"}"#.utf8)) }
+    transport.respond { _ in HTTPTransportResponse(status: 200, body: Data(#"{"name":"Alice"}"#.utf8)) }
 
-    try await withThrowingTaskGroup(of: HTTPResponse.self) { group in
+    try await withThrowingTaskGroup(of: HTTPTransportResponse.self) { group in
         for _ in 0..<10 {
-            group.addTask { try await client.send(HTTPRequest(url: apiURL)) }
+            group.addTask { try await client.send(HTTPTransportRequest(url: apiURL)) }
         }
         for try await response in group { #expect(response.status == 200) }
     }
 
     #expect(transport.requests(for: tokenURL).count == 1)
-    #expect(transport.requests(for: apiURL).allSatisfy { $0.headers["Authorization"] == "Bearer new" })
+    #expect(transport.requests(for: apiURL).allSatisfy { $0.headers[.authorization] == "Bearer new" })
 }
 
 @Test func devicePollingWaitsTheProvidersInterval() async throws {
