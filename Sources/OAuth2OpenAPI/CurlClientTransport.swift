@@ -77,7 +77,7 @@ public struct CurlClientTransport: ClientTransport {
             }
             data = collected
         }
-        let response = try await transport.send(OAuth2.HTTPRequest(request, url: url, body: data))
+        let response = try await transport.send(TransportRequest(request, url: url, body: data))
         let head = try HTTPTypes.HTTPResponse(validating: response)
         return (head, response.body.isEmpty ? nil : HTTPBody(response.body))
     }

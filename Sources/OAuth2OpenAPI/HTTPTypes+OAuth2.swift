@@ -10,7 +10,13 @@ import Foundation
 // Every conversion between swift-http-types (what OpenAPIRuntime speaks) and
 // the OAuth2 module's own request, response and header types lives in this
 // one file: OAuth2 is to adopt swift-http-types at its boundary, and then
-// most of this goes.
+// most of this goes. The other files name OAuth2's types only through the
+// aliases below.
+
+/// The request an ``OAuth2/HTTPTransport`` sends (not HTTPTypes' `HTTPRequest`).
+typealias TransportRequest = OAuth2.HTTPRequest
+/// The response an ``OAuth2/HTTPTransport`` returns (not HTTPTypes' `HTTPResponse`).
+typealias TransportResponse = OAuth2.HTTPResponse
 
 extension OAuth2.HTTPHeaders {
     /// The fields in order, names as sent.
@@ -36,10 +42,17 @@ extension HTTPFields {
     }
 }
 
-extension OAuth2.HTTPRequest {
+extension TransportRequest {
     /// The request an OpenAPI client built, to `url` (its base URL and path), with `body`.
     init(_ request: HTTPTypes.HTTPRequest, url: URL, body: Data?) {
         self.init(method: request.method.rawValue, url: url, headers: OAuth2.HTTPHeaders(request.headerFields), body: body)
+    }
+
+    /// What ``SigningTransport`` is given for an OpenAPI client's request:
+    /// its method and URL only (the next hop sends the request itself), and
+    /// redirects returned, not followed: following them is the next hop's business.
+    init(signing request: HTTPTypes.HTTPRequest, url: URL) {
+        self.init(method: request.method.rawValue, url: url, redirects: .never)
     }
 
     /// The `Authorization` field ``SigningTransport`` set, if any.
@@ -67,7 +80,7 @@ extension HTTPTypes.HTTPResponse {
     ///
     /// - Throws: ``HTTPTransportError`` for a status outside 100–999 or a
     ///   header field name that is not an HTTP token.
-    init(validating response: OAuth2.HTTPResponse) throws(HTTPTransportError) {
+    init(validating response: TransportResponse) throws(HTTPTransportError) {
         guard (100...999).contains(response.status) else {
             throw HTTPTransportError.other("the response has status \(response.status), outside 100–999")
         }
@@ -75,7 +88,7 @@ extension HTTPTypes.HTTPResponse {
     }
 }
 
-extension OAuth2.HTTPResponse {
+extension TransportResponse {
     /// The status and header fields of an OpenAPI transport's response, for
     /// ``SigningTransport`` to read its Bearer challenge; the body stays with the caller.
     init(headOf response: HTTPTypes.HTTPResponse, url: URL) {

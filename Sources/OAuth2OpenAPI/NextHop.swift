@@ -50,12 +50,12 @@ final class NextHop: HTTPTransport {
         return error
     }
 
-    func send(_ signed: OAuth2.HTTPRequest) async throws -> OAuth2.HTTPResponse {
+    func send(_ signed: TransportRequest) async throws -> TransportResponse {
         let request = signed.authorization.map(self.request.authorized) ?? self.request
         do {
             let (response, responseBody) = try await next(request, body, baseURL)
             outcome.withLock { $0 = .answered(response, responseBody) }
-            return OAuth2.HTTPResponse(headOf: response, url: signed.url)
+            return TransportResponse(headOf: response, url: signed.url)
         } catch {
             outcome.withLock { $0 = .failed(error) }
             throw error

@@ -89,10 +89,7 @@ public struct OAuth2Middleware: ClientMiddleware {
         return try await withoutActuallyEscaping(next) { next in
             let hop = NextHop(request: request, body: replayable, baseURL: baseURL, next: next)
             do {
-                // The next hop decides about redirects: the signing transport
-                // must not follow one by itself.
-                let signed = OAuth2.HTTPRequest(method: request.method.rawValue, url: url, redirects: .never)
-                _ = try await SigningTransport(wrapping: hop, tokenSource: tokenSource).send(signed)
+                _ = try await SigningTransport(wrapping: hop, tokenSource: tokenSource).send(TransportRequest(signing: request, url: url))
             } catch {
                 throw hop.failure ?? error
             }
