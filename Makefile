@@ -28,8 +28,8 @@ PROVIDERS = --name main --name short --name rotate --name grace --name oidc
 
 # The architecture's rules that the compiler does not check: the folders of
 # Sources/OAuth2 depend on each other one way (README, "Architecture"), and
-# OAuth2, OAuth2Testing and OAuth2Loopback depend on nothing that pulls in
-# SwiftNIO or postgres-nio. And the whole tree is as swift format leaves it.
+# OAuth2, OAuth2Testing, OAuth2Loopback and OAuth2OpenAPI depend on nothing
+# that pulls in SwiftNIO or postgres-nio. And the whole tree is as swift format leaves it.
 lint: deps
 	@python3 scripts/check-layers.py
 	@python3 scripts/check-isolation.py $(SWIFT)

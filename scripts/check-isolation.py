@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""The OAuth2, OAuth2Testing and OAuth2Loopback products build without
-SwiftNIO or postgres-nio: what each target may depend on, checked from the
-manifest (`swift package describe`), so an app that uses only them never
-compiles the PostgreSQL store's dependencies.
+"""The OAuth2, OAuth2Testing, OAuth2Loopback and OAuth2OpenAPI products
+build without SwiftNIO or postgres-nio: what each target may depend on,
+checked from the manifest (`swift package describe`), so an app that uses
+only them never compiles the PostgreSQL store's dependencies. OAuth2OpenAPI
+may use swift-openapi-runtime and swift-http-types, which are NIO-free;
+their own dependencies are checked from the resolved packages' manifests.
 
 Checked once by hand from a clean scratch folder as well:
 `swift build --target OAuth2 --scratch-path /tmp/x` compiles Crypto, its
@@ -17,7 +19,12 @@ ALLOWED = {
     "OAuth2": ({"CCurl"}, {"Crypto", "_CryptoExtras", "Logging", "HTTPTypes", "CoreMetrics", "Tracing"}),
     "OAuth2Testing": ({"OAuth2"}, set()),
     "OAuth2Loopback": ({"OAuth2"}, set()),
+    "OAuth2OpenAPI": ({"OAuth2"}, {"OpenAPIRuntime", "HTTPTypes"}),
 }
+
+# The packages OAuth2OpenAPI's products come from may depend on these only
+# (none brings SwiftNIO); a new one is a decision, made here.
+OPENAPI_PACKAGES_MAY_USE = {"swift-http-types"}
 
 swift = sys.argv[1] if len(sys.argv) > 1 else "swift"
 description = json.loads(subprocess.run([swift, "package", "describe", "--type", "json"], check=True, capture_output=True, text=True).stdout)
@@ -32,6 +39,30 @@ for name, (allowed_targets, allowed_products) in ALLOWED.items():
     extra_products = set(target.get("product_dependencies") or []) - allowed_products
     if extra_targets or extra_products:
         problems.append(f"{name} depends on {sorted(extra_targets | extra_products)}: only {sorted(allowed_targets | allowed_products)} keep it free of SwiftNIO and postgres-nio")
+
+# What those packages depend on in turn, as resolved (`swift package
+# show-dependencies`): a newer swift-openapi-runtime that brought SwiftNIO
+# would fail here.
+def dependencies_of(node, identity):
+    if node.get("identity") == identity:
+        return node.get("dependencies") or []
+    for child in node.get("dependencies") or []:
+        found = dependencies_of(child, identity)
+        if found is not None:
+            return found
+    return None
+
+
+graph = json.loads(subprocess.run([swift, "package", "show-dependencies", "--format", "json"], check=True, capture_output=True, text=True).stdout)
+for identity in ("swift-openapi-runtime", "swift-http-types"):
+    children = dependencies_of(graph, identity)
+    if children is None:
+        problems.append(f"{identity} is not among the resolved packages")
+        continue
+    extra = sorted({child.get("identity", "") for child in children} - OPENAPI_PACKAGES_MAY_USE)
+    if extra:
+        problems.append(f"{identity} depends on {extra}: OAuth2OpenAPI must stay free of SwiftNIO")
+
 if problems:
     print("check-isolation: " + "\n  ".join(problems), file=sys.stderr)
     sys.exit(1)

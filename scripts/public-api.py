@@ -18,7 +18,7 @@ import re
 import subprocess
 import sys
 
-MODULES = ["OAuth2", "OAuth2Testing", "OAuth2Loopback", "OAuth2Postgres"]
+MODULES = ["OAuth2", "OAuth2Testing", "OAuth2Loopback", "OAuth2Postgres", "OAuth2OpenAPI"]
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 RECORD = ROOT / "API"
 

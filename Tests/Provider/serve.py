@@ -228,6 +228,7 @@ def describe(arguments, port, users, clients):
             "login": f"{base}/accounts/login/",
             "api_me": f"{base}/api/me",
             "api_admin": f"{base}/api/admin",
+            "api_echo": f"{base}/api/echo",
             # This test provider's own: see provider/testing.py.
             "test_token_requests": f"{base}/test/token-requests",
             "test_grants": f"{base}/test/grants",

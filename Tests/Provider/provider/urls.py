@@ -25,6 +25,7 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("api/me", views.me, name="api-me"),
     path("api/admin", views.admin, name="api-admin"),
+    path("api/echo", views.echo, name="api-echo"),
     # For the test harness only: what the token endpoint saw, whether a grant is
     # alive, a held token response. See provider/testing.py.
     path("test/token-requests", testing.token_requests, name="test-token-requests"),

@@ -1,5 +1,7 @@
 """The protected resource: what a correct RFC 6750 resource server answers."""
 
+import json
+
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
@@ -59,3 +61,23 @@ def admin(request):
     if denied is not None:
         return denied
     return JsonResponse(_identity(oauthlib_request))
+
+
+@csrf_exempt
+@require_http_methods(["POST"])
+def echo(request):
+    """Needs a token; answers the JSON object it was sent, under `echo`, with
+    who sent it: a client's request body can be seen to arrive (again, after
+    a refresh and a retry)."""
+    oauthlib_request, denied = _authorize(request, scopes=[])
+    if denied is not None:
+        return denied
+    try:
+        sent = json.loads(request.body)
+    except ValueError:
+        return JsonResponse({"error": "invalid_json"}, status=400)
+    if not isinstance(sent, dict):
+        return JsonResponse({"error": "not_an_object"}, status=400)
+    identity = _identity(oauthlib_request)
+    identity["echo"] = sent
+    return JsonResponse(identity)

@@ -1,0 +1,64 @@
+import HTTPTypes
+import OAuth2
+import OpenAPIRuntime
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The rest of a generated client's chain (the next middleware, then the
+/// transport) as an ``OAuth2/HTTPTransport``, so that ``OAuth2/SigningTransport``
+/// can sign, refresh and retry in front of it.
+///
+/// It sends the generated client's own request, adding only the
+/// `Authorization` field the signing transport set, with the original body.
+/// It keeps the last answer, body unread, for the middleware to return, and
+/// the chain's error as thrown, which the signing transport would otherwise
+/// turn into an ``OAuth2/OAuth2Error``.
+final class NextHop: HTTPTransport {
+    typealias Next = @Sendable (HTTPTypes.HTTPRequest, HTTPBody?, URL) async throws -> (HTTPTypes.HTTPResponse, HTTPBody?)
+
+    private enum Outcome {
+        case answered(HTTPTypes.HTTPResponse, HTTPBody?)
+        case failed(any Error)
+    }
+
+    private let request: HTTPTypes.HTTPRequest
+    private let body: HTTPBody?
+    private let baseURL: URL
+    private let next: Next
+    private let outcome = LockedValue<Outcome?>(nil)
+
+    init(request: HTTPTypes.HTTPRequest, body: HTTPBody?, baseURL: URL, next: @escaping Next) {
+        self.request = request
+        self.body = body
+        self.baseURL = baseURL
+        self.next = next
+    }
+
+    /// The last response and its unread body, if the last attempt got one.
+    var answer: (HTTPTypes.HTTPResponse, HTTPBody?)? {
+        guard case .answered(let response, let body) = outcome.withLock({ $0 }) else { return nil }
+        return (response, body)
+    }
+
+    /// What the chain threw, if the last attempt failed.
+    var failure: (any Error)? {
+        guard case .failed(let error) = outcome.withLock({ $0 }) else { return nil }
+        return error
+    }
+
+    func send(_ signed: TransportRequest) async throws -> TransportResponse {
+        let request = self.request.adding(signed.addedFields)
+        do {
+            let (response, responseBody) = try await next(request, body, baseURL)
+            outcome.withLock { $0 = .answered(response, responseBody) }
+            return TransportResponse(headOf: response, url: signed.url)
+        } catch {
+            outcome.withLock { $0 = .failed(error) }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,117 @@
+public import HTTPTypes
+public import OAuth2
+public import OpenAPIRuntime
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// A swift-openapi-runtime `ClientMiddleware` that signs a generated
+/// client's requests with bearer tokens from a ``OAuth2/TokenSource`` (an
+/// ``OAuth2/OAuth2Client``, say), the way ``OAuth2/OAuth2Client/send(_:)`` does:
+/// it hands each request to a ``OAuth2/SigningTransport``, so the rules are
+/// the framework's, written once:
+///
+/// - a token refreshed before it expires (the source's job);
+/// - on a 401 with `invalid_token` (or without a challenge), one refresh and
+///   one retry; a second 401 throws `invalid_token` and the source drops the
+///   token; a 401 or 403 naming `insufficient_scope` throws
+///   `insufficient_scope` and is not retried; a 429 throws `rate_limited`;
+/// - a token only over `https`, or `http` to a loopback host (`insecure_endpoint`).
+///
+/// The token goes only to the origins (scheme, host and port) the
+/// middleware was made for: a request whose server URL is on another origin
+/// is passed on untouched, without a token. A request that already has an
+/// `Authorization` field is passed on untouched too: the caller chose its
+/// credentials, and they are neither replaced nor retried.
+///
+/// A retry sends the request body again. A body that can be read many
+/// times (`iterationBehavior` `.multiple`, as generated clients make for
+/// JSON) is simply read again; one that can be read once (`.single`, a
+/// stream) is buffered first, at most ``maxBufferedBodySize`` bytes, and a
+/// larger one is refused before anything is sent (`invalid_configuration`).
+///
+/// Errors reach the generated client's caller as the `underlyingError` of
+/// its `ClientError`: an ``OAuth2/OAuth2Error`` from signing, or what the
+/// next middleware or the transport threw, as it threw it.
+///
+/// ```swift
+/// let serverURL = try Servers.Server1.url()
+/// let client = Client(
+///     serverURL: serverURL,
+///     transport: CurlClientTransport(transport),
+///     middlewares: [OAuth2Middleware(tokenSource: provider.client(account: userID), serverURL: serverURL)]
+/// )
+/// ```
+public struct OAuth2Middleware: ClientMiddleware {
+    /// Where tokens come from.
+    public let tokenSource: any TokenSource
+    /// The largest `.single` request body buffered so it can be sent again
+    /// after a refresh, in bytes (1 MiB by default).
+    public var maxBufferedBodySize: Int
+    private let origins: [Origin]
+
+    /// Signs requests to `serverURL`'s origin (the one the generated client is made with).
+    public init(tokenSource: any TokenSource, serverURL: URL, maxBufferedBodySize: Int = 1 << 20) {
+        self.init(tokenSource: tokenSource, allowedOrigins: [serverURL], maxBufferedBodySize: maxBufferedBodySize)
+    }
+
+    /// Signs requests to the origins of `allowedOrigins` (only their scheme,
+    /// host and port count); requests to any other go unsigned.
+    public init(tokenSource: any TokenSource, allowedOrigins: [URL], maxBufferedBodySize: Int = 1 << 20) {
+        self.tokenSource = tokenSource
+        self.origins = allowedOrigins.map(Origin.init)
+        self.maxBufferedBodySize = maxBufferedBodySize
+    }
+
+    /// Signs `request` when it goes to an allowed origin and has no
+    /// `Authorization` of its own, refreshing and retrying once as described above.
+    ///
+    /// - Throws: ``OAuth2/OAuth2Error`` as ``OAuth2/SigningTransport/send(_:)``
+    ///   throws it, `invalid_configuration` for a `.single` body over
+    ///   ``maxBufferedBodySize``; whatever `next` threw, as it is.
+    public func intercept(
+        _ request: HTTPTypes.HTTPRequest,
+        body: HTTPBody?,
+        baseURL: URL,
+        operationID: String,
+        next: @Sendable (HTTPTypes.HTTPRequest, HTTPBody?, URL) async throws -> (HTTPTypes.HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPTypes.HTTPResponse, HTTPBody?) {
+        guard !request.hasAuthorization,
+            let url = OpenAPIRequestURL.make(baseURL: baseURL, path: request.path),
+            origins.contains(Origin(url))
+        else {
+            return try await next(request, body, baseURL)
+        }
+        let replayable = try await replayable(body, operationID: operationID)
+        return try await withoutActuallyEscaping(next) { next in
+            let hop = NextHop(request: request, body: replayable, baseURL: baseURL, next: next)
+            do {
+                _ = try await SigningTransport(wrapping: hop, tokenSource: tokenSource).send(TransportRequest(signing: request, url: url))
+            } catch {
+                throw hop.failure ?? error
+            }
+            guard let answer = hop.answer else {
+                throw OAuth2Error(code: .transportError, message: "the signed request of \(operationID) got no response")
+            }
+            return answer
+        }
+    }
+
+    /// A body that can be sent twice: `body` itself unless it can be read only once.
+    private func replayable(_ body: HTTPBody?, operationID: String) async throws -> HTTPBody? {
+        guard let body, body.iterationBehavior == .single else { return body }
+        guard let data = try await body.collected(upTo: maxBufferedBodySize) else {
+            throw OAuth2Error(
+                code: .invalidConfiguration,
+                message: """
+                    the request body of \(operationID) can be read only once and is over the \(maxBufferedBodySize) bytes \
+                    buffered to send it again after a refresh: raise maxBufferedBodySize, or give a body that can be read again
+                    """
+            )
+        }
+        return HTTPBody(data)
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import OAuth2
+import OAuth2OpenAPI
+import OAuth2Testing
+import OpenAPIRuntime
+import Testing
+
+/// The client generated from openapi.yaml (Generated/), signed by
+/// ``OAuth2Middleware`` and sent by ``CurlClientTransport`` over libcurl,
+/// against the real local provider. What the API server saw is recorded
+/// below the OpenAPI transport. Serialized: tests count the provider's token
+/// requests for the `password` client.
+@Suite(
+    .serialized,
+    .enabled(if: Provider.mainIsConfigured, "needs the local provider: `make test` starts it and sets OAUTH2_IT_PROVIDER"))
+final class GeneratedClientTests {
+    let curl = CurlTransport()
+    let api: RecordingTransport
+
+    init() {
+        api = RecordingTransport(curl)
+    }
+
+    deinit {
+        let curl = curl
+        Task { await curl.shutdown() }
+    }
+
+    /// A generated client for `serverURL`, signing for `signs` (default: the same origin).
+    private func generatedClient(_ account: any TokenSource, serverURL: URL, signs: URL? = nil) -> Client {
+        Client(
+            serverURL: serverURL,
+            transport: CurlClientTransport(api),
+            middlewares: [OAuth2Middleware(tokenSource: account, serverURL: signs ?? serverURL)]
+        )
+    }
+
+    private func underlyingOAuth2Error(_ error: (any Error)?) -> OAuth2Error? {
+        (error as? ClientError)?.underlyingError as? OAuth2Error
+    }
+
+    @Test func aSignedCallReturnsTheUser() async throws {
+        let provider = try Provider.main()
+        let account = try await provider.signedInClient(transport: curl)
+        let client = generatedClient(account, serverURL: try provider.serverURL())
+
+        let identity = try await client.getMe().ok.body.json
+
+        #expect(identity.username == "alice")
+        #expect(api.requests.count == 1)
+        let token = try #require(account.currentToken).accessToken.value
+        #expect(api.requests.first?.headers[.authorization] == "Bearer \(token)")
+    }
+
+    @Test func aRequestBodyArrivesAsJSON() async throws {
+        let provider = try Provider.main()
+        let account = try await provider.signedInClient(transport: curl)
+        let client = generatedClient(account, serverURL: try provider.serverURL())
+
+        let answer = try await client.echo(body: .json(.init(message: "hello, API", count: 3))).ok.body.json
+
+        #expect(answer.echo == .init(message: "hello, API", count: 3))
+        #expect(answer.username == "alice")
+    }
+
+    @Test(.enabled(if: Provider.shortIsConfigured, "needs the 2-second provider: `make test` sets OAUTH2_IT_SHORT_PROVIDER"))
+    func anExpiredTokenIsRefreshedBeforeTheCall() async throws {
+        let provider = try Provider.short()
+        let account = try await provider.signedInClient(transport: curl)
+        let first = try #require(account.currentToken)
+        let client = generatedClient(account, serverURL: try provider.serverURL())
+        let before = try await provider.successfulTokenRequests(grantType: "refresh_token")
+        // Past the 2-second token's end: the client knows it expired.
+        try await Task.sleep(for: .milliseconds(2200))
+
+        let identity = try await client.getMe().ok.body.json
+
+        #expect(identity.username == "alice")
+        #expect(try await provider.successfulTokenRequests(grantType: "refresh_token") == before + 1)
+        #expect(api.requests.count == 1, "refreshed before the call: no 401 and no retry")
+        #expect(api.requests.first?.headers[.authorization] != "Bearer \(first.accessToken.value)")
+    }
+
+    /// Signed in on the 2-second provider with a client whose clock stands
+    /// still, then past the token's end: the provider rejects a token the
+    /// client believes fresh, as it would one revoked or otherwise made invalid.
+    private func signedInWithAStaleToken(_ provider: Provider) async throws -> OAuth2Client {
+        let account = try await provider.signedInClient(transport: curl, clock: ManualClock(Date()))
+        try await Task.sleep(for: .milliseconds(2500))
+        return account
+    }
+
+    @Test(.enabled(if: Provider.shortIsConfigured, "needs the 2-second provider: `make test` sets OAUTH2_IT_SHORT_PROVIDER"))
+    func aTokenTheServerRejectsIsRefreshedOnceAndTheCallRetriedOnce() async throws {
+        let provider = try Provider.short()
+        let account = try await signedInWithAStaleToken(provider)
+        let rejected = try #require(account.currentToken).accessToken
+        let client = generatedClient(account, serverURL: try provider.serverURL())
+        let before = try await provider.successfulTokenRequests(grantType: "refresh_token")
+
+        let identity = try await client.getMe().ok.body.json
+
+        #expect(identity.username == "alice")
+        #expect(try await provider.successfulTokenRequests(grantType: "refresh_token") == before + 1)
+        #expect(api.requests.count == 2)
+        #expect(api.requests.first?.headers[.authorization] == "Bearer \(rejected.value)")
+        let fresh = try #require(account.currentToken).accessToken
+        #expect(fresh != rejected)
+        #expect(api.requests.last?.headers[.authorization] == "Bearer \(fresh.value)")
+    }
+
+    @Test(.enabled(if: Provider.shortIsConfigured, "needs the 2-second provider: `make test` sets OAUTH2_IT_SHORT_PROVIDER"))
+    func theRequestBodyIsSentAgainOnTheRetry() async throws {
+        let provider = try Provider.short()
+        let account = try await signedInWithAStaleToken(provider)
+        let client = generatedClient(account, serverURL: try provider.serverURL())
+
+        let answer = try await client.echo(body: .json(.init(message: "sent twice", count: 2))).ok.body.json
+
+        #expect(answer.echo == .init(message: "sent twice", count: 2))
+        #expect(api.requests.count == 2)
+        let bodies = api.requests.map { $0.body }
+        #expect(bodies.first != nil && bodies.first == bodies.last)
+    }
+
+    @Test func aGrantRevokedAtTheProviderEndsInATypedErrorAfterOneAttempt() async throws {
+        let provider = try Provider.main()
+        let account = try await provider.signedInClient(transport: curl)
+        // Revoking the refresh token revokes its access token too: nothing left to refresh with.
+        try await provider.revoke(try #require(account.currentToken?.refreshToken), hint: "refresh_token")
+        let client = generatedClient(account, serverURL: try provider.serverURL())
+
+        let error = await #expect(throws: ClientError.self) { _ = try await client.getMe() }
+
+        #expect(underlyingOAuth2Error(error)?.code == .reauthorizationRequired)
+        #expect(api.requests.count == 1, "the refresh failed: no retry")
+        #expect(account.currentToken == nil, "the lost grant's token is deleted")
+    }
+
+    @Test func aServerURLOnAnotherOriginNeverGetsTheToken() async throws {
+        let provider = try Provider.main()
+        let account = try await provider.signedInClient(transport: curl)
+        let server = try provider.serverURL()
+        // Same server, another host name: another origin (RFC 6454).
+        let elsewhere = try #require(URL(string: server.absoluteString.replacingOccurrences(of: "127.0.0.1", with: "localhost")))
+        let client = generatedClient(account, serverURL: elsewhere, signs: server)
+
+        let output = try await client.getMe()
+
+        // The other origin's 401 comes back as the documented response, untouched: no refresh, no retry.
+        guard case .unauthorized = output else {
+            Issue.record("expected the documented 401, got \(output)")
+            return
+        }
+        #expect(api.requests.count == 1)
+        #expect(api.requests.first?.url.host == "localhost")
+        #expect(api.requests.first?.headers[.authorization] == nil)
+    }
+
+    @Test func aMissingScopeIsReportedAndNotRetried() async throws {
+        let provider = try Provider.main()
+        let account = try await provider.signedInClient(transport: curl)
+        let client = generatedClient(account, serverURL: try provider.serverURL())
+        let before = try await provider.successfulTokenRequests(grantType: "refresh_token")
+
+        let error = await #expect(throws: ClientError.self) { _ = try await client.getAdmin() }
+
+        #expect(underlyingOAuth2Error(error)?.code == .insufficientScope)
+        #expect(underlyingOAuth2Error(error)?.httpStatus == 403)
+        #expect(api.requests.count == 1)
+        #expect(try await provider.successfulTokenRequests(grantType: "refresh_token") == before)
+    }
+
+    @Test func userinfoAnswersForAnOpenIDToken() async throws {
+        let provider = try Provider.main()
+        let account = try await provider.signedInClient(transport: curl, scopes: ["openid", "email"])
+        let client = generatedClient(account, serverURL: try provider.serverURL())
+
+        let claims = try await client.getUserInfo().ok.body.json
+
+        #expect(!claims.sub.isEmpty)
+        #expect(claims.email == "alice@example.com")
+    }
+}
