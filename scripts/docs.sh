@@ -10,7 +10,7 @@ SWIFT="${SWIFT:-swift}"
 out=.build/docs
 mkdir -p "$out"
 exec "$SWIFT" package --allow-writing-to-directory "$out" generate-documentation \
-    --target OAuth2 --target OAuth2Testing --target OAuth2Loopback --target OAuth2Postgres \
+    --target OAuth2 --target OAuth2Testing --target OAuth2Loopback --target OAuth2Postgres --target OAuth2OpenAPI \
     --enable-experimental-combined-documentation \
     --warnings-as-errors \
     --output-path "$out/swift-oauth2.doccarchive"

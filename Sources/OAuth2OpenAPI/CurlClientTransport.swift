@@ -9,7 +9,7 @@ public import Foundation
 #endif
 
 /// A swift-openapi-runtime `ClientTransport` over the framework's
-/// ``OAuth2/CurlTransport`` (libcurl), so a generated client needs no
+/// ``/OAuth2/CurlTransport`` (libcurl), so a generated client needs no
 /// SwiftNIO, which the AsyncHTTPClient transport would bring.
 ///
 /// ```swift
@@ -25,13 +25,13 @@ public import Foundation
 ///   (which holds the query), with its method and header fields as given.
 /// - The request body is read whole, at most ``maxRequestBodySize`` bytes,
 ///   before anything is sent; the response body comes back whole, bounded
-///   by the inner transport (``OAuth2/CurlTransport/Configuration/maxResponseSize``,
+///   by the inner transport (``/OAuth2/CurlTransport/Configuration/maxResponseSize``,
 ///   1 MiB by default).
-/// - Redirects are the inner transport's default: ``OAuth2/CurlTransport``
+/// - Redirects are the inner transport's default: ``/OAuth2/CurlTransport``
 ///   returns them as responses.
 /// - Any status is a response. When no response arrives, `send` throws the
-///   inner transport's error (``OAuth2/HTTPTransportError`` from
-///   ``OAuth2/CurlTransport``, or `CancellationError`), which the generated
+///   inner transport's error (``/OAuth2/HTTPTransportError`` from
+///   ``/OAuth2/CurlTransport``, or `CancellationError`), which the generated
 ///   client hands on as the `underlyingError` of a `ClientError`. No error
 ///   message holds a header value or a body.
 ///
@@ -42,8 +42,8 @@ public struct CurlClientTransport: ClientTransport {
     /// The largest request body sent, in bytes (1 MiB by default).
     public var maxRequestBodySize: Int
 
-    /// Sends through `transport`: normally the app's shared ``OAuth2/CurlTransport``;
-    /// any ``OAuth2/HTTPTransport`` works (in tests, `OAuth2Testing.CannedTransport`).
+    /// Sends through `transport`: normally the app's shared ``/OAuth2/CurlTransport``;
+    /// any ``/OAuth2/HTTPTransport`` works (in tests, `OAuth2Testing.CannedTransport`).
     ///
     /// Shutting the transport down stays the caller's job.
     public init(_ transport: any HTTPTransport, maxRequestBodySize: Int = 1 << 20) {
@@ -53,7 +53,7 @@ public struct CurlClientTransport: ClientTransport {
 
     /// Sends one request of a generated client and returns the whole response.
     ///
-    /// - Throws: ``OAuth2/HTTPTransportError`` `.unsupportedURL` when the
+    /// - Throws: ``/OAuth2/HTTPTransportError`` `.unsupportedURL` when the
     ///   server URL and path do not make an absolute `http`/`https` URL,
     ///   `.invalidRequest` for a body over ``maxRequestBodySize``, `.other` for
     ///   a response that HTTPTypes cannot hold (a status outside 100–999, a

@@ -11,9 +11,9 @@ import Foundation
 // what is left to convert is the request head plus a body and a URL on one
 // side, and the transport's request on the other.
 
-/// The request an ``OAuth2/HTTPTransport`` sends.
+/// The request an ``/OAuth2/HTTPTransport`` sends.
 typealias TransportRequest = HTTPTransportRequest
-/// The response an ``OAuth2/HTTPTransport`` returns.
+/// The response an ``/OAuth2/HTTPTransport`` returns.
 typealias TransportResponse = HTTPTransportResponse
 
 extension TransportRequest {

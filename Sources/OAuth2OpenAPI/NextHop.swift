@@ -9,14 +9,14 @@ import Foundation
 #endif
 
 /// The rest of a generated client's chain (the next middleware, then the
-/// transport) as an ``OAuth2/HTTPTransport``, so that ``OAuth2/SigningTransport``
+/// transport) as an ``/OAuth2/HTTPTransport``, so that ``/OAuth2/SigningTransport``
 /// can sign, refresh and retry in front of it.
 ///
 /// It sends the generated client's own request, adding only the
 /// `Authorization` field the signing transport set, with the original body.
 /// It keeps the last answer, body unread, for the middleware to return, and
 /// the chain's error as thrown, which the signing transport would otherwise
-/// turn into an ``OAuth2/OAuth2Error``.
+/// turn into an ``/OAuth2/OAuth2Error``.
 final class NextHop: HTTPTransport {
     typealias Next = @Sendable (HTTPTypes.HTTPRequest, HTTPBody?, URL) async throws -> (HTTPTypes.HTTPResponse, HTTPBody?)
 

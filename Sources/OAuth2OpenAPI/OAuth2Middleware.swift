@@ -9,9 +9,9 @@ public import Foundation
 #endif
 
 /// A swift-openapi-runtime `ClientMiddleware` that signs a generated
-/// client's requests with bearer tokens from a ``OAuth2/TokenSource`` (an
-/// ``OAuth2/OAuth2Client``, say), the way ``OAuth2/OAuth2Client/send(_:)`` does:
-/// it hands each request to a ``OAuth2/SigningTransport``, so the rules are
+/// client's requests with bearer tokens from a ``/OAuth2/TokenSource`` (an
+/// ``/OAuth2/OAuth2Client``, say), the way ``/OAuth2/OAuth2Client/send(_:)`` does:
+/// it hands each request to a ``/OAuth2/SigningTransport``, so the rules are
 /// the framework's, written once:
 ///
 /// - a token refreshed before it expires (the source's job);
@@ -34,7 +34,7 @@ public import Foundation
 /// larger one is refused before anything is sent (`invalid_configuration`).
 ///
 /// Errors reach the generated client's caller as the `underlyingError` of
-/// its `ClientError`: an ``OAuth2/OAuth2Error`` from signing, or what the
+/// its `ClientError`: an ``/OAuth2/OAuth2Error`` from signing, or what the
 /// next middleware or the transport threw, as it threw it.
 ///
 /// ```swift
@@ -69,7 +69,7 @@ public struct OAuth2Middleware: ClientMiddleware {
     /// Signs `request` when it goes to an allowed origin and has no
     /// `Authorization` of its own, refreshing and retrying once as described above.
     ///
-    /// - Throws: ``OAuth2/OAuth2Error`` as ``OAuth2/SigningTransport/send(_:)``
+    /// - Throws: ``/OAuth2/OAuth2Error`` as ``/OAuth2/SigningTransport/send(_:)``
     ///   throws it, `invalid_configuration` for a `.single` body over
     ///   ``maxBufferedBodySize``; whatever `next` threw, as it is.
     public func intercept(
