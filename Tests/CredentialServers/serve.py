@@ -2,7 +2,7 @@
 """Resource servers for the credential helper tests: python3's standard library only.
 
     serve.py git  --check-url URL --repos DIR
-    serve.py kube --check-url URL
+    serve.py kube --check-url URL [--tls-cert PEM --tls-key PEM]
 
 Binds 127.0.0.1 on a free port and prints it as the first line of stdout.
 Every request must carry an access token, as HTTP Basic's password (git) or
@@ -15,7 +15,7 @@ git: the repositories under --repos, served by `git http-backend` as a CGI
 (clone, fetch and push). kube: any GET answers 200 with a small JSON object
 (`kubectl get --raw /api/v1/ping` prints it).
 
-One line per request on stderr: method, path, "ok" or "refused".
+One line per request on stderr: method, path, (the Authorization scheme, or none), "ok" or "refused".
 """
 import argparse
 import base64
@@ -61,7 +61,8 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def note(self, outcome):
-        sys.stderr.write(f"{self.command} {self.path} {outcome}\n")
+        scheme = (self.headers.get("Authorization") or "none").split(" ")[0]
+        sys.stderr.write(f"{self.command} {self.path} ({scheme}) {outcome}\n")
         sys.stderr.flush()
 
     def authorized(self):
@@ -161,6 +162,8 @@ def main():
     parser.add_argument("mode", choices=["git", "kube"])
     parser.add_argument("--check-url", required=True)
     parser.add_argument("--repos")
+    parser.add_argument("--tls-cert", help="serve https with this PEM certificate (and --tls-key)")
+    parser.add_argument("--tls-key")
     arguments = parser.parse_args()
     if arguments.mode == "git" and not arguments.repos:
         parser.error("git needs --repos")
@@ -168,6 +171,11 @@ def main():
     server.mode = arguments.mode
     server.check_url = arguments.check_url
     server.repos = arguments.repos
+    if arguments.tls_cert:
+        import ssl
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(arguments.tls_cert, arguments.tls_key)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     print(server.server_address[1], flush=True)
     try:
         server.serve_forever()

@@ -173,22 +173,41 @@ struct CredentialHelperTests {
         let log = try await Self.git(["git", "-C", repos + "/project.git", "log", "--format=%s"], cli)
         #expect(log.stdout == "more\nfirst\n")
 
-        // The access token revoked at the provider: git's first try fails with
-        // it, git erases it, the helper refreshes; the next try succeeds.
-        try await Self.revokeAccessToken(provider, token.accessToken.value)
+        // The server rejects the stored access token (here: the store holds a
+        // forged one beside the good refresh token): git's try fails, git
+        // erases that password, the helper refreshes; the next try succeeds.
+        var forged = token
+        forged.accessToken = Secret("forged-access-token")
+        try await FileTokenStore(directory: cli.store).save(forged, account: "local")
         let rejected = try await Self.gitWithHelper(["-C", clone, "fetch", "-q"], cli)
         #expect(rejected.status != 0)
         let renewed = try #require(try await cli.storedToken(account: "local"))
-        #expect(renewed.accessToken != token.accessToken)
+        #expect(renewed.accessToken != forged.accessToken && renewed.accessToken != token.accessToken)
         let fetched = try await Self.gitWithHelper(["-C", clone, "fetch", "-q"], cli)
         #expect(fetched.status == 0, "\(fetched.stderr)")
 
+        // The access token revoked at the provider: this provider (DOT) ends
+        // the grant with it, so the refresh after git's erase fails and the
+        // token is deleted; git fails until the next sign-in.
+        try await Self.revokeAccessToken(provider, renewed.accessToken.value)
+        let revokedAccess = try await Self.gitWithHelper(["-C", clone, "fetch", "-q"], cli)
+        #expect(revokedAccess.status != 0)
+        #expect(try await cli.storedToken(account: "local") == nil)
+        let afterwards = try await Self.gitWithHelper(["-C", clone, "fetch", "-q"], cli)
+        #expect(afterwards.status != 0)
+        #expect(afterwards.stderr.contains("error: not_authenticated"), "\(afterwards.stderr)")
+        #expect(!afterwards.stderr.contains(renewed.accessToken.value))
+
+        // Signed in again, then revoked and deleted here with oauth2 revoke: git fails again.
+        let again = try await cli.run(
+            ["password", "--provider", "local", "--username", "alice", "--password-stdin"], input: try provider.password(of: "alice") + "\n")
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try await Self.gitWithHelper(["-C", clone, "fetch", "-q"], cli).status == 0)
         // Revoked altogether (and deleted here): git fails again.
         #expect(try await cli.run(["revoke", "--provider", "local"]).status == 0)
         let revoked = try await Self.gitWithHelper(["-C", clone, "fetch", "-q"], cli)
         #expect(revoked.status != 0)
         #expect(revoked.stderr.contains("error: not_authenticated"), "\(revoked.stderr)")
-        #expect(!revoked.stderr.contains(renewed.accessToken.value))
     }
 
     @Test func theHelperAnswersOnlyForItsHost() async throws {
@@ -267,12 +286,25 @@ struct CredentialHelperTests {
         #expect(try JSONObject(beta.stdout).string("apiVersion") == "client.authentication.k8s.io/v1beta1")
     }
 
-    @Test(.enabled(if: Tool.which("kubectl") != nil, "kubectl is not installed: the real-kubectl test is skipped"))
+    /// kubectl runs an exec plugin only for an https server: the fake API
+    /// server gets a certificate of its own, made with openssl.
+    @Test(
+        .enabled(
+            if: Tool.which("kubectl") != nil && Tool.which("openssl") != nil,
+            "kubectl (or openssl) is not installed: the real-kubectl test is skipped"))
     func kubectlUsesTheTokenThroughTheExecPlugin() async throws {
         let provider = try Provider.main()
         let cli = try Self.cli()
         try await Self.signIn(provider, cli)
-        let server = try await CredentialServer(["kube", "--check-url", provider.endpoints.apiMe])
+        let (cert, key) = (cli.directory + "/cert.pem", cli.directory + "/key.pem")
+        let made = try await Subprocess.run(
+            try #require(Tool.which("openssl")),
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1",
+             "-addext", "subjectAltName=IP:127.0.0.1"],
+            environment: cli.environment)
+        #expect(made.status == 0, "\(made.stderr)")
+        let server = try await CredentialServer(
+            ["kube", "--check-url", provider.endpoints.apiMe, "--tls-cert", cert, "--tls-key", key])
         let kubeconfig = try cli.writeFile(
             "kubeconfig",
             """
@@ -281,7 +313,8 @@ struct CredentialHelperTests {
             clusters:
             - name: local
               cluster:
-                server: http://127.0.0.1:\(server.port)
+                server: https://127.0.0.1:\(server.port)
+                certificate-authority: \(cert)
             users:
             - name: oauth2
               user:
