@@ -78,7 +78,8 @@ struct CredentialHelperTests {
         let saved = try await cli.run(add)
         #expect(saved.status == 0, "\(saved.stderr)")
         let signIn = try await cli.run(
-            ["password", "--provider", "local", "--username", "alice", "--password-stdin"], input: try provider.password(of: "alice") + "\n")
+            ["password", "--provider", "local", "--username", "alice", "--password-stdin"], input: try provider.password(of: "alice") + "\n"
+        )
         #expect(signIn.status == 0, "\(signIn.stderr)")
     }
 
@@ -153,8 +154,10 @@ struct CredentialHelperTests {
 
         // git credential fill: Basic, the token as the password.
         let filled = try await Self.git(
-            ["git", "-c", "credential.helper=", "-c", "credential.helper=!'\(try CLI.binary())' git-credential --provider local",
-             "credential", "fill"], cli, input: "protocol=http\nhost=\(host)\n\n")
+            [
+                "git", "-c", "credential.helper=", "-c", "credential.helper=!'\(try CLI.binary())' git-credential --provider local",
+                "credential", "fill",
+            ], cli, input: "protocol=http\nhost=\(host)\n\n")
         #expect(filled.status == 0, "\(filled.stderr)")
         #expect(filled.stdout.contains("username=oauth2\n"))
         #expect(filled.stdout.contains("password=\(token.accessToken.value)\n"))
@@ -200,7 +203,8 @@ struct CredentialHelperTests {
 
         // Signed in again, then revoked and deleted here with oauth2 revoke: git fails again.
         let again = try await cli.run(
-            ["password", "--provider", "local", "--username", "alice", "--password-stdin"], input: try provider.password(of: "alice") + "\n")
+            ["password", "--provider", "local", "--username", "alice", "--password-stdin"], input: try provider.password(of: "alice") + "\n"
+        )
         #expect(again.status == 0, "\(again.stderr)")
         #expect(try await Self.gitWithHelper(["-C", clone, "fetch", "-q"], cli).status == 0)
         // Revoked altogether (and deleted here): git fails again.
@@ -223,7 +227,8 @@ struct CredentialHelperTests {
         #expect(own.stdout.hasPrefix("username=oauth2\npassword=\(token.accessToken.value)\npassword_expiry_utc="))
 
         for input in [
-            "protocol=https\nhost=github.com\n\n", "protocol=http\nhost=127.0.0.1:10\n\n", "protocol=http\nhost=127.0.0.1\n\n", "host=127.0.0.1:9\n",
+            "protocol=https\nhost=github.com\n\n", "protocol=http\nhost=127.0.0.1:10\n\n", "protocol=http\nhost=127.0.0.1\n\n",
+            "host=127.0.0.1:9\n",
         ] {
             let other = try await get(input)
             #expect(other.status == 0 && other.stdout.isEmpty && other.stderr.isEmpty, "\(input): \(other.stdout) \(other.stderr)")
@@ -237,13 +242,17 @@ struct CredentialHelperTests {
         let bearer = try await get("capability[]=authtype\nprotocol=http\nhost=127.0.0.1:9\n\n")
         #expect(bearer.stdout.hasPrefix("capability[]=authtype\nauthtype=Bearer\ncredential=\(token.accessToken.value)\n"))
         // store does nothing; erase of another password changes nothing.
-        #expect(try await cli.run(["git-credential", "--provider", "local", "store"], input: "protocol=http\nhost=127.0.0.1:9\npassword=x\n\n").status == 0)
+        #expect(
+            try await cli.run(["git-credential", "--provider", "local", "store"], input: "protocol=http\nhost=127.0.0.1:9\npassword=x\n\n")
+                .status == 0)
         let erase = try await cli.run(
-            ["git-credential", "--provider", "local", "erase"], input: "protocol=http\nhost=127.0.0.1:9\nusername=oauth2\npassword=other\n\n")
+            ["git-credential", "--provider", "local", "erase"],
+            input: "protocol=http\nhost=127.0.0.1:9\nusername=oauth2\npassword=other\n\n")
         #expect(erase.status == 0)
         #expect(try await cli.storedToken(account: "local")?.accessToken == token.accessToken)
         // No host at all: a usage error, not a silent pass.
-        let noHost = try await cli.run(["git-credential", "get", "--token-url", provider.endpoints.token, "--client-id", "x"], input: "protocol=https\nhost=a\n\n")
+        let noHost = try await cli.run(
+            ["git-credential", "get", "--token-url", provider.endpoints.token, "--client-id", "x"], input: "protocol=https\nhost=a\n\n")
         #expect(noHost.status == 64)
     }
 
@@ -261,7 +270,7 @@ struct CredentialHelperTests {
         #expect(listed.stdout.contains("refs/heads/main"))
         let second = try #require(try await cli.storedToken(account: "local"))
         #expect(second.accessToken != first.accessToken)
-        #expect(server.refusals == 1)  // git's first request, without credentials
+        #expect(server.refusals == 1) // git's first request, without credentials
     }
 
     // MARK: - Kubernetes
@@ -282,7 +291,10 @@ struct CredentialHelperTests {
         // kubectl asking for v1beta1 gets it.
         let beta = try await cli.run(
             ["token", "--provider", "local", "--format", "kubernetes"],
-            environment: ["KUBERNETES_EXEC_INFO": #"{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","spec":{"interactive":false}}"#])
+            environment: [
+                "KUBERNETES_EXEC_INFO":
+                    #"{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","spec":{"interactive":false}}"#
+            ])
         #expect(try JSONObject(beta.stdout).string("apiVersion") == "client.authentication.k8s.io/v1beta1")
     }
 
@@ -299,8 +311,10 @@ struct CredentialHelperTests {
         let (cert, key) = (cli.directory + "/cert.pem", cli.directory + "/key.pem")
         let made = try await Subprocess.run(
             try #require(Tool.which("openssl")),
-            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1",
-             "-addext", "subjectAltName=IP:127.0.0.1"],
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1",
+                "-addext", "subjectAltName=IP:127.0.0.1",
+            ],
             environment: cli.environment)
         #expect(made.status == 0, "\(made.stderr)")
         let server = try await CredentialServer(

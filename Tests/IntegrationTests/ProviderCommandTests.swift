@@ -134,7 +134,8 @@ import Testing
         let cli = try Self.cli()
         let result = try await cli.run(["token", "--provider", "nowhere"])
         #expect(result.status == 64)
-        #expect(result.errorLines.first?.hasPrefix("error: usage: no saved provider or preset is named nowhere") == true, "\(result.stderr)")
+        #expect(
+            result.errorLines.first?.hasPrefix("error: usage: no saved provider or preset is named nowhere") == true, "\(result.stderr)")
     }
 
     @Test func tokensOfDifferentProvidersAreKeptApart() async throws {
@@ -168,7 +169,9 @@ import Testing
         #expect(settings["git_host"] as? String == "github.com")
         #expect(settings["git_username"] as? String == "x-access-token")
 
-        let result = try await cli.run(["authorize", "--print-url", "--provider", "github", "--client-id", "Iv1.abc", "--scope", "repo read:user"])
+        let result = try await cli.run([
+            "authorize", "--print-url", "--provider", "github", "--client-id", "Iv1.abc", "--scope", "repo read:user",
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         let url = try #require(URLComponents(string: result.stdout.trimmingCharacters(in: .newlines)))
         #expect(url.host == "github.com" && url.path == "/login/oauth/authorize")
@@ -259,6 +262,18 @@ import Testing
         for word in ["git-credential", "provider", "format", "kubernetes", "microsoft"] {
             #expect(result.stdout.contains(word), "\(shell) completion lacks \(word)")
         }
+    }
+
+    /// `--provider` completes to the saved providers and the presets: the
+    /// scripts call `oauth2 ---completion <command> -- --provider <word index> <cursor> <words…>`.
+    @Test func providerCompletesToSavedProvidersAndPresets() async throws {
+        let cli = try Self.cli()
+        #expect(try await cli.run(["provider", "add", "corp", "--token-url", "https://id.corp.example/token"]).status == 0)
+        let result = try await cli.run([
+            "---completion", "authorize", "--", "--provider", "3", "0", "oauth2", "authorize", "--provider", "",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.split(separator: "\n") == ["corp", "github", "google", "microsoft", "gitlab"])
     }
 
     @Test func helpDescribesProvidersHelpersAndCompletions() async throws {

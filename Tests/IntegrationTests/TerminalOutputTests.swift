@@ -20,7 +20,8 @@ struct TerminalOutputTests {
         if terminal {
             let line = ([try CLI.binary()] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }
                 .joined(separator: " ")
-            command = try Subprocess("/usr/bin/script", ["-qfec", line, "/dev/null"], environment: cli.environment.merging(environment) { $1 })
+            command = try Subprocess(
+                "/usr/bin/script", ["-qfec", line, "/dev/null"], environment: cli.environment.merging(environment) { $1 })
         } else {
             command = try cli.start(arguments, environment: environment)
         }

@@ -107,7 +107,8 @@ struct ProviderAddCommand: ParsableCommand {
     var clientSecretFile: String?
 
     @Option(
-        name: .customLong("client-secret-env"), help: "An environment variable holding the client secret: its name is saved, not the secret.")
+        name: .customLong("client-secret-env"),
+        help: "An environment variable holding the client secret: its name is saved, not the secret.")
     var clientSecretEnv: String?
 
     @Option(name: .customLong("client-secret"), help: .hidden)
@@ -140,7 +141,8 @@ struct ProviderAddCommand: ParsableCommand {
             )
         }
         guard ProviderFile.isValidName(name) else {
-            throw ValidationError("the provider name must be letters, digits, '.', '_' or '-' (at most 64), starting with a letter or digit")
+            throw ValidationError(
+                "the provider name must be letters, digits, '.', '_' or '-' (at most 64), starting with a letter or digit")
         }
         if let preset, Preset(named: preset) == nil {
             throw ValidationError("--preset must be one of \(Preset.allCases.map(\.rawValue).joined(separator: ", "))")

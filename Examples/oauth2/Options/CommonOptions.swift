@@ -11,14 +11,17 @@ struct CommonOptions: ParsableArguments {
             "A saved provider (oauth2 provider add) or a preset: github, google, microsoft, gitlab (OAUTH2_PROVIDER).",
             discussion: "Its settings fill those not given by a flag or an OAUTH2_* variable; its tokens are kept under its own account."
         ),
-        completion: .list(Preset.allCases.map(\.rawValue))
+        completion: .custom { _, _, _ in ProviderFile.namesForCompletion() }
     )
     var provider: String?
 
-    @Option(help: "The Microsoft Entra ID tenant of the microsoft preset: common (default), organizations, consumers or an id (OAUTH2_TENANT).")
+    @Option(
+        help: "The Microsoft Entra ID tenant of the microsoft preset: common (default), organizations, consumers or an id (OAUTH2_TENANT).")
     var tenant: String?
 
-    @Option(name: .customLong("gitlab-url"), help: "A self-hosted GitLab for the gitlab preset (OAUTH2_GITLAB_URL; default https://gitlab.com).")
+    @Option(
+        name: .customLong("gitlab-url"), help: "A self-hosted GitLab for the gitlab preset (OAUTH2_GITLAB_URL; default https://gitlab.com)."
+    )
     var gitlabURL: String?
 
     @Option(name: .customLong("token-url"), help: "The token endpoint (OAUTH2_TOKEN_URL).")

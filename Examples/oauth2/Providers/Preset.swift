@@ -63,7 +63,9 @@ enum Preset: String, CaseIterable, Sendable {
         case .microsoft:
             let tenant = tenant ?? Self.defaultTenant
             guard !tenant.isEmpty, tenant.utf8.count <= 64,
-                tenant.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == ".") })
+                tenant.unicodeScalars.allSatisfy({
+                    $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == ".")
+                })
             else {
                 throw UsageError("--tenant must be common, organizations, consumers, a tenant id or a domain name")
             }

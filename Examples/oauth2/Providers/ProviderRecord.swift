@@ -106,6 +106,13 @@ struct ProviderFile: Codable, Sendable {
         try ConfigDirectory.write(bytes, name: Self.fileName, in: try ConfigDirectory.path())
     }
 
+    /// The saved providers' names, then the presets', for shell completion
+    /// of `--provider` (an unreadable file just offers the presets).
+    static func namesForCompletion() -> [String] {
+        let saved = (try? load().providers.keys.sorted()) ?? []
+        return saved + Preset.allCases.map(\.rawValue).filter { !saved.contains($0) }
+    }
+
     /// Whether `name` may name a saved provider: letters, digits, `.`, `_`, `-`, starting with a letter or digit.
     static func isValidName(_ name: String) -> Bool {
         guard let first = name.unicodeScalars.first, name.utf8.count <= 64 else { return false }

@@ -98,7 +98,8 @@ enum ExecCredentialSchema {
     /// RFC 3339 §5.6 date-time: 2025-01-02T03:04:05Z, fractions and offsets allowed.
     static func isRFC3339DateTime(_ text: String) -> Bool {
         text.range(
-            of: #"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt]([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)$"#,
+            of:
+                #"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt]([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)$"#,
             options: .regularExpression) != nil
     }
 }

@@ -101,7 +101,9 @@ final class Subprocess {
     /// (for a child under script(1), whose terminal output is its stdout).
     func stdoutLine(startingWith prefix: String, timeout: Duration = .seconds(30)) async throws -> String {
         try await poll(timeout: timeout, waitingFor: "a stdout line starting with \"\(prefix)\"") {
-            stdout.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }).first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+            stdout.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }).first { $0.hasPrefix(prefix) }.map {
+                String($0.dropFirst(prefix.count))
+            }
         }
     }
 
