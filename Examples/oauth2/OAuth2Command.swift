@@ -36,8 +36,9 @@ struct OAuth2Command: AsyncParsableCommand {
             "oauth2 token --format kubernetes" is a kubectl exec credential plugin.
 
             Shell completions: oauth2 --generate-completion-script bash (or zsh,
-            fish) prints a script for every command and option, e.g.
-              oauth2 --generate-completion-script bash > ~/.local/share/bash-completion/completions/oauth2
+            fish) prints a script for every command and option (--provider
+            completes to the saved providers and the presets); see the README, e.g.
+              oauth2 --generate-completion-script bash > ~/.oauth2-completion.bash
 
             Output: results on stdout, messages on stderr, no color. The device
             flow's countdown is drawn only on a terminal and without NO_COLOR.
@@ -46,7 +47,8 @@ struct OAuth2Command: AsyncParsableCommand {
             with "error: <code>: <message>" on stderr.
 
             Example:
-              oauth2 provider add gh --preset github --client-id Iv1.0123456789abcdef --scope "repo read:user"
+              oauth2 provider add gh --preset github --client-id Iv1.0123456789abcdef \\
+                  --scope "repo read:user"
               oauth2 device --provider gh
               oauth2 call --provider gh https://api.github.com/user
 
