@@ -25,10 +25,33 @@ struct OAuth2Command: AsyncParsableCommand {
             directory, one file per --account, encrypted when OAUTH2_STORE_KEY holds
             a 256-bit key (64 hex digits).
 
+            Saved providers and presets: --provider NAME (or OAUTH2_PROVIDER) takes
+            the settings of a provider saved with "oauth2 provider add", or of a
+            preset (github, google, microsoft with --tenant, gitlab with
+            --gitlab-url); flags and variables still win. Its tokens are kept under
+            an account named after it. The configuration directory is
+            $OAUTH2_CONFIG_DIR, else $XDG_CONFIG_HOME/oauth2, else ~/.config/oauth2.
+
+            Credential helpers: "oauth2 git-credential" is a git credential helper;
+            "oauth2 token --format kubernetes" is a kubectl exec credential plugin.
+
+            Shell completions: oauth2 --generate-completion-script bash (or zsh,
+            fish) prints a script for every command and option (--provider
+            completes to the saved providers and the presets); see the README, e.g.
+              oauth2 --generate-completion-script bash > ~/.oauth2-completion.bash
+
+            Output: results on stdout, messages on stderr, no color. The device
+            flow's countdown is drawn only on a terminal and without NO_COLOR.
+
             Exit status: 0 on success, 64 on a usage error, 1 on any other failure,
             with "error: <code>: <message>" on stderr.
 
             Example:
+              oauth2 provider add gh --preset github --client-id Iv1.0123456789abcdef \\
+                  --scope "repo read:user"
+              oauth2 device --provider gh
+              oauth2 call --provider gh https://api.github.com/user
+
               export OAUTH2_AUTHORIZE_URL=https://github.com/login/oauth/authorize
               export OAUTH2_TOKEN_URL=https://github.com/login/oauth/access_token
               export OAUTH2_CLIENT_ID=Iv1.0123456789abcdef OAUTH2_CLIENT_SECRET_FILE=~/.github-secret
@@ -47,6 +70,8 @@ struct OAuth2Command: AsyncParsableCommand {
             UserinfoCommand.self,
             RevokeCommand.self,
             LogoutCommand.self,
+            ProviderCommand.self,
+            GitCredentialCommand.self,
         ]
     )
 

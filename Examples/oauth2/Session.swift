@@ -112,11 +112,12 @@ struct Session: Sendable {
     }
 
     /// The client of the settings' account, its configuration completed from
-    /// the issuer's metadata when `--issuer` is given.
+    /// the issuer's metadata when `--issuer` is given (unless `discover` is
+    /// false: then nothing is fetched, and ID tokens could not be verified).
     ///
     /// - Throws: ``UsageError`` without a client id or a token endpoint;
     ///   `OAuth2Error` when the metadata cannot be fetched or the configuration is invalid.
-    func client(allowsPasswordGrant: Bool = false) async throws -> OAuth2Client {
+    func client(allowsPasswordGrant: Bool = false, discover: Bool = true) async throws -> OAuth2Client {
         guard let clientID = settings.clientID else {
             throw UsageError("the client id is needed: --client-id (or OAUTH2_CLIENT_ID)")
         }
@@ -126,7 +127,7 @@ struct Session: Sendable {
         )
         var requiresIssuer = false
         var openID: OpenIDSettings?
-        if let issuer = settings.issuer {
+        if discover, let issuer = settings.issuer {
             logger.debug("discovering the issuer", metadata: ["oauth2.issuer": "\(issuer)"])
             let metadata = try await AuthorizationServerMetadata.discover(issuer: issuer, transport: transport, timeout: settings.timeout)
             endpoints.authorize = endpoints.authorize ?? metadata.authorizationEndpoint

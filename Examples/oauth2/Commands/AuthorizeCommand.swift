@@ -37,6 +37,12 @@ struct AuthorizeCommand: AsyncParsableCommand {
     @Option(name: .customLong("listen-timeout"), help: "How long --listen waits for the browser, in seconds.")
     var listenTimeout: Int = 300
 
+    @Flag(
+        name: .customLong("print-url"),
+        help: "Print the authorize URL and stop: nothing is fetched or stored (a dry run, to check a provider's settings)."
+    )
+    var printURL = false
+
     @Option(
         name: .customLong("param"),
         help: "An extra authorize URL parameter, NAME=VALUE, such as access_type=offline or prompt=consent; repeat for more."
@@ -60,25 +66,39 @@ struct AuthorizeCommand: AsyncParsableCommand {
         }
     }
 
+    /// The provider's parameters (a preset's `access_type=offline`), then the
+    /// `--param` ones; a `--param` replaces the provider's of the same name.
+    private func additionalParameters(_ settings: Settings) throws -> [(String, String)] {
+        let given = try additionalParameters()
+        let names = Set(given.map(\.0))
+        return settings.authorizeParameters.filter { !names.contains($0.0) } + given
+    }
+
     func run() async throws {
         try await Session.run(common) { session in
-            let client = try await session.client()
+            let client = try await session.client(discover: !printURL)
             guard client.configuration.authorizationEndpoint != nil else {
                 throw UsageError(
                     "the authorization endpoint is needed: --authorize-url (or OAUTH2_AUTHORIZE_URL), or --issuer whose metadata names it")
             }
+            let parameters = try additionalParameters(session.settings)
+            if printURL {
+                let pending = try client.authorizationURL(redirectURI: session.settings.redirectURI, additionalParameters: parameters)
+                StandardOutput.line(pending.url.absoluteString)
+                return
+            }
             let token: AccessToken
             if listen {
-                token = try await authorizeWithListener(client, redirectURI: session.settings.redirectURI)
+                token = try await authorizeWithListener(client, redirectURI: session.settings.redirectURI, parameters: parameters)
             } else {
-                token = try await authorizeByPasting(client, redirectURI: session.settings.redirectURI)
+                token = try await authorizeByPasting(client, redirectURI: session.settings.redirectURI, parameters: parameters)
             }
             StandardError.line("Signed in. " + TokenSummary(token, account: client.account).sentence)
         }
     }
 
-    private func authorizeByPasting(_ client: OAuth2Client, redirectURI: URL) async throws -> AccessToken {
-        let pending = try client.authorizationURL(redirectURI: redirectURI, additionalParameters: additionalParameters())
+    private func authorizeByPasting(_ client: OAuth2Client, redirectURI: URL, parameters: [(String, String)]) async throws -> AccessToken {
+        let pending = try client.authorizationURL(redirectURI: redirectURI, additionalParameters: parameters)
         StandardOutput.line(pending.url.absoluteString)
         StandardError.line("Open the URL above in a browser and sign in. The browser is then sent to \(redirectURI.absoluteString)?…")
         StandardError.line("(the page may fail to load: that is expected). Copy that whole address from the address bar.")
@@ -95,9 +115,11 @@ struct AuthorizeCommand: AsyncParsableCommand {
         return try await client.openRedirectURL(pasted)
     }
 
-    private func authorizeWithListener(_ client: OAuth2Client, redirectURI: URL) async throws -> AccessToken {
+    private func authorizeWithListener(_ client: OAuth2Client, redirectURI: URL, parameters: [(String, String)]) async throws
+        -> AccessToken
+    {
         let receiver = try Self.receiver(for: redirectURI)
-        let pending = try client.authorizationURL(redirectURI: receiver.redirectURI, additionalParameters: additionalParameters())
+        let pending = try client.authorizationURL(redirectURI: receiver.redirectURI, additionalParameters: parameters)
         StandardOutput.line(pending.url.absoluteString)
         StandardError.line("Open the URL above in a browser and sign in.")
         StandardError.line(

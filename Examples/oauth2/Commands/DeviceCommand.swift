@@ -14,7 +14,10 @@ struct DeviceCommand: AsyncParsableCommand {
         abstract: "Sign in on another device (device authorization grant) and store the token.",
         discussion: """
             Shows on stderr where to go and the code to enter there, then polls the
-            provider until you approve, deny, or the code expires.
+            provider until you approve, deny, or the code expires. On a terminal a
+            countdown to the code's expiry is redrawn on one line; when stderr is not
+            a terminal, or NO_COLOR is set, one line "Waiting for approval (the code
+            expires in N s)…" is written instead, and nothing while waiting.
 
             Example:
               oauth2 device --device-url https://id.example/device \\
@@ -38,21 +41,30 @@ struct DeviceCommand: AsyncParsableCommand {
             if let complete = authorization.verificationURIComplete {
                 StandardError.line("Or open this address, which carries the code: \(complete.absoluteString)")
             }
-            StandardError.write("Waiting for approval (the code expires in \(expiresIn) s)")
-            let ticker = Task {
-                // A dot per polling interval: the person sees the command is alive.
-                while !Task.isCancelled {
-                    try await Task.sleep(for: max(authorization.interval, .seconds(1)))
-                    StandardError.write(".")
-                }
-            }
             let token: AccessToken
-            do {
+            if Terminal.mayRedrawStandardError {
+                // A countdown redrawn in place, once a second.
+                let countdown = Task {
+                    while !Task.isCancelled {
+                        let left = max(0, Int(authorization.expiresAt.timeIntervalSinceNow))
+                        StandardError.write(Terminal.eraseLine + "Waiting for approval… the code expires in \(left) s")
+                        try await Task.sleep(for: .seconds(1))
+                    }
+                }
+                let result: Result<AccessToken, any Error>
+                do {
+                    result = .success(try await client.completeDeviceAuthorization(authorization))
+                } catch {
+                    result = .failure(error)
+                }
+                countdown.cancel()
+                _ = await countdown.result
+                StandardError.eraseOpenLine()
+                token = try result.get()
+            } else {
+                // Not a terminal, or NO_COLOR: one line, nothing more, so a log stays short.
+                StandardError.line("Waiting for approval (the code expires in \(expiresIn) s)…")
                 token = try await client.completeDeviceAuthorization(authorization)
-                ticker.cancel()
-            } catch {
-                ticker.cancel()
-                throw error
             }
             StandardError.line("Approved. " + TokenSummary(token, account: client.account).sentence)
         }

@@ -1,6 +1,12 @@
 import ArgumentParser
 import OAuth2
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// `oauth2 token`: what is stored, or a usable access token for a script.
 struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -14,9 +20,19 @@ struct TokenCommand: AsyncParsableCommand {
             refreshing it first when it is about to expire: for scripts that call an
             API with another tool.
 
+            --format says the same: text (the default), json, access-token, or
+            kubernetes: a client.authentication.k8s.io/v1 ExecCredential for
+            kubectl's exec credential plugin, {"apiVersion": …, "kind":
+            "ExecCredential", "status": {"token": …, "expirationTimestamp": RFC 3339}}
+            (refreshed first like access-token; expirationTimestamp left out when
+            the provider gave no expiry). When kubectl asks for
+            client.authentication.k8s.io/v1beta1 in KUBERNETES_EXEC_INFO, that
+            apiVersion is answered instead.
+
             Example:
               oauth2 token --json
               curl -H "Authorization: Bearer $(oauth2 token --print-access-token)" https://api.example/me
+              oauth2 token --provider corp --format kubernetes
             """
     )
 
@@ -28,29 +44,87 @@ struct TokenCommand: AsyncParsableCommand {
     @Flag(name: .customLong("print-access-token"), help: "Print a valid access token (refreshing first when needed).")
     var printAccessToken = false
 
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, json
+        case accessToken = "access-token"
+        case kubernetes
+    }
+
+    @Option(help: "What to print: text, json, access-token or kubernetes (an ExecCredential for kubectl).")
+    var format: Format?
+
     func validate() throws {
-        if json && printAccessToken {
-            throw ValidationError("--json and --print-access-token cannot be combined")
+        if [json, printAccessToken, format != nil].filter({ $0 }).count > 1 {
+            throw ValidationError("--json, --print-access-token and --format cannot be combined")
         }
     }
 
     func run() async throws {
+        let format = format ?? (json ? .json : printAccessToken ? .accessToken : .text)
         try await Session.run(common) { session in
-            if printAccessToken {
+            switch format {
+            case .accessToken:
                 let token = try await session.client().token()
                 StandardOutput.line(token.accessToken.value)
                 return
+            case .kubernetes:
+                let token = try await session.client().token()
+                StandardOutput.line(try ExecCredential(token, apiVersion: ExecCredential.requestedAPIVersion()).json())
+                return
+            case .text, .json:
+                break
             }
             let account = session.settings.account
             guard let token = try await session.storeForReading().load(account: account) else {
                 throw OAuth2Error(code: .notAuthenticated, message: "no token is stored for account \(account)")
             }
             let summary = TokenSummary(token, account: account)
-            if json {
+            if format == .json {
                 StandardOutput.line(try summary.json())
             } else {
                 summary.lines.forEach(StandardOutput.line)
             }
         }
+    }
+}
+
+/// A Kubernetes `ExecCredential` (client.authentication.k8s.io/v1), the
+/// answer of an exec credential plugin.
+struct ExecCredential: Encodable {
+    static let v1 = "client.authentication.k8s.io/v1"
+    static let v1beta1 = "client.authentication.k8s.io/v1beta1"
+
+    struct Status: Encodable {
+        let token: String
+        let expirationTimestamp: String?
+    }
+
+    let apiVersion: String
+    let kind = "ExecCredential"
+    let status: Status
+
+    init(_ token: AccessToken, apiVersion: String = Self.v1) {
+        self.apiVersion = apiVersion
+        // RFC 3339 in UTC, whole seconds: 2025-01-02T03:04:05Z.
+        status = Status(token: token.accessToken.value, expirationTimestamp: token.expiresAt.map { $0.formatted(.iso8601) })
+    }
+
+    /// The version kubectl asks for in KUBERNETES_EXEC_INFO (an
+    /// ExecCredential whose apiVersion is the one it wants back): v1beta1 when
+    /// it says so, else v1.
+    static func requestedAPIVersion() -> String {
+        struct Info: Decodable { let apiVersion: String? }
+        guard let text = EnvironmentVariables.value("KUBERNETES_EXEC_INFO"),
+            let info = try? JSONDecoder().decode(Info.self, from: Data(text.utf8)),
+            info.apiVersion == v1beta1
+        else { return v1 }
+        return v1beta1
+    }
+
+    /// One JSON object on one line; no expirationTimestamp when unknown.
+    func json() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
     }
 }

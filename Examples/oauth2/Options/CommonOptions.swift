@@ -6,6 +6,24 @@ import ArgumentParser
 /// The client secret is never a flag value (it would show in `ps` and in the
 /// shell's history): it comes from `--client-secret-file` or `OAUTH2_CLIENT_SECRET`.
 struct CommonOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "A saved provider (oauth2 provider add) or a preset: github, google, microsoft, gitlab (OAUTH2_PROVIDER).",
+            discussion: "Its settings fill those not given by a flag or an OAUTH2_* variable; its tokens are kept under its own account."
+        ),
+        completion: .custom { _, _, _ in ProviderFile.namesForCompletion() }
+    )
+    var provider: String?
+
+    @Option(
+        help: "The Microsoft Entra ID tenant of the microsoft preset: common (default), organizations, consumers or an id (OAUTH2_TENANT).")
+    var tenant: String?
+
+    @Option(
+        name: .customLong("gitlab-url"), help: "A self-hosted GitLab for the gitlab preset (OAUTH2_GITLAB_URL; default https://gitlab.com)."
+    )
+    var gitlabURL: String?
+
     @Option(name: .customLong("token-url"), help: "The token endpoint (OAUTH2_TOKEN_URL).")
     var tokenURL: String?
 
@@ -80,7 +98,10 @@ struct CommonOptions: ParsableArguments {
             """)
     var store: String?
 
-    @Option(help: "The account whose token to use: one file per account in the store (OAUTH2_ACCOUNT; default \"default\").")
+    @Option(
+        help:
+            "The account whose token to use: one file per account in the store (OAUTH2_ACCOUNT; default \"default\", or the --provider's name)."
+    )
     var account: String?
 
     @Option(name: .customLong("ca-file"), help: "A PEM file of certificate authorities to trust instead of the system's (OAUTH2_CA_FILE).")

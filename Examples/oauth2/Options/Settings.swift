@@ -7,8 +7,16 @@ import Foundation
 #endif
 
 /// The common options with the environment applied: flag, else `OAUTH2_*`
-/// variable, else the default.
+/// variable, else the saved provider's value, else its preset's, else the default.
 struct Settings: Sendable {
+    /// The provider `--provider` (or `OAUTH2_PROVIDER`) names, when one does.
+    var provider: ResolvedProvider?
+    /// The authorize URL parameters the provider asks for (`access_type=offline`).
+    var authorizeParameters: [(String, String)]
+    /// The git host `oauth2 git-credential` answers for, by default.
+    var gitHost: String?
+    /// The username `oauth2 git-credential` answers with, by default.
+    var gitUsername: String?
     var tokenURL: URL?
     var authorizeURL: URL?
     var revokeURL: URL?
@@ -39,31 +47,50 @@ struct Settings: Sendable {
     /// - Throws: ``UsageError`` for a malformed value; `OAuth2Error`
     ///   `invalid_configuration` when the client secret file cannot be read.
     init(_ options: CommonOptions) throws {
-        func pick(_ flag: String?, _ variable: String) -> String? {
-            flag ?? EnvironmentVariables.value(variable)
+        if let name = options.provider ?? EnvironmentVariables.value("OAUTH2_PROVIDER") {
+            provider = try ResolvedProvider.resolve(
+                name,
+                tenant: options.tenant ?? EnvironmentVariables.value("OAUTH2_TENANT"),
+                gitlabURL: options.gitlabURL ?? EnvironmentVariables.value("OAUTH2_GITLAB_URL")
+            )
+        } else {
+            provider = nil
         }
-        func url(_ flag: String?, _ variable: String, option: String) throws -> URL? {
-            guard let text = pick(flag, variable) else { return nil }
+        let saved = provider?.record ?? ProviderRecord()
+        func pick(_ flag: String?, _ variable: String, _ fallback: String? = nil) -> String? {
+            flag ?? EnvironmentVariables.value(variable) ?? fallback
+        }
+        func url(_ flag: String?, _ variable: String, _ fallback: String?, option: String) throws -> URL? {
+            guard let text = pick(flag, variable, fallback) else { return nil }
             guard let url = URL(string: text), url.scheme != nil, url.host != nil else {
                 throw UsageError("\(option) (or \(variable)) is not an absolute URL")
             }
             return url
         }
-        tokenURL = try url(options.tokenURL, "OAUTH2_TOKEN_URL", option: "--token-url")
-        authorizeURL = try url(options.authorizeURL, "OAUTH2_AUTHORIZE_URL", option: "--authorize-url")
-        revokeURL = try url(options.revokeURL, "OAUTH2_REVOKE_URL", option: "--revoke-url")
-        deviceURL = try url(options.deviceURL, "OAUTH2_DEVICE_URL", option: "--device-url")
+        tokenURL = try url(options.tokenURL, "OAUTH2_TOKEN_URL", saved.tokenURL, option: "--token-url")
+        authorizeURL = try url(options.authorizeURL, "OAUTH2_AUTHORIZE_URL", saved.authorizeURL, option: "--authorize-url")
+        revokeURL = try url(options.revokeURL, "OAUTH2_REVOKE_URL", saved.revokeURL, option: "--revoke-url")
+        deviceURL = try url(options.deviceURL, "OAUTH2_DEVICE_URL", saved.deviceURL, option: "--device-url")
         guard
-            let redirectURI = try url(options.redirectURI, "OAUTH2_REDIRECT_URI", option: "--redirect-uri")
+            let redirectURI = try url(options.redirectURI, "OAUTH2_REDIRECT_URI", saved.redirectURI, option: "--redirect-uri")
                 ?? URL(string: Self.defaultRedirectURI)
         else {
             throw UsageError("--redirect-uri is needed")
         }
         self.redirectURI = redirectURI
-        clientID = pick(options.clientID, "OAUTH2_CLIENT_ID")
-        issuer = pick(options.issuer, "OAUTH2_ISSUER")
-        scopes = pick(options.scope, "OAUTH2_SCOPE").map { $0.split(whereSeparator: \.isWhitespace).map(String.init) } ?? []
-        account = pick(options.account, "OAUTH2_ACCOUNT") ?? "default"
+        clientID = pick(options.clientID, "OAUTH2_CLIENT_ID", saved.clientID)
+        issuer = pick(options.issuer, "OAUTH2_ISSUER", saved.issuer)
+        scopes = pick(options.scope, "OAUTH2_SCOPE", saved.scope).map { $0.split(whereSeparator: \.isWhitespace).map(String.init) } ?? []
+        // Each provider's tokens under an account of its own, so that two never replace each other's.
+        account = pick(options.account, "OAUTH2_ACCOUNT", provider?.name) ?? "default"
+        authorizeParameters = try (saved.authorizeParameters ?? []).map { parameter in
+            guard let equals = parameter.firstIndex(of: "="), equals != parameter.startIndex else {
+                throw UsageError("the provider's authorize parameter \(parameter) is not NAME=VALUE")
+            }
+            return (String(parameter[..<equals]), String(parameter[parameter.index(after: equals)...]))
+        }
+        gitHost = saved.gitHost
+        gitUsername = saved.gitUsername
         caFile = pick(options.caFile, "OAUTH2_CA_FILE")
         verbose = options.verbose || EnvironmentVariables.isTrue("OAUTH2_VERBOSE")
 
@@ -78,7 +105,7 @@ struct Settings: Sendable {
             timeout = .seconds(30)
         }
 
-        if let method = pick(options.authMethod, "OAUTH2_AUTH_METHOD") {
+        if let method = pick(options.authMethod, "OAUTH2_AUTH_METHOD", saved.authMethod) {
             switch method {
             case "basic": authentication = .clientSecretBasic
             case "post": authentication = .clientSecretPost
@@ -118,11 +145,18 @@ struct Settings: Sendable {
             }
             return url
         }
-        audience = pick(options.audience, "OAUTH2_AUDIENCE")
+        audience = pick(options.audience, "OAUTH2_AUDIENCE", saved.audience)
 
         if let file = pick(options.clientSecretFile, "OAUTH2_CLIENT_SECRET_FILE") {
             clientSecret = try SecretFile.load(file)
         } else if let secret = EnvironmentVariables.value("OAUTH2_CLIENT_SECRET") {
+            clientSecret = Secret(secret)
+        } else if let file = saved.clientSecretFile {
+            clientSecret = try SecretFile.load(file, what: "the client secret file of the provider \(provider?.name ?? "")")
+        } else if let variable = saved.clientSecretEnv {
+            guard let secret = EnvironmentVariables.value(variable) else {
+                throw UsageError("the provider \(provider?.name ?? "") takes its client secret from $\(variable), which is not set")
+            }
             clientSecret = Secret(secret)
         } else {
             clientSecret = nil

@@ -41,6 +41,14 @@ enum StandardError {
         }
     }
 
+    /// Erases an open line (a countdown) on the terminal, leaving the cursor at its start.
+    static func eraseOpenLine() {
+        atLineStart.withLock { atLineStart in
+            if !atLineStart { FileDescriptor.write(STDERR_FILENO, Terminal.eraseLine) }
+            atLineStart = true
+        }
+    }
+
     /// Records that the line was ended by someone else (the terminal echoing the person's Enter).
     static func lineEndedByTerminal() {
         atLineStart.withLock { $0 = true }

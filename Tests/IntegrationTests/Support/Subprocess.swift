@@ -97,6 +97,16 @@ final class Subprocess {
         }
     }
 
+    /// The first stdout line that starts with `prefix`, without the prefix
+    /// (for a child under script(1), whose terminal output is its stdout).
+    func stdoutLine(startingWith prefix: String, timeout: Duration = .seconds(30)) async throws -> String {
+        try await poll(timeout: timeout, waitingFor: "a stdout line starting with \"\(prefix)\"") {
+            stdout.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }).first { $0.hasPrefix(prefix) }.map {
+                String($0.dropFirst(prefix.count))
+            }
+        }
+    }
+
     /// Whether the child is still running.
     var isRunning: Bool { process.isRunning }
 
