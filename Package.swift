@@ -184,6 +184,8 @@ let package = Package(
             dependencies: [
                 "OAuth2OpenAPI", "OAuth2", "OAuth2Testing",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                // The client's own token requests, counted by its metrics.
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             exclude: ["openapi.yaml", "openapi-generator-config.yaml"],

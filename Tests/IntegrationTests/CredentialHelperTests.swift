@@ -121,10 +121,10 @@ struct CredentialHelperTests {
     /// Revokes only the access token at the provider (the refresh token stays good).
     static func revokeAccessToken(_ provider: Provider, _ token: String) async throws {
         let client = try provider.client("password")
-        var request = HTTPRequest(method: "POST", url: try #require(URL(string: provider.endpoints.revoke)))
-        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        var request = HTTPTransportRequest(method: .post, url: try #require(URL(string: provider.endpoints.revoke)))
+        request.headers.append(HTTPField(name: .contentType, value: "application/x-www-form-urlencoded"))
         let credentials = Data("\(client.clientID):\(client.clientSecret)".utf8).base64EncodedString()
-        request.headers.add(name: "Authorization", value: "Basic \(credentials)")
+        request.headers.append(HTTPField(name: .authorization, value: "Basic \(credentials)"))
         request.body = Data("token=\(token)&token_type_hint=access_token".utf8)
         let response = try await Provider.send(request)
         #expect(response.status == 200)

@@ -1,4 +1,5 @@
 import Foundation
+import MetricsTestKit
 import OAuth2
 import OAuth2OpenAPI
 import OAuth2Testing
@@ -8,14 +9,22 @@ import Testing
 /// The client generated from openapi.yaml (Generated/), signed by
 /// ``OAuth2Middleware`` and sent by ``CurlClientTransport`` over libcurl,
 /// against the real local provider. What the API server saw is recorded
-/// below the OpenAPI transport. Serialized: tests count the provider's token
-/// requests for the `password` client.
+/// below the OpenAPI transport; the client's own token requests are read
+/// from its metrics (other suites use the same provider and client at the
+/// same time, so the provider's counts are not this test's).
 @Suite(
     .serialized,
     .enabled(if: Provider.mainIsConfigured, "needs the local provider: `make test` starts it and sets OAUTH2_IT_PROVIDER"))
 final class GeneratedClientTests {
     let curl = CurlTransport()
     let api: RecordingTransport
+    let metrics = TestMetrics()
+
+    /// The refreshes this test's client made, as its metrics counted them.
+    private var refreshes: Int64 {
+        metrics.counterTotal(
+            label: "oauth2_token_requests_total", dimensions: [("grant_type", "refresh_token"), ("outcome", "success")])
+    }
 
     init() {
         api = RecordingTransport(curl)
@@ -41,7 +50,7 @@ final class GeneratedClientTests {
 
     @Test func aSignedCallReturnsTheUser() async throws {
         let provider = try Provider.main()
-        let account = try await provider.signedInClient(transport: curl)
+        let account = try await provider.signedInClient(transport: curl, telemetry: OAuth2Telemetry(metricsFactory: metrics))
         let client = generatedClient(account, serverURL: try provider.serverURL())
 
         let identity = try await client.getMe().ok.body.json
@@ -54,7 +63,7 @@ final class GeneratedClientTests {
 
     @Test func aRequestBodyArrivesAsJSON() async throws {
         let provider = try Provider.main()
-        let account = try await provider.signedInClient(transport: curl)
+        let account = try await provider.signedInClient(transport: curl, telemetry: OAuth2Telemetry(metricsFactory: metrics))
         let client = generatedClient(account, serverURL: try provider.serverURL())
 
         let answer = try await client.echo(body: .json(.init(message: "hello, API", count: 3))).ok.body.json
@@ -66,17 +75,17 @@ final class GeneratedClientTests {
     @Test(.enabled(if: Provider.shortIsConfigured, "needs the 2-second provider: `make test` sets OAUTH2_IT_SHORT_PROVIDER"))
     func anExpiredTokenIsRefreshedBeforeTheCall() async throws {
         let provider = try Provider.short()
-        let account = try await provider.signedInClient(transport: curl)
+        let account = try await provider.signedInClient(transport: curl, telemetry: OAuth2Telemetry(metricsFactory: metrics))
         let first = try #require(account.currentToken)
         let client = generatedClient(account, serverURL: try provider.serverURL())
-        let before = try await provider.successfulTokenRequests(grantType: "refresh_token")
+        let before = refreshes
         // Past the 2-second token's end: the client knows it expired.
         try await Task.sleep(for: .milliseconds(2200))
 
         let identity = try await client.getMe().ok.body.json
 
         #expect(identity.username == "alice")
-        #expect(try await provider.successfulTokenRequests(grantType: "refresh_token") == before + 1)
+        #expect(refreshes == before + 1)
         #expect(api.requests.count == 1, "refreshed before the call: no 401 and no retry")
         #expect(api.requests.first?.headers[.authorization] != "Bearer \(first.accessToken.value)")
     }
@@ -85,7 +94,8 @@ final class GeneratedClientTests {
     /// still, then past the token's end: the provider rejects a token the
     /// client believes fresh, as it would one revoked or otherwise made invalid.
     private func signedInWithAStaleToken(_ provider: Provider) async throws -> OAuth2Client {
-        let account = try await provider.signedInClient(transport: curl, clock: ManualClock(Date()))
+        let account = try await provider.signedInClient(
+            transport: curl, clock: ManualClock(Date()), telemetry: OAuth2Telemetry(metricsFactory: metrics))
         try await Task.sleep(for: .milliseconds(2500))
         return account
     }
@@ -96,12 +106,12 @@ final class GeneratedClientTests {
         let account = try await signedInWithAStaleToken(provider)
         let rejected = try #require(account.currentToken).accessToken
         let client = generatedClient(account, serverURL: try provider.serverURL())
-        let before = try await provider.successfulTokenRequests(grantType: "refresh_token")
+        let before = refreshes
 
         let identity = try await client.getMe().ok.body.json
 
         #expect(identity.username == "alice")
-        #expect(try await provider.successfulTokenRequests(grantType: "refresh_token") == before + 1)
+        #expect(refreshes == before + 1)
         #expect(api.requests.count == 2)
         #expect(api.requests.first?.headers[.authorization] == "Bearer \(rejected.value)")
         let fresh = try #require(account.currentToken).accessToken
@@ -125,7 +135,7 @@ final class GeneratedClientTests {
 
     @Test func aGrantRevokedAtTheProviderEndsInATypedErrorAfterOneAttempt() async throws {
         let provider = try Provider.main()
-        let account = try await provider.signedInClient(transport: curl)
+        let account = try await provider.signedInClient(transport: curl, telemetry: OAuth2Telemetry(metricsFactory: metrics))
         // Revoking the refresh token revokes its access token too: nothing left to refresh with.
         try await provider.revoke(try #require(account.currentToken?.refreshToken), hint: "refresh_token")
         let client = generatedClient(account, serverURL: try provider.serverURL())
@@ -139,7 +149,7 @@ final class GeneratedClientTests {
 
     @Test func aServerURLOnAnotherOriginNeverGetsTheToken() async throws {
         let provider = try Provider.main()
-        let account = try await provider.signedInClient(transport: curl)
+        let account = try await provider.signedInClient(transport: curl, telemetry: OAuth2Telemetry(metricsFactory: metrics))
         let server = try provider.serverURL()
         // Same server, another host name: another origin (RFC 6454).
         let elsewhere = try #require(URL(string: server.absoluteString.replacingOccurrences(of: "127.0.0.1", with: "localhost")))
@@ -159,21 +169,22 @@ final class GeneratedClientTests {
 
     @Test func aMissingScopeIsReportedAndNotRetried() async throws {
         let provider = try Provider.main()
-        let account = try await provider.signedInClient(transport: curl)
+        let account = try await provider.signedInClient(transport: curl, telemetry: OAuth2Telemetry(metricsFactory: metrics))
         let client = generatedClient(account, serverURL: try provider.serverURL())
-        let before = try await provider.successfulTokenRequests(grantType: "refresh_token")
+        let before = refreshes
 
         let error = await #expect(throws: ClientError.self) { _ = try await client.getAdmin() }
 
         #expect(underlyingOAuth2Error(error)?.code == .insufficientScope)
         #expect(underlyingOAuth2Error(error)?.httpStatus == 403)
         #expect(api.requests.count == 1)
-        #expect(try await provider.successfulTokenRequests(grantType: "refresh_token") == before)
+        #expect(refreshes == before)
     }
 
     @Test func userinfoAnswersForAnOpenIDToken() async throws {
         let provider = try Provider.main()
-        let account = try await provider.signedInClient(transport: curl, scopes: ["openid", "email"])
+        let account = try await provider.signedInClient(
+            transport: curl, scopes: ["openid", "email"], telemetry: OAuth2Telemetry(metricsFactory: metrics))
         let client = generatedClient(account, serverURL: try provider.serverURL())
 
         let claims = try await client.getUserInfo().ok.body.json

@@ -13,12 +13,6 @@ struct Provider: Decodable, Sendable {
     struct Endpoints: Decodable, Sendable {
         let token: String
         let revoke: String
-        let testTokenRequests: String
-
-        enum CodingKeys: String, CodingKey {
-            case token, revoke
-            case testTokenRequests = "test_token_requests"
-        }
     }
 
     struct Client: Decodable, Sendable {
@@ -77,7 +71,8 @@ struct Provider: Decodable, Sendable {
 
     /// An account of the `password` client, signed in as alice through `transport`.
     func signedInClient(
-        transport: any HTTPTransport, clock: any OAuth2Clock = SystemClock(), scopes: [String]? = nil
+        transport: any HTTPTransport, clock: any OAuth2Clock = SystemClock(), scopes: [String]? = nil,
+        telemetry: OAuth2Telemetry = .global
     ) async throws -> OAuth2Client {
         let client = try client("password")
         let configuration = try OAuth2Configuration(
@@ -88,7 +83,8 @@ struct Provider: Decodable, Sendable {
             allowsPasswordGrant: true
         )
         guard let alice = users["alice"] else { throw ProviderError(description: "the provider has no user alice") }
-        let account = try OAuth2Provider(configuration: configuration, transport: transport, clock: clock).client(account: "alice")
+        let account = try OAuth2Provider(configuration: configuration, transport: transport, clock: clock, telemetry: telemetry)
+            .client(account: "alice")
         try await account.authenticate(username: "alice", password: Secret(alice.password), scopes: scopes)
         return account
     }
@@ -104,27 +100,6 @@ struct Provider: Decodable, Sendable {
         request.body = Data("token=\(Self.formEncoded(token.value))&token_type_hint=\(hint)".utf8)
         let response = try await Self.send(request)
         guard response.status == 200 else { throw ProviderError(description: "revoking answered \(response.status)") }
-    }
-
-    /// How many `grant_type` requests of the `password` client the provider answered with 200.
-    func successfulTokenRequests(grantType: String) async throws -> Int {
-        struct Recorded: Decodable {
-            struct Request: Decodable {
-                let grantType: String?
-                let status: Int
-
-                enum CodingKeys: String, CodingKey {
-                    case grantType = "grant_type"
-                    case status
-                }
-            }
-            let requests: [Request]
-        }
-        let url = try Self.url(endpoints.testTokenRequests + "?client_id=" + Self.formEncoded(try client("password").clientID))
-        let response = try await Self.send(HTTPTransportRequest(url: url))
-        guard response.status == 200 else { throw ProviderError(description: "\(url) answered \(response.status)") }
-        return try JSONDecoder().decode(Recorded.self, from: response.body).requests
-            .filter { $0.grantType == grantType && $0.status == 200 }.count
     }
 
     private static func formEncoded(_ text: String) -> String {
