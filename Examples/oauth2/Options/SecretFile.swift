@@ -24,18 +24,7 @@ enum SecretFile {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw failure(String(cString: strerror(errno))) }
         defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw failure(String(cString: strerror(errno)))
-            }
-            if count == 0 { break }
-            bytes.append(contentsOf: chunk[0..<count])
-            guard bytes.count <= limit else { throw failure("it is over \(limit) bytes") }
-        }
+        var bytes = try readAll(fd, limit: limit, failure: failure)
         if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
         if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
         guard !bytes.isEmpty else { throw failure("it is empty") }

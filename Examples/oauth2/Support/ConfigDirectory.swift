@@ -55,19 +55,7 @@ enum ConfigDirectory {
         guard status.st_mode & 0o022 == 0 else {
             throw failure("group or others may write it (chmod 600 it)")
         }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { posixRead(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw failure(String(cString: strerror(errno)))
-            }
-            if count == 0 { break }
-            bytes.append(contentsOf: chunk[0..<count])
-            guard bytes.count <= limit else { throw failure("it is over \(limit) bytes") }
-        }
-        return bytes
+        return try readAll(fd, limit: limit, failure: failure)
     }
 
     /// Writes `bytes` to `name` in `directory` with mode 0600, atomically,
@@ -155,6 +143,26 @@ enum SecureRandom {
             return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
         }.joined()
     }
+}
+
+/// Everything `fd` holds, at most `limit` bytes: the CLI's files (its
+/// configuration, a secret) are read whole, never past a bound.
+///
+/// - Throws: `failure` of the reason when a read fails or the file is over `limit`.
+func readAll(_ fd: Int32, limit: Int, failure: (String) -> OAuth2Error) throws(OAuth2Error) -> [UInt8] {
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { posixRead(fd, $0.baseAddress, $0.count) }
+        if count < 0 {
+            if errno == EINTR { continue }
+            throw failure(String(cString: strerror(errno)))
+        }
+        if count == 0 { break }
+        bytes.append(contentsOf: chunk[0..<count])
+        guard bytes.count <= limit else { throw failure("it is over \(limit) bytes") }
+    }
+    return bytes
 }
 
 private func posixRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
