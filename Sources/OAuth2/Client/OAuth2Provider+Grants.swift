@@ -1,5 +1,4 @@
 import Logging
-import Tracing
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
@@ -208,7 +207,7 @@ extension OAuth2Provider {
         let started = ContinuousClock.now
         do {
             return try await telemetry.withClientSpan("oauth2.token_request", url: request.url, method: request.method) { span in
-                span.attributes["oauth2.grant_type"] = grant.name
+                span.set("oauth2.grant_type", grant.name)
                 do throws(OAuth2Error) {
                     let token = try await requestToken(request, grant, requestedAt, requestedScopes, expectation, span: span)
                     telemetry.tokenRequestFinished(grantType: grant.name, outcome: "success", duration: ContinuousClock.now - started)
@@ -234,11 +233,11 @@ extension OAuth2Provider {
         _ requestedAt: Date,
         _ requestedScopes: [String],
         _ expectation: IDTokenVerifier.Expectation,
-        span: any Span
+        span: ClientSpan
     ) async throws(OAuth2Error) -> AccessToken {
         logger.debug("token request", metadata: ["oauth2.grant": "\(grant.name)"])
         let response = try await perform(request)
-        span.attributes["http.response.status_code"] = response.status.code
+        span.set("http.response.status_code", response.status.code)
         do throws(OAuth2Error) {
             var token = try TokenResponseParser.parse(
                 response,

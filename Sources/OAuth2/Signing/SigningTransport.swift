@@ -3,7 +3,6 @@ package import FoundationEssentials
 #else
 package import Foundation
 #endif
-import Tracing
 
 /// An ``HTTPTransport`` that signs every request with a bearer token from a
 /// ``TokenSource`` and sends it through another transport.
@@ -71,9 +70,9 @@ public struct SigningTransport: HTTPTransport {
             return try await telemetry.withClientSpan("oauth2.signed_request", url: request.url, method: request.method) { span in
                 do throws(OAuth2Error) {
                     var request = request
-                    telemetry.injectContext(into: &request.headers)
+                    span.inject(into: &request.headers)
                     let response = try await sendInSpan(request, span: span)
-                    span.attributes["http.response.status_code"] = response.status.code
+                    span.set("http.response.status_code", response.status.code)
                     return response
                 } catch {
                     span.fail(code: error.code.rawValue)
@@ -87,7 +86,7 @@ public struct SigningTransport: HTTPTransport {
         }
     }
 
-    private func sendInSpan(_ request: HTTPTransportRequest, span: any Span) async throws(OAuth2Error) -> HTTPTransportResponse {
+    private func sendInSpan(_ request: HTTPTransportRequest, span: ClientSpan) async throws(OAuth2Error) -> HTTPTransportResponse {
         try EndpointPolicy.requireSecure(request.url, role: "URL a bearer token is sent to")
         let token = try await Self.sourced { () async throws in try await tokenSource.token() }
         let (response, carriedToken) = try await sendSigned(request, token: token)
@@ -104,7 +103,7 @@ public struct SigningTransport: HTTPTransport {
         case .invalidToken:
             break
         }
-        span.attributes["oauth2.retried"] = true
+        span.set("oauth2.retried", true)
         let fresh: AccessToken
         let retried: HTTPTransportResponse
         let retryCarriedToken: Bool

@@ -84,37 +84,60 @@ public struct OAuth2Telemetry: Sendable {
 
     /// Runs `body` in a client span named `name`, the span current for what
     /// `body` does (a refresh inside a signed request is its child).
+    ///
+    /// The tracer is looked up once (`InstrumentationSystem.tracer` is a
+    /// locked search with dynamic casts), and a span that does not record,
+    /// as every span does until the app bootstraps a tracer, costs neither
+    /// attributes nor a task-local context: a signed request pays next to
+    /// nothing for tracing it does not use.
     func withClientSpan<Result>(
         _ name: String,
         url: URL,
         method: HTTPRequest.Method,
-        _ body: (any Span) async throws -> Result
+        _ body: (ClientSpan) async throws -> Result
     ) async throws -> Result {
+        let tracer = self.tracer
         let span = tracer.startSpan(name, context: ServiceContext.current ?? .topLevel, ofKind: .client)
         defer { span.end() }
+        guard span.isRecording else {
+            return try await body(ClientSpan(span: nil, tracer: tracer))
+        }
         span.attributes["http.request.method"] = method.rawValue
-        span.attributes["url.scheme"] = url.scheme?.lowercased()
+        let scheme = url.scheme?.lowercased()
+        span.attributes["url.scheme"] = scheme
         span.attributes["server.address"] = url.host
-        if let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil) {
+        if let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil) {
             span.attributes["server.port"] = port
         }
         return try await ServiceContext.$current.withValue(span.context) {
-            try await body(span)
+            try await body(ClientSpan(span: span, tracer: tracer))
         }
-    }
-
-    /// Puts the current span's context into `headers`, as the tracer propagates it.
-    func injectContext(into headers: inout HTTPFields) {
-        guard let context = ServiceContext.current else { return }
-        tracer.inject(context, into: &headers, using: HTTPFieldsInjector())
     }
 }
 
-extension Span {
+/// A client span as the library's code sees it: `nil` when it does not
+/// record, so that nothing is computed for it.
+struct ClientSpan {
+    let span: (any Span)?
+    let tracer: any Tracer
+
+    /// Sets an attribute of a recording span.
+    func set(_ key: String, _ value: @autoclosure () -> any SpanAttributeConvertible) {
+        span?.attributes[key] = value().toSpanAttribute()
+    }
+
     /// Marks the span failed with an error code: never the error's message.
     func fail(code: String) {
-        attributes["error.type"] = code
-        setStatus(SpanStatus(code: .error))
+        guard let span else { return }
+        span.attributes["error.type"] = code
+        span.setStatus(SpanStatus(code: .error))
+    }
+
+    /// Puts the span's context into `headers`, as the tracer propagates it
+    /// (`traceparent`, …); nothing for a span that does not record.
+    func inject(into headers: inout HTTPFields) {
+        guard let span else { return }
+        tracer.inject(span.context, into: &headers, using: HTTPFieldsInjector())
     }
 }
 
