@@ -508,7 +508,7 @@ def table(results, rounds):
             common = sorted(set(base) & set(recs))
             lines.append(
                 f"| {label} | {median_range([rec['wall_ms'] for rec in recs.values()], lambda v: f'{v:.1f}')}"
-                f" | {median_range([recs[r]['wall_ms'] / base[r]['wall_ms'] for r in common], ratio)}"
+                f" | {'–' if implementation == 'libcurl' else median_range([recs[r]['wall_ms'] / base[r]['wall_ms'] for r in common], ratio)}"
                 f" | {statistics.median(rec['peak_rss_kib'] for rec in recs.values()) / 1024:.1f} |"
             )
     account_keys = sorted({k for (_, k, _, _) in results if k.startswith("accounts-")}, key=lambda k: int(k.split("-")[1]))
