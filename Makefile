@@ -119,7 +119,7 @@ clean:
 	rm -rf .build .build-tsan .build-fuzz
 
 # Benchmarks (Benchmarks/, a package of its own): libcurl from C against
-# swift-oauth2 on a local nginx, interleaved, as ratios. `make bench N=5000`
+# swift-oauth2, raw libcurl and Go x/oauth2 on a local nginx, interleaved, as ratios. `make bench N=5000`
 # for a quicker run; `make bench-leaks` for valgrind and LeakSanitizer.
 .PHONY: bench bench-leaks
 bench: deps

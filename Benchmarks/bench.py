@@ -9,6 +9,15 @@ each of our results as a ratio to the baseline of the same round, with
 medians and ranges. Times are never judged: only the refresh storm's token
 count (it must be 1) and errors (non-200 answers) fail the run.
 
+Beside them, in the same rounds, a Go program on golang.org/x/oauth2 (Benchmarks/go,
+built offline in GOPATH mode against Debian's golang-golang-x-oauth2-dev) runs
+the request scenarios, unpinned and with nginx and every client on one CPU
+(`taskset`); the start row (one token, one GET, exit; wall time and peak RSS of
+the process) runs the three programs and the command-line tool's
+`oauth2 token --print-access-token` on a stored token; and the per-account row
+(`oauth2-bench accounts`) reports bytes per account and the time to send as
+accounts grow to 10,000.
+
 It also starts a throwaway PostgreSQL cluster (scripts/postgres.sh --name
 bench, stopped at the end) for the token store rows: sequential signed
 requests with the file store and with the PostgreSQL store, and the refresh
@@ -17,6 +26,7 @@ client, on one store), which must also make exactly one token request.
 
     Benchmarks/bench.py [--requests N] [--rounds R] [--memory-requests N]
                         [--storm-processes P] [--storm-callers C] [--leaks]
+                        [--start-runs N] [--cli auto|none|PATH] [--pin-cpu CPU]
 
 `--leaks` instead runs the leak checks: valgrind memcheck on a short run of
 the release binary, and an AddressSanitizer (LeakSanitizer) build.
@@ -42,6 +52,12 @@ ROOT = os.path.dirname(HERE)
 BUILD = os.path.join(HERE, ".build")
 BENCH = os.path.join(BUILD, "release", "oauth2-bench")
 BASELINE = os.path.join(BUILD, "curl-baseline")
+GO_BENCH = os.path.join(BUILD, "go-oauth2-bench")
+GO_SOURCE = os.path.join(HERE, "go", "oauth2_bench.go")
+# Debian's golang-*-dev packages put their sources here: GOPATH mode finds
+# golang.org/x/oauth2 there without a module proxy.
+DEBIAN_GOPATH = "/usr/share/gocode"
+CLI_RELEASE = os.path.join(ROOT, ".build", "release", "oauth2")
 ASAN_SCRATCH = os.path.join(HERE, ".build-asan")
 ACCESS_TOKEN = "bench-access-token-6f2c1a9e4b7d"
 
@@ -59,13 +75,23 @@ def run(command, **kwargs):
 
 
 def ensure_dependencies():
-    """libcurl's headers, python3 and a C compiler through the project's script; nginx-light here."""
+    """libcurl's headers, python3 and a C compiler through the project's script; here nginx-light,
+    Go with golang.org/x/oauth2 (Debian's packages, for GOPATH mode) and GNU time (the start row's peak RSS)."""
     run([os.path.join(ROOT, "scripts", "ensure-deps.sh"), "gcc"])
+    missing = []
     if shutil.which("nginx") is None and not os.path.exists("/usr/sbin/nginx"):
+        missing.append("nginx-light")
+    if shutil.which("go") is None:
+        missing.append("golang-go")
+    if not os.path.isdir(os.path.join(DEBIAN_GOPATH, "src", "golang.org", "x", "oauth2", "clientcredentials")):
+        missing.append("golang-golang-x-oauth2-dev")
+    if not os.path.exists("/usr/bin/time"):
+        missing.append("time")
+    if missing:
         sudo = [] if os.geteuid() == 0 else ["sudo"]
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
         run(sudo + ["apt-get", "update", "-qq"], env=env)
-        run(sudo + ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "nginx-light"], env=env)
+        run(sudo + ["apt-get", "install", "-y", "-qq", "--no-install-recommends"] + missing, env=env)
 
 
 def nginx_binary():
@@ -81,6 +107,25 @@ def build(swift_flags=(), scratch=None):
     cflags = subprocess.run(["pkg-config", "--cflags", "libcurl"], capture_output=True, text=True).stdout.split()
     libs = subprocess.run(["pkg-config", "--libs", "libcurl"], capture_output=True, text=True).stdout.split() or ["-lcurl"]
     run(["cc", "-O2", "-Wall", "-Wextra", "-o", BASELINE, os.path.join(HERE, "baseline", "curl_baseline.c")] + cflags + libs)
+    build_go()
+
+
+def build_go():
+    """The Go row's program, offline: GOPATH mode on Debian's sources, no module proxy."""
+    env = dict(os.environ, GO111MODULE="off", GOPATH=DEBIAN_GOPATH, GOFLAGS="", GOPROXY="off",
+               GOCACHE=os.path.join(BUILD, "go-cache"))
+    run(["go", "build", "-o", GO_BENCH, GO_SOURCE], env=env)
+
+
+def build_cli(choice):
+    """The command-line tool for the start row: `auto` builds the main package's `oauth2` in
+    release; `none` leaves the row out; anything else is the path of an `oauth2` binary."""
+    if choice == "none":
+        return None
+    if choice != "auto":
+        return os.path.abspath(choice)
+    run(["swift", "build", "-c", "release", "--package-path", ROOT, "--product", "oauth2"])
+    return CLI_RELEASE
 
 
 def free_port():
@@ -135,6 +180,27 @@ class Nginx:
             assert error.code == 401 and error.headers["WWW-Authenticate"] == 'Bearer error="invalid_token"'
         request = urllib.request.Request(self.base_url + "/api/resource", headers={"Authorization": "Bearer " + ACCESS_TOKEN})
         assert urllib.request.urlopen(request).status == 200
+
+    def pids(self):
+        """The master's and its workers' thread ids."""
+        master = self.process.pid
+        try:
+            with open(f"/proc/{master}/task/{master}/children") as children:
+                processes = [master] + [int(pid) for pid in children.read().split()]
+        except OSError:
+            processes = [master]
+        threads = []
+        for pid in processes:
+            try:
+                threads += [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+            except OSError:
+                pass
+        return threads
+
+    def set_cpus(self, cpus):
+        """Pins nginx (master, workers, every thread) to `cpus`, as `taskset -a -p` would."""
+        for tid in self.pids():
+            os.sched_setaffinity(tid, cpus)
 
     def stop(self):
         if self.process and self.process.poll() is None:
@@ -202,37 +268,82 @@ def measure(command):
 
 
 # Each scenario: its key, its label, the baseline's command (or the key of the
-# scenario whose baseline it is compared with, in the same round) and ours.
-# Every request scenario also runs "on the transport's executor": the same
-# callers as tasks that prefer CurlTransport.executor, against the same
-# baseline.
-def scenarios(url, requests, token_log, stores=None):
+# scenario whose baseline it is compared with, in the same round), ours, the
+# Go program's (or None) and whether nginx and the clients share one CPU.
+# Every unpinned request scenario also runs "on the transport's executor":
+# the same callers as tasks that prefer CurlTransport.executor, against the
+# same baseline. The pinned ones run every program under `taskset -c CPU`
+# while nginx is pinned to that CPU too.
+def scenarios(url, requests, token_log, stores=None, pin_cpu=0):
     store_options = (lambda kind: stores.options(kind, "requests")) if stores else (lambda kind: [])
     request_scenarios = [
         ("sequential", "sequential", "1 connection",
          [BASELINE, "sequential", url, str(requests)],
-         [BENCH, "sequential", "--url", url, "--requests", str(requests)]),
+         [BENCH, "sequential", "--url", url, "--requests", str(requests)],
+         [GO_BENCH, "sequential", url, str(requests)]),
         ("concurrent-8", "8 concurrent callers", None,
          [BASELINE, "concurrent", url, str(requests), "8"],
-         [BENCH, "concurrent", "--url", url, "--requests", str(requests), "--concurrency", "8"]),
+         [BENCH, "concurrent", "--url", url, "--requests", str(requests), "--concurrency", "8"],
+         [GO_BENCH, "concurrent", url, str(requests), "8"]),
         ("concurrent-64", "64 concurrent callers", None,
          [BASELINE, "concurrent", url, str(requests), "64"],
-         [BENCH, "concurrent", "--url", url, "--requests", str(requests), "--concurrency", "64"]),
+         [BENCH, "concurrent", "--url", url, "--requests", str(requests), "--concurrency", "64"],
+         [GO_BENCH, "concurrent", url, str(requests), "64"]),
     ]
     rows = []
-    for key, label, detail, baseline, ours in request_scenarios:
-        rows.append((key, f"{label}, {detail}" if detail else label, baseline, ours))
+    for key, label, detail, baseline, ours, go in request_scenarios:
+        rows.append((key, f"{label}, {detail}" if detail else label, baseline, ours, go, False))
         rows.append((f"{key}-on-transport", f"{label}, on the transport's executor", key,
-                     ours + ["--executor", "transport"]))
+                     ours + ["--executor", "transport"], None, False))
         if key == "sequential":
             # The token in a file or PostgreSQL store: the client keeps it in
             # memory, so only the grant touches the store; same baseline.
             for kind, store_label in STORE_KINDS:
-                rows.append((f"sequential-{kind}", f"sequential, {store_label}", key, ours + store_options(kind)))
+                rows.append((f"sequential-{kind}", f"sequential, {store_label}", key, ours + store_options(kind), None, False))
     rows.append(("storm", "refresh storm, 1000 callers",
                  [BASELINE, "concurrent", url, "1000", "1000"],
-                 [BENCH, "storm", "--url", url, "--callers", "1000", "--token-log", token_log]))
+                 [BENCH, "storm", "--url", url, "--callers", "1000", "--token-log", token_log], None, False))
+    pin = ["taskset", "-c", str(pin_cpu)]
+    for key, label, _, baseline, ours, go in request_scenarios:
+        rows.append((f"{key}-one-cpu", f"{label}, nginx and client on one CPU", pin + baseline, pin + ours, pin + go, True))
     return rows
+
+
+def start_commands(url, cli):
+    """The start row: one token, one GET (or, for the CLI, a stored token printed), exit."""
+    commands = [
+        ("libcurl", [BASELINE, "sequential", url, "1"]),
+        ("swift-oauth2", [BENCH, "sequential", "--url", url, "--requests", "1"]),
+        ("go-x-oauth2", [GO_BENCH, "sequential", url, "1"]),
+    ]
+    if cli:
+        commands.append(("cli", [cli] + CLI_COMMAND))
+    return commands
+
+
+# The command-line tool's start-up row: what it runs on a stored, valid token,
+# and how the store gets that token first (CLI_SEED, once). Both read the
+# endpoints, client and store from OAUTH2_* variables (cli_environment).
+CLI_COMMAND = ["token", "--print-access-token"]
+CLI_SEED = ["client-credentials"]
+
+
+def cli_environment(nginx, store_directory):
+    return dict(os.environ, OAUTH2_TOKEN_URL=nginx.base_url + "/token", OAUTH2_CLIENT_ID="bench-client",
+                OAUTH2_CLIENT_SECRET="bench-secret", OAUTH2_STORE=store_directory, OAUTH2_ACCOUNT="bench")
+
+
+def timed(command, env=None):
+    """Runs one short process under GNU time: its wall time in ms (from here, fork to exit) and its
+    peak RSS in KiB (time's own ru_maxrss of the child: not inflated by this Python process,
+    whose pages a forked child would start with)."""
+    started = time.perf_counter_ns()
+    result = subprocess.run(["/usr/bin/time", "-f", "@@rss %M"] + command, capture_output=True, text=True, env=env)
+    wall_ms = (time.perf_counter_ns() - started) / 1e6
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed ({result.returncode}):\n{result.stdout}{result.stderr}")
+    rss = next(int(line.split()[1]) for line in result.stderr.splitlines() if line.startswith("@@rss "))
+    return wall_ms, rss, result.stdout
 
 
 def wait_for_lines(path, count):
@@ -295,22 +406,46 @@ def process_storm(nginx, options, processes, callers):
     }
 
 
-def run_rounds(nginx, stores, requests, rounds, parse_iterations, storm_processes, storm_callers):
+def run_rounds(nginx, stores, requests, rounds, parse_iterations, storm_processes, storm_callers,
+               pin_cpu, start_runs, cli, cli_env, account_sizes, account_iterations):
     results = []  # (round, key, implementation, record)
+    all_cpus = os.sched_getaffinity(0)
     for number in range(1, rounds + 1):
         log(f"round {number}/{rounds}")
         for kind, _ in STORE_KINDS:
             record = process_storm(nginx, stores.options(kind, "storm"), storm_processes, storm_callers)
             results.append((number, f"process-storm-{kind}", "swift-oauth2", record))
-        for key, _, baseline, ours in scenarios(nginx.base_url, requests, nginx.token_log, stores):
-            for implementation, command in (("libcurl", baseline), ("swift-oauth2", ours)):
-                if isinstance(command, str):
-                    continue  # compared with another scenario's baseline of this round
-                for record in measure(command):
-                    results.append((number, key, implementation, record))
+        for key, _, baseline, ours, go, pinned in scenarios(nginx.base_url, requests, nginx.token_log, stores, pin_cpu):
+            nginx.set_cpus({pin_cpu} if pinned else all_cpus)
+            try:
+                for implementation, command in (("libcurl", baseline), ("swift-oauth2", ours), ("go-x-oauth2", go)):
+                    if command is None or isinstance(command, str):
+                        continue  # no such program, or compared with another scenario's baseline of this round
+                    for record in measure(command):
+                        results.append((number, key, implementation, record))
+            finally:
+                nginx.set_cpus(all_cpus)
+        # Start-up: each program start_runs times, interleaved; the round's median.
+        samples = {}
+        commands = start_commands(nginx.base_url, cli)
+        for _ in range(start_runs):
+            for implementation, command in commands:
+                wall_ms, rss, out = timed(command, env=cli_env if implementation == "cli" else None)
+                if implementation == "cli" and out.strip() != ACCESS_TOKEN:
+                    raise RuntimeError(f"{' '.join(command)} printed {out.strip()!r}, not the stored access token")
+                samples.setdefault(implementation, []).append((wall_ms, rss))
+        for implementation, values in samples.items():
+            results.append((number, "start", implementation, {
+                "scenario": "start", "implementation": implementation, "runs": len(values), "errors": 0,
+                "wall_ms": statistics.median(v[0] for v in values),
+                "peak_rss_kib": statistics.median(v[1] for v in values),
+            }))
         for record in measure([BENCH, "parse", "--iterations", str(parse_iterations)]):
             results.append((number, record["scenario"], "swift-oauth2", record))
         for record in measure([BENCH, "overhead", "--iterations", str(parse_iterations * 3)]):
+            results.append((number, record["scenario"], "swift-oauth2", record))
+        for record in measure([BENCH, "accounts", "--sizes", ",".join(map(str, account_sizes)),
+                               "--iterations", str(account_iterations)]):
             results.append((number, record["scenario"], "swift-oauth2", record))
     return results
 
@@ -332,25 +467,66 @@ def table(results, rounds):
     ratio = lambda v: f"{v:.2f}×"
     us = lambda v: f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
     lines = [
-        "| scenario | libcurl req/s | swift-oauth2 req/s | time ratio ours/libcurl | p50 µs libcurl / ours | p99 µs libcurl / ours | CPU µs/req libcurl / ours | peak RSS MiB libcurl / ours |",
-        "|---|---|---|---|---|---|---|---|",
+        "| scenario | libcurl req/s | swift-oauth2 req/s | Go x/oauth2 req/s | time ratio ours/libcurl | time ratio Go/libcurl"
+        " | p50 µs libcurl / ours / Go | p99 µs libcurl / ours / Go | CPU µs/req libcurl / ours / Go"
+        " | peak RSS MiB libcurl / ours / Go |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for key, label, baseline, _ in scenarios("", 0, ""):
+    def time_ratios(base, other):
+        common = sorted(set(base) & set(other))
+        return [base[r]["requests_per_second"] / other[r]["requests_per_second"] for r in common]
+
+    for key, label, baseline, _, _, _ in scenarios("", 0, ""):
         base = records(baseline if isinstance(baseline, str) else key, "libcurl")
         ours = records(key, "swift-oauth2")
-        common = sorted(set(base) & set(ours))
-        ratios = [base[r]["requests_per_second"] / ours[r]["requests_per_second"] for r in common]
-        cpu = lambda recs: statistics.median([rec["cpu_seconds"] / rec["requests"] * 1e6 for rec in recs.values()])
-        med = lambda recs, field: statistics.median([rec[field] for rec in recs.values()])
+        go = records(key, "go-x-oauth2")
+        cpu = lambda recs: f"{statistics.median([rec['cpu_seconds'] / rec['requests'] * 1e6 for rec in recs.values()]):.1f}" if recs else "–"
+        med = lambda recs, field, fmt: fmt(statistics.median([rec[field] for rec in recs.values()])) if recs else "–"
+        mib = lambda v: f"{v / 1024:.1f}"
+        three = lambda field, fmt: " / ".join(med(recs, field, fmt) for recs in (base, ours, go))
         lines.append(
             f"| {label} | {median_range([b['requests_per_second'] for b in base.values()], rps)}"
             f" | {median_range([o['requests_per_second'] for o in ours.values()], rps)}"
-            f" | **{median_range(ratios, ratio)}**"
-            f" | {us(med(base, 'p50_us'))} / {us(med(ours, 'p50_us'))}"
-            f" | {us(med(base, 'p99_us'))} / {us(med(ours, 'p99_us'))}"
-            f" | {cpu(base):.1f} / {cpu(ours):.1f}"
-            f" | {med(base, 'peak_rss_kib') / 1024:.1f} / {med(ours, 'peak_rss_kib') / 1024:.1f} |"
+            f" | {median_range([g['requests_per_second'] for g in go.values()], rps)}"
+            f" | **{median_range(time_ratios(base, ours), ratio)}**"
+            f" | {median_range(time_ratios(base, go), ratio)}"
+            f" | {three('p50_us', us)} | {three('p99_us', us)}"
+            f" | {' / '.join(cpu(recs) for recs in (base, ours, go))}"
+            f" | {three('peak_rss_kib', mib)} |"
         )
+    start_label = {"libcurl": "raw libcurl (C)", "swift-oauth2": "swift-oauth2 (`oauth2-bench`)",
+                   "go-x-oauth2": "Go x/oauth2", "cli": "`oauth2 " + " ".join(CLI_COMMAND) + "` (stored token)"}
+    base = records("start", "libcurl")
+    if base:
+        lines.append("")
+        lines.append("| start: one token, one GET, exit | wall ms | time ratio to libcurl | peak RSS MiB |")
+        lines.append("|---|---|---|---|")
+        for implementation, label in start_label.items():
+            recs = records("start", implementation)
+            if not recs:
+                continue
+            common = sorted(set(base) & set(recs))
+            lines.append(
+                f"| {label} | {median_range([rec['wall_ms'] for rec in recs.values()], lambda v: f'{v:.1f}')}"
+                f" | {'–' if implementation == 'libcurl' else median_range([recs[r]['wall_ms'] / base[r]['wall_ms'] for r in common], ratio)}"
+                f" | {statistics.median(rec['peak_rss_kib'] for rec in recs.values()) / 1024:.1f} |"
+            )
+    account_keys = sorted({k for (_, k, _, _) in results if k.startswith("accounts-")}, key=lambda k: int(k.split("-")[1]))
+    if account_keys:
+        lines.append("")
+        lines.append("| accounts in one provider (client + token each, in memory) | RSS MiB | bytes per account | `send` p50 µs | `send` p99 µs |")
+        lines.append("|---|---|---|---|---|")
+        for key in account_keys:
+            recs = records(key, "swift-oauth2")
+            sample = next(iter(recs.values()))
+            per_account = (median_range([rec["bytes_per_account"] for rec in recs.values()], lambda v: f"{v:,.0f}")
+                           if sample["accounts"] > 1 else "–")
+            lines.append(
+                f"| {int(sample['accounts']):,} | {statistics.median(rec['rss_kib'] for rec in recs.values()) / 1024:.1f}"
+                f" | {per_account}"
+                f" | {median_range([rec['p50_us'] for rec in recs.values()], lambda v: f'{v:.2f}')}"
+                f" | {statistics.median(rec['p99_us'] for rec in recs.values()):.2f} |"
+            )
     lines.append("")
     lines.append("| in process, no network | per second | p50 µs | p99 µs |")
     lines.append("|---|---|---|---|")
@@ -404,9 +580,13 @@ def machine_description():
     curl = subprocess.run(["curl-config", "--version"], capture_output=True, text=True).stdout.strip() or "libcurl ?"
     nginx = subprocess.run([nginx_binary(), "-v"], capture_output=True, text=True).stderr.strip()
     swift = subprocess.run(["swift", "--version"], capture_output=True, text=True).stdout.splitlines()
+    go = subprocess.run(["go", "version"], capture_output=True, text=True).stdout.split()
+    oauth2_go = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "golang-golang-x-oauth2-dev"],
+                               capture_output=True, text=True).stdout.strip() or "?"
     return (
         f"{os.cpu_count()} cores ({model}), {platform.system()} {platform.release()}, "
-        f"{curl}, {nginx.replace('nginx version: ', '')}, {swift[0] if swift else 'swift ?'}; "
+        f"{curl}, {nginx.replace('nginx version: ', '')}, {swift[0] if swift else 'swift ?'}, "
+        f"{go[2] if len(go) > 2 else 'go ?'} with golang.org/x/oauth2 {oauth2_go} (Debian); "
         f"load average at start {os.getloadavg()[0]:.2f}"
     )
 
@@ -502,6 +682,13 @@ def main():
     parser.add_argument("--parse-iterations", type=int, default=100000)
     parser.add_argument("--storm-processes", type=int, default=8, help="processes in the refresh storm across processes")
     parser.add_argument("--storm-callers", type=int, default=10, help="concurrent callers in each of those processes")
+    parser.add_argument("--start-runs", type=int, default=20, help="runs of each program per round for the start row")
+    parser.add_argument("--cli", default="auto",
+                        help="the start row's command-line tool: auto (build the main package's oauth2 in release), none, or a path")
+    parser.add_argument("--pin-cpu", type=int, default=min(os.sched_getaffinity(0)),
+                        help="the CPU of the one-CPU rows (nginx and the client both pinned to it)")
+    parser.add_argument("--account-sizes", default="1,1000,10000", help="the per-account row's sizes")
+    parser.add_argument("--account-iterations", type=int, default=50000, help="sends timed at each of those sizes")
     parser.add_argument("--skip-build", action="store_true")
     parser.add_argument("--leaks", action="store_true", help="run the leak checks instead of the benchmarks")
     parser.add_argument("--results", default=os.path.join(BUILD, "results.jsonl"), help="where to keep every raw result")
@@ -512,6 +699,15 @@ def main():
     ensure_dependencies()
     if not args.skip_build:
         build()
+    elif not os.path.exists(GO_BENCH):
+        build_go()
+    if args.leaks:
+        cli = None
+    elif args.skip_build and args.cli == "auto":
+        cli = CLI_RELEASE if os.path.exists(CLI_RELEASE) else None
+    else:
+        cli = build_cli(args.cli)
+    account_sizes = [int(size) for size in args.account_sizes.split(",")]
     nginx = Nginx()
     postgres = Postgres()
     stores = Stores(postgres)
@@ -520,10 +716,16 @@ def main():
         if args.leaks:
             return 0 if leak_checks(nginx) else 1
         postgres.start()
+        cli_env = None
+        if cli:
+            # A stored, valid token for the CLI's start-up row: one grant, then only reads.
+            cli_env = cli_environment(nginx, os.path.join(stores.directory, "cli"))
+            run([cli] + CLI_SEED, env=cli_env, stdout=subprocess.DEVNULL)
         machine = machine_description()
         started = time.monotonic()
         results = run_rounds(nginx, stores, args.requests, args.rounds, args.parse_iterations,
-                             args.storm_processes, args.storm_callers)
+                             args.storm_processes, args.storm_callers, args.pin_cpu, args.start_runs,
+                             cli, cli_env, account_sizes, args.account_iterations)
         memory_record, memory_line = memory_check(nginx, args.memory_requests)
         elapsed = time.monotonic() - started
     finally:
@@ -537,7 +739,8 @@ def main():
         out.write(json.dumps(dict(memory_record, key="memory")) + "\n")
     print()
     print(f"Machine: {machine}; load average at end {os.getloadavg()[0]:.2f}.")
-    print(f"{args.requests:,} signed GETs per scenario and round, {args.rounds} rounds, A B interleaved; {elapsed:.0f} s.")
+    print(f"{args.requests:,} signed GETs per scenario and round, {args.rounds} rounds, libcurl, swift-oauth2 and Go"
+          f" interleaved; one-CPU rows on CPU {args.pin_cpu}; start row {args.start_runs} runs of each per round; {elapsed:.0f} s.")
     print()
     print(table(results, args.rounds))
     print(memory_line)

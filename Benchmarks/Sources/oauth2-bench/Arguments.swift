@@ -11,6 +11,8 @@ struct Arguments {
           parse       --iterations N
           overhead    --iterations N   (send through a transport that answers at once)
           memory      --url BASE --requests N --warmup N [--concurrency C]
+          accounts    --sizes 1,1000,10000 --iterations N
+                      (per-account memory and send time, in process, as accounts grow)
         --executor transport: the callers' tasks prefer CurlTransport.executor (default: global).
         STORE: --store memory (default) | --store file --store-dir DIR
              | --store postgres --database-url URL --database-password-file PATH [--table NAME]
@@ -48,6 +50,18 @@ struct Arguments {
             throw BenchError("--executor must be global or transport")
         }
         return executor
+    }
+
+    /// A comma-separated list of positive integers.
+    func intList(_ name: String, default fallback: [Int]) throws(BenchError) -> [Int] {
+        guard let text = options[name] else { return fallback }
+        var values: [Int] = []
+        for part in text.split(separator: ",") {
+            guard let value = Int(part), value > 0 else { throw BenchError("--\(name) must be positive integers separated by commas") }
+            values.append(value)
+        }
+        guard !values.isEmpty else { throw BenchError("--\(name) is empty") }
+        return values
     }
 
     func int(_ name: String, default fallback: Int? = nil) throws(BenchError) -> Int {

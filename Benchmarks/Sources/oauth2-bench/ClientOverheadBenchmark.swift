@@ -48,7 +48,7 @@ enum ClientOverheadBenchmark {
 
 /// Answers the token endpoint with a token and everything else with the
 /// response nginx gives an authorized request, without suspending.
-private struct InstantTransport: HTTPTransport {
+struct InstantTransport: HTTPTransport {
     let tokenURL: URL
 
     private static let token = HTTPTransportResponse(

@@ -66,6 +66,12 @@ enum OAuth2Bench {
         case "overhead":
             let target = try BenchTarget(baseURL: arguments.optionalString("url") ?? "http://127.0.0.1:1")
             return [try await ClientOverheadBenchmark.run(target: target, iterations: arguments.int("iterations", default: 1_000_000))]
+        case "accounts":
+            let target = try BenchTarget(baseURL: arguments.optionalString("url") ?? "http://127.0.0.1:1")
+            return try await AccountsBenchmark.run(
+                target: target, sizes: arguments.intList("sizes", default: [1, 1000, 10_000]),
+                iterations: arguments.int("iterations", default: 100_000)
+            )
         case "memory":
             let target = try BenchTarget(baseURL: arguments.string("url"))
             return [
