@@ -77,7 +77,7 @@ public struct CurlClientTransport: ClientTransport {
             }
             data = collected
         }
-        let response = try await transport.send(TransportRequest(request, url: url, body: data))
+        let response = try await transport.send(HTTPTransportRequest(request, url: url, body: data))
         return (response.head, response.body.isEmpty ? nil : HTTPBody(response.body))
     }
 }

@@ -8,15 +8,10 @@ import Foundation
 #endif
 
 // OAuth2 speaks swift-http-types at its boundary, as OpenAPIRuntime does:
-// what is left to convert is the request head plus a body and a URL on one
-// side, and the transport's request on the other.
+// what is left is making the transport's request from an OpenAPI request
+// head, whose URL is the server URL and the path, and adding fields to a head.
 
-/// The request an ``/OAuth2/HTTPTransport`` sends.
-typealias TransportRequest = HTTPTransportRequest
-/// The response an ``/OAuth2/HTTPTransport`` returns.
-typealias TransportResponse = HTTPTransportResponse
-
-extension TransportRequest {
+extension HTTPTransportRequest {
     /// The request an OpenAPI client built, to `url` (its base URL and path), with `body`.
     init(_ request: HTTPRequest, url: URL, body: Data?) {
         self.init(method: request.method, url: url, headers: request.headerFields, body: body)
@@ -28,10 +23,6 @@ extension TransportRequest {
     init(signing request: HTTPRequest, url: URL) {
         self.init(method: request.method, url: url, redirects: .never)
     }
-
-    /// The fields ``SigningTransport`` added for the next hop: `Authorization`
-    /// and the tracer's context (`traceparent`, …).
-    var addedFields: HTTPFields { headers }
 }
 
 extension HTTPRequest {
@@ -47,13 +38,5 @@ extension HTTPRequest {
             request.headerFields[fields: name] = fields[fields: name]
         }
         return request
-    }
-}
-
-extension TransportResponse {
-    /// The status and header fields of an OpenAPI transport's response, for
-    /// ``SigningTransport`` to read its Bearer challenge; the body stays with the caller.
-    init(headOf response: HTTPResponse, url: URL) {
-        self.init(response, url: url)
     }
 }

@@ -50,12 +50,13 @@ final class NextHop: HTTPTransport {
         return error
     }
 
-    func send(_ signed: TransportRequest) async throws -> TransportResponse {
-        let request = self.request.adding(signed.addedFields)
+    func send(_ signed: HTTPTransportRequest) async throws -> HTTPTransportResponse {
+        // Authorization and the tracer's context, as SigningTransport set them.
+        let request = self.request.adding(signed.headers)
         do {
             let (response, responseBody) = try await next(request, body, baseURL)
             outcome.withLock { $0 = .answered(response, responseBody) }
-            return TransportResponse(headOf: response, url: signed.url)
+            return HTTPTransportResponse(response, url: signed.url)
         } catch {
             outcome.withLock { $0 = .failed(error) }
             throw error

@@ -89,7 +89,8 @@ public struct OAuth2Middleware: ClientMiddleware {
         return try await withoutActuallyEscaping(next) { next in
             let hop = NextHop(request: request, body: replayable, baseURL: baseURL, next: next)
             do {
-                _ = try await SigningTransport(wrapping: hop, tokenSource: tokenSource).send(TransportRequest(signing: request, url: url))
+                _ = try await SigningTransport(wrapping: hop, tokenSource: tokenSource).send(
+                    HTTPTransportRequest(signing: request, url: url))
             } catch {
                 throw hop.failure ?? error
             }
