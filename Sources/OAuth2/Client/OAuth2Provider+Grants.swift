@@ -205,24 +205,18 @@ extension OAuth2Provider {
         let requestedAt = clock.now()
         let request = try TokenRequestBuilder.tokenRequest(for: grant, configuration: configuration, now: requestedAt)
         let started = ContinuousClock.now
-        do {
-            return try await telemetry.withClientSpan("oauth2.token_request", url: request.url, method: request.method) { span in
-                span.set("oauth2.grant_type", grant.name)
-                do throws(OAuth2Error) {
-                    let token = try await requestToken(request, grant, requestedAt, requestedScopes, expectation, span: span)
-                    telemetry.tokenRequestFinished(grantType: grant.name, outcome: "success", duration: ContinuousClock.now - started)
-                    return token
-                } catch {
-                    span.fail(code: error.code.rawValue)
-                    telemetry.tokenRequestFinished(
-                        grantType: grant.name, outcome: error.code.rawValue, duration: ContinuousClock.now - started)
-                    throw error
-                }
+        return try await telemetry.withClientSpan(
+            "oauth2.token_request", url: request.url, method: request.method, errorType: \.code.rawValue
+        ) { (span) async throws(OAuth2Error) in
+            span.set("oauth2.grant_type", grant.name)
+            do throws(OAuth2Error) {
+                let token = try await requestToken(request, grant, requestedAt, requestedScopes, expectation, span: span)
+                telemetry.tokenRequestFinished(grantType: grant.name, outcome: "success", duration: ContinuousClock.now - started)
+                return token
+            } catch {
+                telemetry.tokenRequestFinished(grantType: grant.name, outcome: error.code.rawValue, duration: ContinuousClock.now - started)
+                throw error
             }
-        } catch let error as OAuth2Error {
-            throw error
-        } catch {
-            throw OAuth2Error(code: .transportError, message: "the token request failed: \(type(of: error))")
         }
     }
 

@@ -66,23 +66,14 @@ public struct SigningTransport: HTTPTransport {
     ///   `invalid_token` / `unauthorized` after the retry, `insufficient_scope`, `rate_limited`,
     ///   `insecure_redirect`, `timeout`, `tls_error`, `transport_error`, `cancelled`.
     public func send(_ request: HTTPTransportRequest) async throws(OAuth2Error) -> HTTPTransportResponse {
-        do {
-            return try await telemetry.withClientSpan("oauth2.signed_request", url: request.url, method: request.method) { span in
-                do throws(OAuth2Error) {
-                    var request = request
-                    span.inject(into: &request.headers)
-                    let response = try await sendInSpan(request, span: span)
-                    span.set("http.response.status_code", response.status.code)
-                    return response
-                } catch {
-                    span.fail(code: error.code.rawValue)
-                    throw error
-                }
-            }
-        } catch let error as OAuth2Error {
-            throw error
-        } catch {
-            throw OAuth2Error(code: .transportError, message: "the signed request failed: \(type(of: error))")
+        try await telemetry.withClientSpan(
+            "oauth2.signed_request", url: request.url, method: request.method, errorType: \.code.rawValue
+        ) { (span) async throws(OAuth2Error) in
+            var request = request
+            span.inject(into: &request.headers)
+            let response = try await sendInSpan(request, span: span)
+            span.set("http.response.status_code", response.status.code)
+            return response
         }
     }
 

@@ -90,27 +90,54 @@ public struct OAuth2Telemetry: Sendable {
     /// as every span does until the app bootstraps a tracer, costs neither
     /// attributes nor a task-local context: a signed request pays next to
     /// nothing for tracing it does not use.
-    func withClientSpan<Result>(
+    ///
+    /// What `body` throws is rethrown as it is, the span marked failed with
+    /// `errorType` of it (an error code, never a message).
+    func withClientSpan<Value, Failure: Error>(
         _ name: String,
         url: URL,
         method: HTTPRequest.Method,
-        _ body: (ClientSpan) async throws -> Result
-    ) async throws -> Result {
+        errorType: (Failure) -> String,
+        _ body: (ClientSpan) async throws(Failure) -> Value
+    ) async throws(Failure) -> Value {
         let tracer = self.tracer
         let span = tracer.startSpan(name, context: ServiceContext.current ?? .topLevel, ofKind: .client)
         defer { span.end() }
-        guard span.isRecording else {
-            return try await body(ClientSpan(span: nil, tracer: tracer))
+        let outcome: Result<Value, Failure>
+        if span.isRecording {
+            span.attributes["http.request.method"] = method.rawValue
+            let scheme = url.scheme?.lowercased()
+            span.attributes["url.scheme"] = scheme
+            span.attributes["server.address"] = url.host
+            if let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil) {
+                span.attributes["server.port"] = port
+            }
+            let clientSpan = ClientSpan(span: span, tracer: tracer)
+            outcome = await ServiceContext.$current.withValue(span.context) { await Self.outcome(of: body, in: clientSpan) }
+        } else {
+            outcome = await Self.outcome(of: body, in: ClientSpan(span: nil, tracer: tracer))
         }
-        span.attributes["http.request.method"] = method.rawValue
-        let scheme = url.scheme?.lowercased()
-        span.attributes["url.scheme"] = scheme
-        span.attributes["server.address"] = url.host
-        if let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil) {
-            span.attributes["server.port"] = port
+        switch outcome {
+        case .success(let value):
+            return value
+        case .failure(let error):
+            if span.isRecording {
+                span.attributes["error.type"] = errorType(error)
+                span.setStatus(SpanStatus(code: .error))
+            }
+            throw error
         }
-        return try await ServiceContext.$current.withValue(span.context) {
-            try await body(ClientSpan(span: span, tracer: tracer))
+    }
+
+    /// `body`'s value or typed error, as a value: the task-local scope takes
+    /// an untyped closure, which would lose the error's type.
+    private static func outcome<Value, Failure: Error>(
+        of body: (ClientSpan) async throws(Failure) -> Value, in span: ClientSpan
+    ) async -> Result<Value, Failure> {
+        do throws(Failure) {
+            return .success(try await body(span))
+        } catch {
+            return .failure(error)
         }
     }
 }
@@ -124,13 +151,6 @@ struct ClientSpan {
     /// Sets an attribute of a recording span.
     func set(_ key: String, _ value: @autoclosure () -> any SpanAttributeConvertible) {
         span?.attributes[key] = value().toSpanAttribute()
-    }
-
-    /// Marks the span failed with an error code: never the error's message.
-    func fail(code: String) {
-        guard let span else { return }
-        span.attributes["error.type"] = code
-        span.setStatus(SpanStatus(code: .error))
     }
 
     /// Puts the span's context into `headers`, as the tracer propagates it
