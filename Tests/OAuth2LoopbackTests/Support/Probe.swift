@@ -11,9 +11,11 @@ import Musl
 
 /// Talks to a receiver as a browser would, and checks its ports from outside.
 enum Probe {
-    /// A GET (or another method) through the framework's own transport.
+    /// A GET (or another method) through the framework's own transport,
+    /// bounded at 30 s: room for a wait task that starts late on a busy
+    /// two-core machine, and still a failure, not a hang, when nothing answers.
     static func request(_ url: String, method: HTTPRequest.Method = .get) async throws -> HTTPTransportResponse {
-        let transport = CurlTransport(configuration: CurlTransport.Configuration(timeout: .seconds(10)))
+        let transport = CurlTransport(configuration: CurlTransport.Configuration(timeout: .seconds(30)))
         let target = try #require(URL(string: url))
         do {
             let response = try await transport.send(HTTPTransportRequest(method: method, url: target))
@@ -106,7 +108,7 @@ enum Probe {
 struct Waiting: Sendable {
     let task: Task<URL, any Error>
 
-    init(_ receiver: LoopbackReceiver, state: String, timeout: Duration = .seconds(20)) {
+    init(_ receiver: LoopbackReceiver, state: String, timeout: Duration = .seconds(60)) {
         task = Task { try await receiver.redirect(state: state, timeout: timeout) }
     }
 

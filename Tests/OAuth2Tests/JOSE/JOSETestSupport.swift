@@ -64,15 +64,84 @@ enum JOSEFixtures {
         ["kty": .string("OKP"), "crv": .string("Ed25519"), "x": .string(rfc8037X)]
     }
 
-    /// One RSA key for the whole run: generating 2048 bits is slow in a debug build.
-    static let rsaKey: _RSA.Signing.PrivateKey = {
-        do { return try _RSA.Signing.PrivateKey(keySize: .bits2048) } catch { fatalError("RSA key generation failed: \(error)") }
-    }()
+    /// One RSA key for the whole run, fixed: generating 2048 bits takes
+    /// seconds in a debug build and far longer under ThreadSanitizer, and a
+    /// test that waits on a lazily generated key holds a thread of the
+    /// cooperative pool the whole time. A test fixture, not a secret.
+    static let rsaKey = fixedRSAKey(rsaKeyPEM)
 
-    /// Another RSA key, for a signature from the wrong key.
-    static let otherRSAKey: _RSA.Signing.PrivateKey = {
-        do { return try _RSA.Signing.PrivateKey(keySize: .bits2048) } catch { fatalError("RSA key generation failed: \(error)") }
-    }()
+    /// Another fixed RSA key, for a signature from the wrong key.
+    static let otherRSAKey = fixedRSAKey(otherRSAKeyPEM)
+
+    /// The modulus (base64url) of a 1024-bit RSA key: too short to be accepted.
+    static let rsa1024Modulus =
+        "rEvfsHz2lAzLnuDODfGjzmSWLKZwutIVVY09TZBy7n8Nw1SkkzJDs3eQQs-pa0VWTj3c4CPMxZ9gkcMHUUi-8xYUdGIy-Jv4CaRFdy-Ed2rC5U3TCKloStjdLa5sxH1cVNQoNNtaa1UH8hx54kkj8_aBsRUoTBQgAjJzRrEOj0M"
+
+    private static func fixedRSAKey(_ pem: String) -> _RSA.Signing.PrivateKey {
+        do { return try _RSA.Signing.PrivateKey(pemRepresentation: pem) } catch {
+            fatalError("the fixed RSA test key does not parse: \(error)")
+        }
+    }
+
+    private static let rsaKeyPEM = """
+        -----BEGIN RSA PRIVATE KEY-----
+        MIIEpQIBAAKCAQEAx69uDHlseDPAYvnsJD0wGEOy585cvhG+3+eU/OXFqiMM9Y7Y
+        AE4X67yNsrWiOhnpjFM96p+/cFyvDgXqPGnB0qUlG75kFPVkiGKbmdR2uLQEvCfl
+        0UKhK3Zrt4dbcnTHzH4OAqlTsRYp2CwT3OAyX1NmYRKX+S9qdUUHgwltr9+w1jYf
+        /RPlf6gDC24nvIKTM/uAw22QfW0GX0TMakGYBn6+V2nnC3yY5cXTTrRAj4VK4hCJ
+        Wp1UKMOROc0tEKHJmaCRpokIsC7sZKa5Gc2lTiEfMHTr8a3eSk3GlMSGRMqwXoRA
+        kMRJhv8SPZkVbxgn2X4B2M7RdLO5BJqDwHxiUwIDAQABAoIBABSXTHvQ0ZSbkY0j
+        RGyAOsNlx78Lkpiu78Xa9YwWjYl7z8xKjI+Lff/7E4mIHVBsd57Wvp3BF1aY2BxU
+        E9Fi/m+gQ/FWcq+Olm1R7cWxGQT22z4jxxkLC9+VeIoWVSG6VRgLL5qqp0ytgmce
+        NHYkUE1wJjCAYFd7wjiRg7LJeBwYgFs/ulg7uAh+HTKc2pqAQjH3qtVrspOSyZDj
+        p7jABLTbpufCDpgXvQFnSV6bA/4IvkRDUfFHI5wlDzUiI2O791C7dYkCq3c+HDEk
+        +MzMbCEL/wQESMKJjn0bVW12nXTLTNNrAQkn24UlYUIbx5RGxdXeWSCiYczJrT1E
+        zlIM9UECgYEA5XSTvjwwtk7Qma93404PKN4IoCm68cptvnhMNKnrOM/vPJn0wCbG
+        pt6QuGLMcnd1aCF3ggqCv+b3FgcBytvgZB0FigAz9U93jxCSwGdEtBeQr5jDDO7I
+        +9TKpQw/kik33C4REhbJGpWKlNDo2wCuXE3UnT21jfLJ5XbxNkwcPXECgYEA3sky
+        pfDXqI24XGBaroXUIxxf8cHU3U5oxjW3pDyY1fmO/EUJBrBYt2u7jbSCQuEbUH5S
+        VbQ4ZU/KFNYpiTp2RsbStHH5FR+nGN4l7d9DlbZyIPN4HGxXxttEdJ0zZhODnXY7
+        tN9RJdBQG9zG5Jc8VWiASs891x+YE/22Mpo1SgMCgYEArCQ0fyDK7srcRqBUkixK
+        xT8mO3pzLNjQUngPu+bKeJnPAqkB7HJq0F/jNOGyPiIO6+tHrEDUbMILFvR0zMr+
+        Yj0/nZOfZ2eR67vkTQJskauoOYSiuH4gPIYc7Yvt2Wqg5MeOuQJtJ0uPZyv/teWh
+        6c/eNYVJQtAl1cfRGQoqmZECgYEAg0cXu0SyL7Zi/rwgc1qU6KOdvb20Czxa7QFW
+        V0cF4ICPywN7EB/2Bw9Kk3PclkBDcikdpzbtTHW55JFWJHD4pTgfjQjj95iRREwT
+        GZpIHv5FPjl5e3Y0Ow+VxQmk8e9pzO2QvUIidR/NNL3hzW14tfNANdTs4cjSOmV0
+        aVkJMbUCgYEApyfekS16P4YqyiKpPqL1LlaMMHeDnx5QLEl90Dcpd0tAS2QuFqI1
+        0UNOye/WM5rKq2Q6l/GIm0iYSGO+9ea8OkOIZADvkYJYxHBxr08vXQzBky2gJ+GP
+        gsm7ijc+G8DTd/WNDM8+lLEBaP8tCby0d22Zwznthc41ejytl+H9yZE=
+        -----END RSA PRIVATE KEY-----
+        """
+
+    private static let otherRSAKeyPEM = """
+        -----BEGIN RSA PRIVATE KEY-----
+        MIIEogIBAAKCAQEA9+KiW4sVwPmXKnQMuzvObwr2Jgggd458dXMlOZS0IgZ5x14u
+        TTeC9kFKCBFfOq95lAw+cGKi4Drtch6Di4KFXhoi2y+yaQ4MBYw2dqDEVpa2KOx4
+        DgMekdYTjDeULbZ4e6opSFYhIXLiqYlMMKonfNpobUfdTJtcL373fENMPJldbRIw
+        XDmeUGaL94bF8Rm3sKOpVyVY0ijk0Nb8VAjFUkC6CVeSXb7wcwdDsGbIOJ/1MlYp
+        yAP+KUqyMO91xR4xBtLCkdaUaqIQnRDnE7+cCVeQ3uhw0tEejcdDz8BB34yR1J2s
+        ntM7UrxPDeMvDz/hnMryhiDyYqQVHwXiBIBdYQIDAQABAoIBAAINX2+IG88Zi1mD
+        xpspi2yJ25GjPfkdmmNixKXd7RCJ6ftNyOkCIi4JRLo3nzz5G9Lmcenv2Xs+jxqs
+        TMuGoMEyfzhD8tZUzHmFgrtr/VavaMNrcyDdNMUkQSmP8QHPGzCjXah4sIe72fnj
+        mQy8UeXlJIKGppgTTfm504WMRJYkPjyZ5v/uWvUzGhAzvTyDiQuxHhNxqD8dwWYK
+        yR0NXy2JUbIybZeAB5rf18C2b9Ktlk3WTE7U3wZDzWahNByCEM9azvtHu9zYLuyT
+        lXm86HionHSRZAVXhSpfmw8OFKkdNCULC06/S54IGv+mdfq2pPTb8wPZcV+sPPZx
+        K/bHEZkCgYEA/U4a6rGd750H/IkhKbFgTyHM1RDY/AOeDcDfpXiuJmNcdMErj6N2
+        gNCUnGuHQloS8CzpQbiU0Ep4/iyO8FHUEdlxpd27cbSmmcJ75z6yHU+ynShT8lWu
+        SQhjzs/uPXZIjwaVnRvdP2/7U89Le5/NFfctFRlhhLGgcep/k60re7kCgYEA+oXE
+        kBViCesYsVABC48+Fc1DJXwGJ1n0G6Q5TJtgLJIgdnjowKtPRrDAHH7dpqkGjc3s
+        GdBO49DzMwRdgyWaMR9fYIzX4c3TNh0DhSbjVEiSg2kaRFAiCB1u636/zzUUunDd
+        eAQraWnfm8+RVwQHjZs0vZSt6KR+6AWgsR1n0ukCgYBpBopohw6J/B0Em0Lxy4a4
+        KLaKHTsqesF8yFyyejAS4J3EFxfdrZQD4vfLR1ZEr54skSKBymuBVW+HS6hUgkkg
+        wXy6ng4LHjD5jcbb4YXuW04elUsBLn9d7qmbZWFNgI6jJsK/6n64v9CANnIApwhc
+        tCiwF970KsXwlZ8h9uoRmQKBgGBjHTiOcZT9VhfKf0xyRWHgAqimajuzuV71NXKL
+        CVq8si7C4FJY1vyMvq14BlG8EKB4jRF1exTd7ORBFrWBvyyNNIYSSnE/XrcgPJ17
+        U9W2wmA7DPchmaZjpKyIrMXNV3dQO3WUrRs2t+jb2MCQ9VL/VzBlxu+OcqFUoPnk
+        JXEZAoGATqUH04di3cMw6O7UAKtjWaR2EFUpvx9iZ+oNo7B6Spo6GSG7I80HnVl6
+        33b9OO/ZMbLm/s5n2TFDiR4Wk1z/tZfB/1txr+ktO8vYUHVq390qMZ8xToIsBmjd
+        Kwr4AnJh0/4fx/6XJtDDIiOuqxdiGL71/b0Jw2I5ImqL9QQSiPw=
+        -----END RSA PRIVATE KEY-----
+        """
 
     static func hex(_ text: String) -> [UInt8] {
         var bytes: [UInt8] = []
