@@ -46,12 +46,45 @@ package final class Lock: @unchecked Sendable {
         precondition(result == 0, "pthread_mutex_unlock failed: \(result)")
     }
 
+    /// Releases the lock, sleeps until `condition` is signalled, and takes the
+    /// lock again before returning. Call it holding the lock, in a loop that
+    /// checks what it waits for: a wakeup may be spurious.
+    package func wait(on condition: LockCondition) {
+        let result = pthread_cond_wait(condition.condition, mutex)
+        precondition(result == 0, "pthread_cond_wait failed: \(result)")
+    }
+
     /// Runs `body` holding the lock. Do not suspend, resume continuations or call out inside.
     @inlinable
     package func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         lock()
         defer { unlock() }
         return try body()
+    }
+}
+
+/// A condition variable over `pthread_cond_t`, waited on with ``Lock/wait(on:)``.
+package final class LockCondition: @unchecked Sendable {
+    // @unchecked: the condition variable is the synchronization; allocated once and never moved.
+    fileprivate let condition: UnsafeMutablePointer<pthread_cond_t>
+
+    /// Creates a condition nobody waits on.
+    package init() {
+        condition = .allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        let result = pthread_cond_init(condition, nil)
+        precondition(result == 0, "pthread_cond_init failed: \(result)")
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        condition.deinitialize(count: 1)
+        condition.deallocate()
+    }
+
+    /// Wakes one thread waiting on the condition, if any.
+    package func signal() {
+        _ = pthread_cond_signal(condition)
     }
 }
 

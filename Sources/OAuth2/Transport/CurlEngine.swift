@@ -17,18 +17,29 @@ import Darwin
 /// One libcurl multi handle and the thread that drives it, which is also a
 /// `TaskExecutor` (``CurlTransport/executor``).
 ///
-/// Only the engine thread calls libcurl (apart from `curl_multi_wakeup`, which
-/// is made for other threads). Other threads put work in `incoming`,
-/// `cancelled` or `jobs` under `lock` and wake the thread when it sleeps in
-/// `curl_multi_poll`. The thread owns the easy handles, the active transfers and
-/// the pool of idle handles; it completes a transfer by moving its state to
-/// `finished` under the lock and resuming the caller outside it, so every
-/// caller is resumed exactly once by whoever wins that move. Each turn it runs
-/// the jobs of tasks that prefer it as their executor, then starts what is
-/// queued, then drives libcurl.
+/// One thread at a time drives libcurl: the *driver* (`driver`, under `lock`),
+/// which owns `multi`, the easy handles, the active transfers and the pool of
+/// idle handles (`curl_multi_wakeup` is the exception, made for other threads).
+/// Usually that is the engine thread. Other threads put work in `incoming`,
+/// `cancelled` or `jobs` under `lock` and wake the driver when it sleeps in
+/// `curl_multi_poll`, or the engine thread when it is parked on `parked`.
+///
+/// When nothing is in flight the engine thread parks and nobody drives. A
+/// caller that finds it so drives its own transfer on its own thread
+/// (``lead(_:)``), for at most ``CurlTransport/Configuration/callerDrivenWait``:
+/// a request that completes in that time costs no thread hand-off at all. As
+/// soon as anyone else queues work, or the time is up, it hands `multi` to the
+/// engine thread and waits for its response like everyone else.
+///
+/// A transfer is completed by moving its state on under the lock and resuming
+/// the caller outside it, so every caller is resumed exactly once by whoever
+/// wins that move. Each turn the engine thread runs the jobs of tasks that
+/// prefer it as their executor, then, when it drives, starts what is queued
+/// and drives libcurl.
 final class CurlEngine: TaskExecutor, @unchecked Sendable {
     // @unchecked: the fields marked "guarded" are only touched under `lock`;
-    // `multi`, `active` and `idleHandles` belong to the engine thread alone.
+    // `multi`, `active` and `idleHandles` belong to the driver alone, and change
+    // hands only through `driver`, under `lock`.
 
     /// The life of the engine. Guarded.
     private enum Phase {
@@ -40,9 +51,24 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         case stopped
     }
 
+    /// Who drives libcurl. Guarded.
+    private enum Driver {
+        /// The engine thread. → `nobody` (when nothing is in flight nor queued).
+        case engine
+        /// Nobody: nothing is in flight; the engine thread is parked or about to be.
+        /// → `engine` (work arrived), → `caller` (``lead(_:)``).
+        case nobody
+        /// A caller, on its own thread, for its one transfer. → `engine`, → `nobody`.
+        case caller
+    }
+
     private let configuration: CurlTransport.Configuration
     private let multi: UnsafeMutableRawPointer
     private let lock = Lock()
+    /// Where the engine thread parks while it does not drive and has no jobs.
+    private let parked = LockCondition()
+    /// How long a caller may drive its own transfer, in nanoseconds; 0: never.
+    private let callerDrivenNanoseconds: Int64
 
     // Guarded by `lock`.
     private var phase = Phase.running
@@ -52,11 +78,16 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     private var cancelled: [CurlTransfer] = []
     /// Whether the thread is in (or about to enter) `curl_multi_poll` and needs a wakeup.
     private var sleeping = false
+    private var driver = Driver.engine
+    /// Whether a leading caller is in (or about to enter) `curl_multi_poll`.
+    private var callerPolling = false
+    /// Whether the engine thread waits on `parked`.
+    private var engineParked = false
     private var stopWaiters: [CheckedContinuation<Void, Never>] = []
     /// Jobs of tasks that prefer this engine as their executor (``CurlTransport/executor``).
     private var jobs: [UnownedJob] = []
 
-    // Engine thread only.
+    // The driver only.
     private var active: [CurlTransfer] = []
     private var idleHandles: [CurlEasyHandle] = []
 
@@ -72,6 +103,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         }
         self.configuration = configuration
         self.multi = multi
+        let (seconds, attoseconds) = configuration.callerDrivenWait.components
+        callerDrivenNanoseconds =
+            seconds < 0 || (seconds == 0 && attoseconds <= 0)
+            ? 0 : Int64(Swift.min(seconds, 10)) * 1_000_000_000 + attoseconds / 1_000_000_000
         let maxConnections = Swift.max(configuration.maxConnections, 1)
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxConnections)
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, Swift.max(configuration.maxConnectionsPerHost, 1))
@@ -125,7 +160,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         case (.stopping, .created), (.stopped, .created):
             transfer.state = .finished
             outcome = .shutDown
-        case (_, .waiting), (_, .finished):
+        case (_, .waiting), (_, .finished), (_, .leading), (_, .completed):
             lock.unlock()
             preconditionFailure("a transfer is submitted once")
         }
@@ -164,6 +199,15 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         case .created:
             transfer.state = .cancelledEarly
             lock.unlock()
+        case .leading:
+            // Its caller drives it: the wakeup ends its poll, it sees `finished`
+            // and throws; whoever drives next removes the transfer from libcurl.
+            transfer.state = .finished
+            if case .running = phase {
+                cancelled.append(transfer)
+            }
+            wakeIfSleepingLocked()
+            lock.unlock()
         case .waiting(let continuation):
             transfer.state = .finished
             if case .running = phase {
@@ -172,7 +216,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             }
             lock.unlock()
             continuation.resume(throwing: CancellationError())
-        case .cancelledEarly, .finished:
+        case .cancelledEarly, .completed, .finished:
             lock.unlock()
         }
     }
@@ -208,16 +252,139 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    /// Wakes the thread out of `curl_multi_poll`. Called under the lock, so the
-    /// thread cannot be cleaning up the multi handle meanwhile.
+    /// Wakes the driver out of `curl_multi_poll`, and the engine thread when
+    /// it is parked. Called under the lock, so the engine thread cannot be
+    /// cleaning up the multi handle meanwhile.
     private func wakeIfSleepingLocked() {
-        if sleeping {
+        if sleeping || callerPolling {
             sleeping = false
             _ = curl_multi_wakeup(multi)
         }
+        if engineParked {
+            parked.signal()
+        }
     }
 
-    // MARK: - Engine thread
+    // MARK: - A caller driving its own transfer
+
+    /// How ``lead(_:)`` ended.
+    enum LeadOutcome {
+        /// The transport was busy (or leading is off): submit the transfer as usual.
+        case declined
+        /// The transfer ended while its caller drove it.
+        case completed(Result<HTTPTransportResponse, HTTPTransportError>)
+        /// The engine thread has the transfer now: ``attach(_:continuation:)``.
+        case handedOff
+        /// The Task was cancelled meanwhile.
+        case cancelled
+    }
+
+    /// Drives `transfer` on the calling thread when nothing else is in flight,
+    /// for at most ``CurlTransport/Configuration/callerDrivenWait``.
+    ///
+    /// Blocks the calling thread that long at most, in `curl_multi_poll`;
+    /// returns sooner when the transfer ends, the Task is cancelled, another
+    /// request or a cancellation is queued, or the engine stops. On the engine
+    /// thread (a task that prefers it as executor) it usually declines, since
+    /// that thread drives while it runs jobs; when it does lead there, it
+    /// drives the transfer just as the engine would.
+    func lead(_ transfer: CurlTransfer) -> LeadOutcome {
+        guard callerDrivenNanoseconds > 0 else { return .declined }
+        lock.lock()
+        guard case .running = phase, case .nobody = driver, case .created = transfer.state, incoming.isEmpty, cancelled.isEmpty
+        else {
+            lock.unlock()
+            return .declined
+        }
+        driver = .caller
+        transfer.state = .leading
+        lock.unlock()
+
+        let deadline = Self.monotonicNanoseconds() + callerDrivenNanoseconds
+        start(transfer)
+        var stillRunning: Int32 = 0
+        while true {
+            if transfer.easy != nil {
+                _ = curl_multi_perform(multi, &stillRunning)
+                collectCompleted()
+            }
+            let remaining = deadline - Self.monotonicNanoseconds()
+            lock.lock()
+            switch transfer.state {
+            case .completed(let result):
+                transfer.state = .finished
+                handBackLocked()
+                lock.unlock()
+                return .completed(result)
+            case .finished:
+                handBackLocked()
+                lock.unlock()
+                return .cancelled
+            case .leading, .created, .cancelledEarly, .waiting:
+                break
+            }
+            guard case .running = phase, incoming.isEmpty, cancelled.isEmpty, remaining > 0 else {
+                driver = .engine
+                if engineParked {
+                    parked.signal()
+                }
+                lock.unlock()
+                return .handedOff
+            }
+            callerPolling = true
+            lock.unlock()
+            // Whole milliseconds, at least 1; a wakeup (new work, cancellation, stop) ends it early.
+            let milliseconds = Int32(clamping: Swift.max(remaining / 1_000_000, 1))
+            _ = curl_multi_poll(multi, nil, 0, milliseconds, nil)
+            lock.lock()
+            callerPolling = false
+            lock.unlock()
+        }
+    }
+
+    /// Gives `multi` back after a lead: to nobody when nothing is left, else
+    /// to the engine thread. Called under the lock by the leading caller.
+    private func handBackLocked() {
+        if case .running = phase, active.isEmpty, incoming.isEmpty, cancelled.isEmpty {
+            driver = .nobody
+        } else {
+            driver = .engine
+            if engineParked {
+                parked.signal()
+            }
+        }
+    }
+
+    /// Registers the continuation of a transfer whose caller handed it to the
+    /// engine thread, or resumes it at once when it already ended.
+    func attach(_ transfer: CurlTransfer, continuation: CurlTransfer.Continuation) {
+        lock.lock()
+        switch transfer.state {
+        case .leading:
+            transfer.state = .waiting(continuation)
+            lock.unlock()
+        case .completed(let result):
+            transfer.state = .finished
+            lock.unlock()
+            continuation.resume(with: result.mapError { $0 })
+        case .finished:
+            // Cancelled since the hand-off; `cancel` queued it for removal.
+            lock.unlock()
+            continuation.resume(throwing: CancellationError())
+        case .created, .cancelledEarly, .waiting:
+            lock.unlock()
+            preconditionFailure("only a transfer its caller led is attached")
+        }
+    }
+
+    /// CLOCK_MONOTONIC in nanoseconds: cheap, and never goes back.
+    private static func monotonicNanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
+    // MARK: - Engine thread (and the driver)
 
     /// The engine thread's name, as `top -H`, `perf` and debuggers show it.
     static let threadName = "oauth2-curl"
@@ -242,6 +409,23 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
 
         while true {
             lock.lock()
+            // Park while a caller drives, or while nobody needs to (nothing in
+            // flight nor queued); jobs run either way.
+            while jobs.isEmpty {
+                if case .caller = driver {
+                } else if case .nobody = driver, incoming.isEmpty, cancelled.isEmpty, case .running = phase {
+                } else {
+                    break
+                }
+                engineParked = true
+                lock.wait(on: parked)
+                engineParked = false
+            }
+            if case .nobody = driver {
+                driver = .engine
+            }
+            let drives: Bool
+            if case .engine = driver { drives = true } else { drives = false }
             sleeping = false
             swap(&jobs, &jobBatch)
             lock.unlock()
@@ -250,6 +434,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
                 job.runSynchronously(on: asUnownedTaskExecutor())
             }
             jobBatch.removeAll(keepingCapacity: true)
+            guard drives else { continue }
 
             lock.lock()
             swap(&incoming, &batch)
@@ -280,6 +465,12 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
 
             lock.lock()
             let idle = incoming.isEmpty && cancelled.isEmpty && jobs.isEmpty && { if case .running = phase { true } else { false } }()
+            if idle && active.isEmpty {
+                // Nothing in flight: park at the top of the loop, leaving libcurl to the next caller.
+                driver = .nobody
+                lock.unlock()
+                continue
+            }
             sleeping = idle
             lock.unlock()
             if idle {
@@ -356,16 +547,21 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    /// Resumes the caller unless a cancellation (or shutdown) already did.
+    /// Resumes the caller unless a cancellation (or shutdown) already did; a
+    /// caller without a continuation yet (it led) finds the result in the state.
     private func resume(_ transfer: CurlTransfer, with result: Result<HTTPTransportResponse, HTTPTransportError>) {
         lock.lock()
-        guard case .waiting(let continuation) = transfer.state else {
+        switch transfer.state {
+        case .waiting(let continuation):
+            transfer.state = .finished
             lock.unlock()
-            return
+            continuation.resume(with: result.mapError { $0 })
+        case .leading:
+            transfer.state = .completed(result)
+            lock.unlock()
+        case .created, .cancelledEarly, .completed, .finished:
+            lock.unlock()
         }
-        transfer.state = .finished
-        lock.unlock()
-        continuation.resume(with: result.mapError { $0 })
     }
 
     /// Fails everything queued or running, frees every handle, and lets the waiters of `stopAndWait` go.

@@ -38,8 +38,17 @@ package final class CurlTransfer: @unchecked Sendable {
     /// Who may still resume the caller. Guarded by the engine's lock.
     enum State {
         /// Built, continuation not registered yet.
-        /// → `waiting` (registered), → `cancelledEarly` (the Task was cancelled first).
+        /// → `waiting` (registered), → `cancelledEarly` (the Task was cancelled first),
+        /// → `leading` (its caller drives libcurl for it).
         case created
+        /// Its caller drives libcurl on its own thread (``CurlEngine/lead(_:)``)
+        /// and has no continuation. → `completed` (the transfer ended), → `waiting`
+        /// (handed to the engine thread, then the continuation attached),
+        /// → `finished` (the Task was cancelled; the caller throws `CancellationError`).
+        case leading
+        /// Ended before its caller registered a continuation: the caller takes
+        /// the result itself. → `finished`.
+        case completed(Result<HTTPTransportResponse, HTTPTransportError>)
         /// The Task was cancelled before the continuation existed; registering
         /// resumes it with `CancellationError` at once. → `finished`.
         case cancelledEarly

@@ -11,8 +11,11 @@ import Foundation
 /// (HTTP/1.1 keep-alive, HTTP/2 when an `https` server offers it).
 ///
 /// - A request goes to a dedicated thread that drives libcurl; the caller's
-///   task waits without blocking a thread. Tasks may also run on that thread
-///   (``executor``), which saves two thread hand-offs per request.
+///   task waits without blocking a thread. When nothing else is in flight, the
+///   caller first drives its request itself for a moment
+///   (``Configuration/callerDrivenWait``): a quick answer then costs no thread
+///   hand-off. Tasks may also run on the transport's thread (``executor``),
+///   which saves the two hand-offs of every other request.
 /// - Only absolute `http` and `https` URLs are sent, TLS certificates are
 ///   always verified, redirects are followed only when the request asks, and
 ///   the response body is bounded (``HTTPTransportRequest/maxResponseSize``, else
@@ -93,8 +96,19 @@ public final class CurlTransport: HTTPTransport, Sendable {
         try Task.checkCancellation()
         let transfer = try CurlTransfer(request: request, configuration: configuration)
         return try await withTaskCancellationHandler {
-            try await CurlTransfer.withContinuation { continuation in
-                engine.submit(transfer, continuation: continuation)
+            switch engine.lead(transfer) {
+            case .completed(let result):
+                return try result.get()
+            case .cancelled:
+                throw CancellationError()
+            case .handedOff:
+                return try await CurlTransfer.withContinuation { continuation in
+                    engine.attach(transfer, continuation: continuation)
+                }
+            case .declined:
+                return try await CurlTransfer.withContinuation { continuation in
+                    engine.submit(transfer, continuation: continuation)
+                }
             }
         } onCancel: {
             engine.cancel(transfer)

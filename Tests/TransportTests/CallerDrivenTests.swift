@@ -1,0 +1,150 @@
+import Foundation
+import OAuth2
+import Testing
+
+/// A caller that finds the transport idle drives its own request for up to
+/// `callerDrivenWait`, then hands it to the transport thread. Whoever drives,
+/// the answer, the connection reuse, cancellation, timeouts and shutdown must
+/// be the same; and a leading caller must give libcurl up as soon as anyone
+/// else needs it.
+///
+/// Serialized: a caller leading for 10 s blocks its thread, and two such
+/// callers at once would hold both cooperative threads of a two-core machine,
+/// so that nothing could come along to end their leads.
+extension CurlTransportTests {
+    @Suite(.serialized, .timeLimit(.minutes(1))) struct CallerDriven {
+        /// Long enough that, in these tests, only new work, cancellation or
+        /// shutdown can end a lead.
+        static let longLead = CurlTransport.Configuration(callerDrivenWait: .seconds(10))
+
+        @Test(arguments: [Duration.zero, .milliseconds(1), .seconds(10)])
+        func sequentialAnswersAndConnectionReuseAreTheSameWhoeverDrives(wait: Duration) async throws {
+            let server = try currentServer()
+            let tag = uniqueTag()
+            let observer = CurlTransport()
+            let stats = try await withTransport(.init(callerDrivenWait: wait)) { transport in
+                for index in 0..<50 {
+                    let response = try await transport.send(taggedRequest(try server.url("/echo/\(index)"), tag: tag))
+                    #expect(response.status == .ok)
+                    #expect(response.bodyText == "\(index)")
+                }
+                // Asked through another transport, so this one stays idle between requests.
+                return try await server.stats(tag: tag, via: observer)
+            }
+            await observer.shutdown()
+            #expect(stats.requests == 50)
+            #expect(stats.connections == 1, "a caller driving libcurl uses the transport's connection cache")
+        }
+
+        @Test func anAnswerSlowerThanTheLeadArrivesThroughTheTransportThread() async throws {
+            let server = try currentServer()
+            let tag = uniqueTag()
+            let observer = CurlTransport()
+            let stats = try await withTransport(.init(callerDrivenWait: .milliseconds(1))) { transport in
+                for _ in 0..<3 {
+                    let response = try await transport.send(taggedRequest(try server.url("/slow?delay=0.1"), tag: tag))
+                    #expect(response.bodyText == "slow")
+                }
+                return try await server.stats(tag: tag, via: observer)
+            }
+            await observer.shutdown()
+            #expect(stats.requests == 3)
+            #expect(stats.connections == 1)
+        }
+
+        @Test func anotherRequestTakesLibcurlFromALeadingCaller() async throws {
+            let server = try currentServer()
+            let tag = uniqueTag()
+            let finished = LockedOrder()
+            try await withTransport(Self.longLead) { transport in
+                let slow = Task {
+                    let response = try await transport.send(taggedRequest(try server.url("/slow?delay=5"), tag: tag))
+                    finished.append("slow")
+                    return response.bodyText
+                }
+                try await Self.waitUntilServerSaw(tag: tag, server: server)
+                // The slow caller leads now, for up to 10 s; this request must not wait for it.
+                let quick = try await transport.send(HTTPTransportRequest(url: try server.url("/echo/quick")))
+                finished.append("quick")
+                #expect(quick.bodyText == "quick")
+                #expect(try await slow.value == "slow")
+            }
+            #expect(finished.values == ["quick", "slow"])
+        }
+
+        @Test func aLeadingCallerCancelledThrowsAndTheTransportGoesOn() async throws {
+            let server = try currentServer()
+            let tag = uniqueTag()
+            try await withTransport(Self.longLead) { transport in
+                let task = Task { try await transport.send(taggedRequest(try server.url("/slow?delay=30"), tag: tag)) }
+                try await Self.waitUntilServerSaw(tag: tag, server: server)
+                task.cancel()
+                await #expect(throws: CancellationError.self) { try await task.value }
+                let response = try await transport.send(HTTPTransportRequest(url: try server.url("/echo/after")))
+                #expect(response.bodyText == "after")
+            }
+        }
+
+        @Test func aLeadingCallersTimeoutApplies() async throws {
+            let server = try currentServer()
+            try await withTransport(Self.longLead) { transport in
+                let request = HTTPTransportRequest(url: try server.url("/slow?delay=5"), timeout: .milliseconds(300))
+                await #expect(throws: HTTPTransportError.timeout) { try await transport.send(request) }
+            }
+        }
+
+        @Test func shutdownEndsALeadingCallersRequest() async throws {
+            let server = try currentServer()
+            let tag = uniqueTag()
+            let transport = CurlTransport(configuration: Self.longLead)
+            let task = Task { try await transport.send(taggedRequest(try server.url("/hang"), tag: tag)) }
+            try await Self.waitUntilServerSaw(tag: tag, server: server)
+            await transport.shutdown()
+            await #expect(throws: HTTPTransportError.shutDown) { try await task.value }
+        }
+
+        @Test func manyCallersAtOnceEachGetTheirOwnAnswer() async throws {
+            let server = try currentServer()
+            try await withTransport(Self.longLead) { transport in
+                for round in 0..<20 {
+                    let bodies = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+                        for index in 0..<8 {
+                            let url = try server.url("/echo/\(round)-\(index)")
+                            group.addTask { (index, try await transport.send(HTTPTransportRequest(url: url)).bodyText) }
+                        }
+                        return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+                    }
+                    #expect(bodies == Dictionary(uniqueKeysWithValues: (0..<8).map { ($0, "\(round)-\($0)") }))
+                }
+            }
+        }
+
+        /// Waits until the server has seen a request with `tag`, asking through
+        /// a transport of its own so the one under test is left alone.
+        static func waitUntilServerSaw(tag: String, server: TestServer) async throws {
+            let observer = CurlTransport()
+            do {
+                try await server.waitForRequests(tag: tag, count: 1, via: observer)
+                await observer.shutdown()
+            } catch {
+                await observer.shutdown()
+                throw error
+            }
+        }
+    }
+}
+
+/// The order in which tasks finished.
+private final class LockedOrder: @unchecked Sendable {
+    // @unchecked: `order` is only touched under `lock`.
+    private let lock = NSLock()
+    private var order: [String] = []
+
+    func append(_ value: String) {
+        lock.withLock { order.append(value) }
+    }
+
+    var values: [String] {
+        lock.withLock { order }
+    }
+}
