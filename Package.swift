@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "OAuth2Postgres", targets: ["OAuth2Postgres"]),
         .library(name: "OAuth2OpenAPI", targets: ["OAuth2OpenAPI"]),
         .executable(name: "oauth2", targets: ["oauth2"]),
+        .executable(name: "oauth2-postgres", targets: ["oauth2-postgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
@@ -103,16 +104,37 @@ let package = Package(
             ],
             swiftSettings: librarySettings
         ),
-        .executableTarget(
-            name: "oauth2",
+        // The CLI's commands, shared by `oauth2` and `oauth2-postgres`:
+        // FoundationEssentials only, and no database driver.
+        .target(
+            name: "OAuth2CLI",
             dependencies: [
                 "OAuth2",
                 "OAuth2Loopback",
-                "OAuth2Postgres",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Examples/oauth2",
+            path: "Examples/oauth2/OAuth2CLI",
+            swiftSettings: strictSettings
+        ),
+        // `oauth2`: starts without SwiftNIO, full Foundation or ICU; hands a
+        // command with a PostgreSQL store to `oauth2-postgres` beside it.
+        .executableTarget(
+            name: "oauth2",
+            dependencies: ["OAuth2CLI"],
+            path: "Examples/oauth2/oauth2",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "oauth2-postgres",
+            dependencies: [
+                "OAuth2CLI",
+                "OAuth2",
+                "OAuth2Postgres",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Examples/oauth2/oauth2-postgres",
             swiftSettings: strictSettings
         ),
         // The fuzz targets (README, "Fuzzing"): this build replays Fuzz/Corpus

@@ -1,10 +1,17 @@
 #!/usr/bin/env python3
-"""The OAuth2, OAuth2Testing, OAuth2Loopback and OAuth2OpenAPI products
-build without SwiftNIO or postgres-nio: what each target may depend on,
+"""The OAuth2, OAuth2Testing, OAuth2Loopback and OAuth2OpenAPI products,
+and the `oauth2` command-line tool (OAuth2CLI), build without SwiftNIO or
+postgres-nio: what each target may depend on,
 checked from the manifest (`swift package describe`), so an app that uses
 only them never compiles the PostgreSQL store's dependencies. OAuth2OpenAPI
 may use swift-openapi-runtime and swift-http-types, which are NIO-free;
 their own dependencies are checked from the resolved packages' manifests.
+
+The CLI's sources, and the library's, also import FoundationEssentials, never
+full Foundation (which loads ICU and costs `oauth2` its quick start-up):
+`import Foundation` is allowed only as the `#else` of
+`#if canImport(FoundationEssentials)`, and in `oauth2-postgres`, whose driver
+needs it anyway.
 
 Checked once by hand from a clean scratch folder as well:
 `swift build --target OAuth2 --scratch-path /tmp/x` compiles Crypto, its
@@ -20,7 +27,13 @@ ALLOWED = {
     "OAuth2Testing": ({"OAuth2"}, set()),
     "OAuth2Loopback": ({"OAuth2"}, set()),
     "OAuth2OpenAPI": ({"OAuth2"}, {"OpenAPIRuntime", "HTTPTypes"}),
+    "OAuth2CLI": ({"OAuth2", "OAuth2Loopback"}, {"Logging", "ArgumentParser"}),
+    "oauth2": ({"OAuth2CLI"}, set()),
 }
+
+# Folders whose Swift files may import full Foundation only as the fallback
+# of `#if canImport(FoundationEssentials)`.
+ESSENTIALS_ONLY = ["Sources/OAuth2", "Sources/OAuth2Loopback", "Examples/oauth2/OAuth2CLI", "Examples/oauth2/oauth2"]
 
 # The packages OAuth2OpenAPI's products come from may depend on these only
 # (none brings SwiftNIO); a new one is a decision, made here.
@@ -63,7 +76,23 @@ for identity in ("swift-openapi-runtime", "swift-http-types"):
     if extra:
         problems.append(f"{identity} depends on {extra}: OAuth2OpenAPI must stay free of SwiftNIO")
 
+import os
+import re
+
+for folder in ESSENTIALS_ONLY:
+    for directory, _, files in os.walk(folder):
+        for file in files:
+            if not file.endswith(".swift"):
+                continue
+            path = os.path.join(directory, file)
+            previous = ""
+            for number, line in enumerate(open(path, encoding="utf-8"), 1):
+                if re.match(r"^\s*(@\S+\s+)*((public|package|internal)\s+)?import\s+Foundation\s*$", line) and previous.strip() != "#else":
+                    problems.append(f"{path}:{number} imports full Foundation: use FoundationEssentials (`#if canImport(FoundationEssentials)`)")
+                previous = line
+
 if problems:
     print("check-isolation: " + "\n  ".join(problems), file=sys.stderr)
     sys.exit(1)
-print(f"check-isolation: {', '.join(ALLOWED)} depend on {sorted(set().union(*(a | b for a, b in ALLOWED.values())))} only")
+print(f"check-isolation: {', '.join(ALLOWED)} depend on {sorted(set().union(*(a | b for a, b in ALLOWED.values())))} only; "
+      f"{', '.join(ESSENTIALS_ONLY)} import FoundationEssentials, not Foundation")

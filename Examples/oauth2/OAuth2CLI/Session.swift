@@ -1,12 +1,14 @@
 import Logging
 import OAuth2
-import OAuth2Postgres
-import PostgresNIO
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #endif
 
 /// What one run of a command works with: the settings, the process's one
@@ -15,8 +17,8 @@ struct Session: Sendable {
     let settings: Settings
     let transport: CurlTransport
     let logger: Logger
-    /// The database client of a PostgreSQL store, running while the command runs.
-    let postgres: PostgresClient?
+    /// The database of a PostgreSQL store, running while the command runs.
+    let database: (any TokenDatabase)?
     /// The clients this run made, so that a token the store refused is saved
     /// (or reported) before the process exits with it.
     private let clients = LockedValue<[OAuth2Client]>([])
@@ -29,9 +31,9 @@ struct Session: Sendable {
             settings.verbose ? StreamLogHandler.standardError(label: label) as any LogHandler : SwiftLogNoOpLogHandler()
         }
         logger.logLevel = settings.verbose ? Logger.Level.debug : Logger.Level.critical
-        let postgres = try Self.postgresClient(settings.store, logger: logger)
+        let database = try Self.database(settings.store, logger: logger)
         let transport = CurlTransport(configuration: CurlTransport.Configuration(timeout: settings.timeout, caFile: settings.caFile))
-        let session = Session(settings: settings, transport: transport, logger: logger, postgres: postgres)
+        let session = Session(settings: settings, transport: transport, logger: logger, database: database)
         do {
             let result = try await session.runningTheDatabase {
                 let result = try await body(session)
@@ -46,27 +48,33 @@ struct Session: Sendable {
         }
     }
 
-    /// Runs `body` with the PostgreSQL client running (its pool works only
-    /// while `run()` does), and stops it afterwards.
+    /// Runs `body` with the database running (a PostgreSQL client's pool
+    /// works only while `run()` does), and stops it afterwards.
     private func runningTheDatabase<Result>(_ body: () async throws -> Result) async throws -> Result {
-        guard let postgres else { return try await body() }
+        guard let database else { return try await body() }
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await postgres.run() }
+            group.addTask { await database.run() }
             defer { group.cancelAll() }
             return try await body()
         }
     }
 
-    /// The client for a PostgreSQL store, its password from `PGPASSWORD` or
+    /// The database of a PostgreSQL store, its password from `PGPASSWORD` or
     /// the file `OAUTH2_STORE_PASSWORD_FILE` names (never from a flag or the URL).
-    private static func postgresClient(_ store: StoreLocation, logger: Logger) throws -> PostgresClient? {
+    ///
+    /// This executable may have no database driver (`oauth2`): then the
+    /// command goes on in `oauth2-postgres` beside it, which has (the process
+    /// image is replaced; this does not return), or fails when there is none.
+    private static func database(_ store: StoreLocation, logger: Logger) throws -> (any TokenDatabase)? {
         guard case .postgres(let url, _) = store else { return nil }
+        guard let databases = TokenDatabases.installed else {
+            try TokenDatabases.continueInDatabaseExecutable()
+        }
         var password = EnvironmentVariables.value("PGPASSWORD")
         if let file = EnvironmentVariables.value("OAUTH2_STORE_PASSWORD_FILE") {
             password = try SecretFile.load(file, what: "the PostgreSQL password file (OAUTH2_STORE_PASSWORD_FILE)").value
         }
-        let configuration = try PostgresTokenStore.clientConfiguration(url: url, password: password)
-        return PostgresClient(configuration: configuration, backgroundLogger: logger)
+        return try databases.open(url, password, logger)
     }
 
     /// The token store: the settings' directory or PostgreSQL table, encrypted
@@ -81,23 +89,15 @@ struct Session: Sendable {
         case .directory(let directory):
             return try FileTokenStore(directory: directory, encryption: key.map { .aesGCM($0) } ?? .plaintext)
         case .postgres(_, let table):
-            guard let postgres, let binding else {
+            guard let database, let binding else {
                 throw UsageError("a PostgreSQL store holds one provider's tokens: give --client-id and --token-url (or --issuer)")
             }
-            let encryption: PostgresTokenStore.Encryption
-            if let key {
-                encryption = .aesGCM(key)
-            } else if EnvironmentVariables.isTrue("OAUTH2_STORE_PLAINTEXT") {
-                encryption = .plaintext
-            } else {
+            guard key != nil || EnvironmentVariables.isTrue("OAUTH2_STORE_PLAINTEXT") else {
                 throw UsageError(
                     "a PostgreSQL store needs a key in OAUTH2_STORE_KEY (or OAUTH2_STORE_PLAINTEXT=1 to keep tokens readable to whoever reads the table)"
                 )
             }
-            return try PostgresTokenStore(
-                client: postgres, binding: binding, table: table, encryption: encryption,
-                connectionTimeout: settings.timeout, logger: logger
-            )
+            return try database.store(binding: binding, table: table, key: key, timeout: settings.timeout, logger: logger)
         }
     }
 

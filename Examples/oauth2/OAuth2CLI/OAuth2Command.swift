@@ -10,11 +10,17 @@ import Darwin
 #endif
 
 /// `oauth2`: the framework's example, and a tool for scripts.
-@main
-struct OAuth2Command: AsyncParsableCommand {
+///
+/// Built twice: `oauth2` (Examples/oauth2/oauth2) without a database driver,
+/// so it starts without SwiftNIO or full Foundation, and `oauth2-postgres`,
+/// which adds the PostgreSQL store. `oauth2` hands a command with a PostgreSQL
+/// store to `oauth2-postgres` beside it (``TokenDatabases``).
+package struct OAuth2Command: AsyncParsableCommand {
     static let version = "0.1.0"
 
-    static let configuration = CommandConfiguration(
+    package init() {}
+
+    package static let configuration = CommandConfiguration(
         commandName: "oauth2",
         abstract: "Get, keep and use OAuth 2.0 access tokens.",
         discussion: """
@@ -77,7 +83,7 @@ struct OAuth2Command: AsyncParsableCommand {
 
     /// Runs the command and turns every failure into one `error:` line and the
     /// exit status of DESIGN.md §7.
-    static func main() async {
+    package static func runCommandLine() async {
         let status: Int32
         var commandName = "oauth2"
         do {

@@ -1,7 +1,19 @@
 import ArgumentParser
 import OAuth2
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `oauth2 call`: a request signed with the stored token (RFC 6750).
 struct CallCommand: AsyncParsableCommand {
@@ -99,7 +111,7 @@ struct CallCommand: AsyncParsableCommand {
             throw UsageError("--header must be \"Name: value\"")
         }
         let rawName = String(text[..<colon])
-        let value = String(text[text.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+        let value = String(text[text.index(after: colon)...].trimmingOWS)
         guard let name = HTTPField.Name(rawName) else {
             throw UsageError("--header has an invalid name")
         }
@@ -109,19 +121,20 @@ struct CallCommand: AsyncParsableCommand {
         return HTTPField(name: name, value: value)
     }
 
-    /// The body of `--data`: the text, or a file's (`@FILE`) or stdin's (`@-`) bytes.
+    /// The body of `--data`: the text, or a file's (`@FILE`) or stdin's (`@-`) bytes, at most 64 MiB.
     static func body(_ data: String) throws -> Data {
         guard data.hasPrefix("@") else { return Data(data.utf8) }
         let path = String(data.dropFirst())
-        let handle: FileHandle?
-        handle = path == "-" ? FileHandle.standardInput : FileHandle(forReadingAtPath: path)
-        guard let handle else {
+        let fd = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
             throw UsageError("--data: cannot open \(path)")
         }
+        defer { if fd != STDIN_FILENO { close(fd) } }
         do {
-            return try handle.readToEnd() ?? Data()
+            return Data(
+                try readAll(fd, limit: 64 << 20) { OAuth2Error(code: .invalidRequest, message: "--data: cannot read \(path): \($0)") })
         } catch {
-            throw UsageError("--data: cannot read \(path)")
+            throw UsageError(error.message)
         }
     }
 }

@@ -1,0 +1,28 @@
+import Logging
+import OAuth2
+import OAuth2CLI
+import OAuth2Postgres
+import PostgresNIO
+
+/// A PostgreSQL database holding the CLI's tokens (``PostgresTokenStore``).
+struct PostgresDatabase: TokenDatabase {
+    let client: PostgresClient
+
+    static func open(url: String, password: String?, logger: Logger) throws -> any TokenDatabase {
+        let configuration = try PostgresTokenStore.clientConfiguration(url: url, password: password)
+        return PostgresDatabase(client: PostgresClient(configuration: configuration, backgroundLogger: logger))
+    }
+
+    func run() async {
+        await client.run()
+    }
+
+    func store(
+        binding: TokenBinding, table: String, key: FileTokenStore.EncryptionKey?, timeout: Duration, logger: Logger
+    ) throws -> any TokenStore {
+        try PostgresTokenStore(
+            client: client, binding: binding, table: table, encryption: key.map { .aesGCM($0) } ?? .plaintext,
+            connectionTimeout: timeout, logger: logger
+        )
+    }
+}
