@@ -10,6 +10,32 @@
 
 typedef size_t (*ccurl_data_callback)(char *ptr, size_t size, size_t nmemb, void *userdata);
 
+#if defined(__linux__)
+#include <sched.h>
+#if !defined(__USE_GNU)
+// glibc declares it only under _GNU_SOURCE, which Swift's Glibc module lacks.
+extern int sched_getaffinity(int pid, size_t cpusetsize, void *mask);
+#endif
+#endif
+
+// How many CPUs this process may run on (its affinity mask, as `taskset`
+// sets it); 0 when unknown. Swift's cooperative pool has as many threads.
+static inline int ccurl_allowed_cpus(void) {
+#if defined(__linux__)
+    unsigned long long mask[16] = {0};
+    if (sched_getaffinity(0, sizeof(mask), mask) != 0) {
+        return 0;
+    }
+    int count = 0;
+    for (int i = 0; i < 16; i++) {
+        count += __builtin_popcountll(mask[i]);
+    }
+    return count;
+#else
+    return 0;
+#endif
+}
+
 static inline CURLcode ccurl_global_init(void) {
     return curl_global_init(CURL_GLOBAL_ALL);
 }

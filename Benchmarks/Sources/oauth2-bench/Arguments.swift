@@ -1,3 +1,5 @@
+import OAuth2
+
 /// The command line: `oauth2-bench MODE [--option value]...`.
 struct Arguments {
     static let usage = """
@@ -14,6 +16,8 @@ struct Arguments {
           accounts    --sizes 1,1000,10000 --iterations N
                       (per-account memory and send time, in process, as accounts grow)
         --executor transport: the callers' tasks prefer CurlTransport.executor (default: global).
+        --caller-driven-wait-us N: CurlTransport.Configuration.callerDrivenWait in µs
+          (sequential and concurrent; default: the library's, 0: the caller never drives).
         STORE: --store memory (default) | --store file --store-dir DIR
              | --store postgres --database-url URL --database-password-file PATH [--table NAME]
         Prints one JSON line per result.
@@ -41,6 +45,18 @@ struct Arguments {
 
     func optionalString(_ name: String) -> String? {
         options[name]
+    }
+
+    /// `--caller-driven-wait-us`: the transport's configuration.
+    func transportConfiguration() throws(BenchError) -> CurlTransport.Configuration {
+        var configuration = CurlTransport.Configuration()
+        if let text = options["caller-driven-wait-us"] {
+            guard let microseconds = Int(text), microseconds >= 0 else {
+                throw BenchError("--caller-driven-wait-us must be a whole number of microseconds")
+            }
+            configuration.callerDrivenWait = .microseconds(microseconds)
+        }
+        return configuration
     }
 
     /// `--executor`: where the callers' tasks run.

@@ -31,7 +31,7 @@ enum OAuth2Bench {
             return [
                 try await RequestBenchmark.run(
                     target: target, requests: arguments.int("requests"), concurrency: 1, executor: arguments.executor(),
-                    store: BenchStore(arguments)
+                    transportConfiguration: arguments.transportConfiguration(), store: BenchStore(arguments)
                 )
             ]
         case "concurrent":
@@ -39,7 +39,7 @@ enum OAuth2Bench {
             return [
                 try await RequestBenchmark.run(
                     target: target, requests: arguments.int("requests"), concurrency: arguments.int("concurrency"),
-                    executor: arguments.executor()
+                    executor: arguments.executor(), transportConfiguration: arguments.transportConfiguration()
                 )
             ]
         case "storm":

@@ -20,11 +20,13 @@ enum RequestBenchmark {
         requests: Int,
         concurrency: Int,
         executor: CallerExecutor,
+        transportConfiguration: CurlTransport.Configuration = CurlTransport.Configuration(),
         store: BenchStore = .memory
     ) async throws -> Report {
         try await store.with(configuration: target.configuration()) { tokenStore in
             try await run(
                 target: target, requests: requests, concurrency: concurrency, executor: executor,
+                transportConfiguration: transportConfiguration,
                 tokenStore: tokenStore, name: (concurrency == 1 ? "sequential" : "concurrent") + store.suffix
             )
         }
@@ -35,11 +37,12 @@ enum RequestBenchmark {
         requests: Int,
         concurrency: Int,
         executor: CallerExecutor,
+        transportConfiguration: CurlTransport.Configuration,
         tokenStore: any TokenStore,
         name: String
     ) async throws -> Report {
         let cpuStart = ProcessMetrics.cpuSeconds()
-        let transport = CurlTransport()
+        let transport = CurlTransport(configuration: transportConfiguration)
         let client = try target.provider(transport: transport, store: tokenStore).client(account: "bench")
         _ = try await client.authenticateWithClientCredentials()
 

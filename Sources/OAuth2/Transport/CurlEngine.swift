@@ -5,6 +5,7 @@ import Foundation
 #endif
 
 import CCurl
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -27,8 +28,11 @@ import Darwin
 /// When nothing is in flight the engine thread parks and nobody drives. A
 /// caller that finds it so drives its own transfer on its own thread
 /// (``lead(_:)``), for at most ``CurlTransport/Configuration/callerDrivenWait``:
-/// a request that completes in that time costs no thread hand-off at all. As
-/// soon as anyone else queues work, or the time is up, it hands `multi` to the
+/// a request that completes in that time costs no thread hand-off at all
+/// (when leading is skipped is said there). The engine thread gives libcurl
+/// up *before* it resumes the callers of the last transfers, so a caller that
+/// sends again at once finds it free. As soon as anyone else queues work, or
+/// the time is up, a leading caller hands `multi` to the
 /// engine thread and waits for its response like everyone else.
 ///
 /// A transfer is completed by moving its state on under the lock and resuming
@@ -65,6 +69,11 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     private let configuration: CurlTransport.Configuration
     private let multi: UnsafeMutableRawPointer
     private let lock = Lock()
+    /// `driver == .nobody`, readable without the lock: a caller that finds it
+    /// false (the engine is busy, the usual case with concurrent callers)
+    /// queues its request without taking the lock twice. Only a hint: `lead`
+    /// checks `driver` again under the lock.
+    private let nobodyDrives = Atomic<Bool>(false)
     /// Where the engine thread parks while it does not drive and has no jobs.
     private let parked = LockCondition()
     /// How long a caller may drive its own transfer, in nanoseconds; 0: never.
@@ -78,11 +87,19 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     private var cancelled: [CurlTransfer] = []
     /// Whether the thread is in (or about to enter) `curl_multi_poll` and needs a wakeup.
     private var sleeping = false
-    private var driver = Driver.engine
+    private var driver = Driver.engine {
+        didSet { nobodyDrives.store(driver == .nobody, ordering: .relaxed) }
+    }
     /// Whether a leading caller is in (or about to enter) `curl_multi_poll`.
     private var callerPolling = false
     /// Whether the engine thread waits on `parked`.
     private var engineParked = false
+    /// No caller leads before this time (CLOCK_MONOTONIC ns): set when a lead
+    /// had to give way to another request, a sign of concurrent callers, for
+    /// whom handing every request to the engine thread is cheaper.
+    private var noLeadUntil: Int64 = 0
+    /// Leads since a caller last suspended for its response; see `maxLeadsInARow`.
+    private var leadsInARow = 0
     private var stopWaiters: [CheckedContinuation<Void, Never>] = []
     /// Jobs of tasks that prefer this engine as their executor (``CurlTransport/executor``).
     private var jobs: [UnownedJob] = []
@@ -104,8 +121,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         self.configuration = configuration
         self.multi = multi
         let (seconds, attoseconds) = configuration.callerDrivenWait.components
+        // With one CPU, Swift's cooperative pool has one thread: a caller
+        // blocked in `poll` there would hold up every other task, so nobody leads.
         callerDrivenNanoseconds =
-            seconds < 0 || (seconds == 0 && attoseconds <= 0)
+            seconds < 0 || (seconds == 0 && attoseconds <= 0) || ccurl_allowed_cpus() == 1
             ? 0 : Int64(Swift.min(seconds, 10)) * 1_000_000_000 + attoseconds / 1_000_000_000
         let maxConnections = Swift.max(configuration.maxConnections, 1)
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxConnections)
@@ -289,18 +308,27 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// that thread drives while it runs jobs; when it does lead there, it
     /// drives the transfer just as the engine would.
     func lead(_ transfer: CurlTransfer) -> LeadOutcome {
-        guard callerDrivenNanoseconds > 0 else { return .declined }
+        guard callerDrivenNanoseconds > 0, nobodyDrives.load(ordering: .relaxed) else { return .declined }
+        let now = Self.monotonicNanoseconds()
         lock.lock()
-        guard case .running = phase, case .nobody = driver, case .created = transfer.state, incoming.isEmpty, cancelled.isEmpty
+        guard case .running = phase, case .nobody = driver, case .created = transfer.state, incoming.isEmpty, cancelled.isEmpty,
+            now >= noLeadUntil
         else {
             lock.unlock()
             return .declined
         }
+        guard leadsInARow < Self.maxLeadsInARow else {
+            // This request suspends, so other tasks waiting for this thread run.
+            leadsInARow = 0
+            lock.unlock()
+            return .declined
+        }
+        leadsInARow += 1
         driver = .caller
         transfer.state = .leading
         lock.unlock()
 
-        let deadline = Self.monotonicNanoseconds() + callerDrivenNanoseconds
+        let deadline = now + callerDrivenNanoseconds
         start(transfer)
         var stillRunning: Int32 = 0
         while true {
@@ -324,6 +352,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
                 break
             }
             guard case .running = phase, incoming.isEmpty, cancelled.isEmpty, remaining > 0 else {
+                if !incoming.isEmpty {
+                    // Other callers are here: let the engine thread serve everyone for a while.
+                    noLeadUntil = deadline - callerDrivenNanoseconds + Self.concurrentCallersPause
+                }
                 driver = .engine
                 if engineParked {
                     parked.signal()
@@ -348,6 +380,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         if case .running = phase, active.isEmpty, incoming.isEmpty, cancelled.isEmpty {
             driver = .nobody
         } else {
+            if !incoming.isEmpty {
+                // Others queued requests meanwhile: concurrent callers (see `noLeadUntil`).
+                noLeadUntil = Self.monotonicNanoseconds() + Self.concurrentCallersPause
+            }
             driver = .engine
             if engineParked {
                 parked.signal()
@@ -376,6 +412,15 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             preconditionFailure("only a transfer its caller led is attached")
         }
     }
+
+    /// A task whose requests all complete while it leads never suspends, and
+    /// would keep its thread from every other task (with one CPU, Swift's pool
+    /// has one thread): after this many leads in a row, one request goes
+    /// through the engine thread and its caller suspends.
+    private static let maxLeadsInARow = 8
+
+    /// How long no caller leads after a lead gave way to another request (10 ms).
+    private static let concurrentCallersPause: Int64 = 10_000_000
 
     /// CLOCK_MONOTONIC in nanoseconds: cheap, and never goes back.
     private static func monotonicNanoseconds() -> Int64 {
@@ -406,6 +451,8 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         var stillRunning: Int32 = 0
         var jobBatch: [UnownedJob] = []
         jobBatch.reserveCapacity(16)
+        var finished: [Finished] = []
+        finished.reserveCapacity(16)
 
         while true {
             lock.lock()
@@ -461,18 +508,22 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             cancelBatch.removeAll(keepingCapacity: true)
 
             _ = curl_multi_perform(multi, &stillRunning)
-            collectCompleted()
+            collectCompleted(into: &finished)
 
             lock.lock()
             let idle = incoming.isEmpty && cancelled.isEmpty && jobs.isEmpty && { if case .running = phase { true } else { false } }()
             if idle && active.isEmpty {
-                // Nothing in flight: park at the top of the loop, leaving libcurl to the next caller.
+                // Nothing in flight: libcurl is free for the next caller before the
+                // callers are resumed, so one that sends again at once can lead.
+                // Park at the top of the loop; from here on only a caller drives.
                 driver = .nobody
                 lock.unlock()
+                resume(&finished)
                 continue
             }
             sleeping = idle
             lock.unlock()
+            resume(&finished)
             if idle {
                 // libcurl shortens the wait to its own next timeout; a wakeup ends it early.
                 _ = curl_multi_poll(multi, nil, 0, 5000, nil)
@@ -508,6 +559,16 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
 
     /// Completes every transfer libcurl reports done.
     private func collectCompleted() {
+        var finished: [Finished] = []
+        collectCompleted(into: &finished)
+        resume(&finished)
+    }
+
+    /// A transfer taken out of libcurl and its outcome, its caller not resumed yet.
+    private typealias Finished = (CurlTransfer, Result<HTTPTransportResponse, HTTPTransportError>)
+
+    /// Takes every transfer libcurl reports done out of libcurl, into `completed`.
+    private func collectCompleted(into completed: inout [Finished]) {
         var remaining: Int32 = 0
         while let message = curl_multi_info_read(multi, &remaining) {
             guard ccurl_msg_is_done(message) != 0, let handle = message.pointee.easy_handle else { continue }
@@ -519,8 +580,17 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
             let result = transfer.result(for: code)
             detach(transfer)
+            completed.append((transfer, result))
+        }
+    }
+
+    /// Resumes the callers of `finished` and empties it. Touches no libcurl
+    /// state, so it may run after the engine thread has given libcurl up.
+    private func resume(_ finished: inout [Finished]) {
+        for (transfer, result) in finished {
             resume(transfer, with: result)
         }
+        finished.removeAll(keepingCapacity: true)
     }
 
     /// Takes `transfer` out of libcurl and returns its handle to the pool.

@@ -41,12 +41,21 @@ extension CurlTransport {
         /// A request that is answered within this time, such as one to a
         /// server on the same machine or network, then costs no thread
         /// hand-off at all: measured on a loopback server, sequential requests
-        /// from the global executor take about a third less time (BENCHMARKS.md).
+        /// from the global executor run about twice as fast (BENCHMARKS.md).
         /// The price is that the calling thread, which may be one of Swift's
         /// cooperative threads, blocks in `poll` for up to this long when the
-        /// answer takes longer. Only one caller leads at a time; it hands over
-        /// at once when another request, a cancellation or ``CurlTransport/shutdown()``
-        /// comes. At most 10 s is used.
+        /// answer takes longer. So that this never holds up other tasks for
+        /// long:
+        /// - only one caller leads at a time, and it hands over at once when
+        ///   another request, a cancellation or ``CurlTransport/shutdown()`` comes;
+        /// - after a lead gave way to another request, nobody leads for 10 ms
+        ///   (concurrent callers are served best by the transport thread);
+        /// - every 9th request in a row suspends its caller, so a task whose
+        ///   requests all complete while it leads still lets others run;
+        /// - a process allowed on one CPU only (whose cooperative pool has one
+        ///   thread) never leads.
+        ///
+        /// At most 10 s is used.
         public var callerDrivenWait: Duration
 
         /// Creates a configuration; every parameter has a default.
