@@ -12,15 +12,28 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
+        // What the executables share: the server under test and its client.
+        .target(
+            name: "BenchCore",
+            dependencies: [.product(name: "OAuth2", package: "swift-oauth2")],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        // The start row for the library alone: OAuth2, no SwiftNIO.
+        .executableTarget(
+            name: "oauth2-start",
+            dependencies: ["BenchCore", .product(name: "OAuth2", package: "swift-oauth2")],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         .executableTarget(
             name: "oauth2-bench",
             dependencies: [
+                "BenchCore",
                 .product(name: "OAuth2", package: "swift-oauth2"),
                 // The PostgreSQL store's rows (issue 12): signed requests with it, and the storm across processes.
                 .product(name: "OAuth2Postgres", package: "swift-oauth2"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
-        )
+        ),
     ]
 )

@@ -51,6 +51,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 BUILD = os.path.join(HERE, ".build")
 BENCH = os.path.join(BUILD, "release", "oauth2-bench")
+# The start row's Swift program: OAuth2 alone (oauth2-bench also links PostgresNIO).
+START = os.path.join(BUILD, "release", "oauth2-start")
+# The same program with the Swift runtime linked in (`--static-swift-stdlib`), as a program that
+# starts often is best shipped; built in a scratch folder of its own.
+START_STATIC_SCRATCH = os.path.join(HERE, ".build-static")
+START_STATIC = os.path.join(START_STATIC_SCRATCH, "release", "oauth2-start")
 BASELINE = os.path.join(BUILD, "curl-baseline")
 GO_BENCH = os.path.join(BUILD, "go-oauth2-bench")
 GO_SOURCE = os.path.join(HERE, "go", "oauth2_bench.go")
@@ -104,6 +110,9 @@ def build(swift_flags=(), scratch=None):
     if scratch:
         command += ["--scratch-path", scratch]
     run(command + list(swift_flags))
+    if not scratch:
+        run(["swift", "build", "-c", "release", "--package-path", HERE, "--product", "oauth2-start",
+             "--static-swift-stdlib", "--scratch-path", START_STATIC_SCRATCH])
     os.makedirs(BUILD, exist_ok=True)
     cflags = subprocess.run(["pkg-config", "--cflags", "libcurl"], capture_output=True, text=True).stdout.split()
     libs = subprocess.run(["pkg-config", "--libs", "libcurl"], capture_output=True, text=True).stdout.split() or ["-lcurl"]
@@ -326,7 +335,8 @@ def start_commands(url, cli):
     """The start row: one token, one GET (or, for the CLI, a stored token printed), exit."""
     commands = [
         ("libcurl", [BASELINE, "sequential", url, "1"]),
-        ("swift-oauth2", [BENCH, "sequential", "--url", url, "--requests", "1"]),
+        ("swift-oauth2", [START, url]),
+        ("swift-oauth2-static", [START_STATIC, url]),
         ("go-x-oauth2", [GO_BENCH, "sequential", url, "1"]),
     ]
     if cli:
@@ -507,7 +517,8 @@ def table(results, rounds):
             f" | {' / '.join(cpu(recs) for recs in (base, ours, go))}"
             f" | {three('peak_rss_kib', mib)} |"
         )
-    start_label = {"libcurl": "raw libcurl (C)", "swift-oauth2": "swift-oauth2 (`oauth2-bench`)",
+    start_label = {"libcurl": "raw libcurl (C)", "swift-oauth2": "swift-oauth2 (`oauth2-start`: OAuth2 alone)",
+                   "swift-oauth2-static": "swift-oauth2 (`oauth2-start`, the Swift runtime linked in)",
                    "go-x-oauth2": "Go x/oauth2", "cli": "`oauth2 " + " ".join(CLI_COMMAND) + "` (stored token)"}
     base = records("start", "libcurl")
     if base:

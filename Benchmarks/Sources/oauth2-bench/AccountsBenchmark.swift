@@ -1,3 +1,4 @@
+import BenchCore
 import OAuth2
 
 /// Per-account memory (issue 15): one provider (`InMemoryTokenStore`), then

@@ -1,3 +1,4 @@
+import BenchCore
 import OAuth2
 
 /// The command line: `oauth2-bench MODE [--option value]...`.

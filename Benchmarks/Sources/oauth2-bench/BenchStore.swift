@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import BenchCore
 import OAuth2
 import OAuth2Postgres
 import PostgresNIO

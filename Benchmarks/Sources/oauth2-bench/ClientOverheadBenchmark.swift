@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import BenchCore
 import OAuth2
 
 /// The framework's own cost per signed request, without a network: `send`

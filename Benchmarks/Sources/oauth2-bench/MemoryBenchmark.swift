@@ -1,3 +1,4 @@
+import BenchCore
 import OAuth2
 
 /// The memory check: `requests` signed requests in one process after

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import BenchCore
 @_spi(Benchmarks) import OAuth2
 
 /// Scenario 4: token responses and redirect URLs parsed per second, in

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import BenchCore
 import OAuth2
 
 /// The refresh storm across processes (issue 12): Benchmarks/bench.py seeds

@@ -1,3 +1,4 @@
+import BenchCore
 import OAuth2
 
 #if canImport(Glibc)

@@ -7,12 +7,12 @@ import OAuth2
 
 /// The server under test: the base URL of Benchmarks/nginx's configuration
 /// and the client that talks to it.
-struct BenchTarget {
-    let baseURL: URL
-    let tokenURL: URL
-    let resourceURL: URL
+package struct BenchTarget {
+    package let baseURL: URL
+    package let tokenURL: URL
+    package let resourceURL: URL
 
-    init(baseURL text: String) throws(BenchError) {
+    package init(baseURL text: String) throws(BenchError) {
         let trimmed = text.hasSuffix("/") ? String(text.dropLast()) : text
         guard let base = URL(string: trimmed),
             let token = URL(string: trimmed + "/token"),
@@ -26,7 +26,7 @@ struct BenchTarget {
     }
 
     /// The configuration of the benchmark's confidential client (client_secret_basic).
-    func configuration() throws -> OAuth2Configuration {
+    package func configuration() throws -> OAuth2Configuration {
         try OAuth2Configuration(
             clientID: "bench-client",
             clientSecret: Secret("bench-secret"),
@@ -36,7 +36,7 @@ struct BenchTarget {
     }
 
     /// A provider over `transport` (the caller shuts the transport down).
-    func provider(
+    package func provider(
         transport: any HTTPTransport,
         clock: any OAuth2Clock = SystemClock(),
         store: any TokenStore = InMemoryTokenStore()
@@ -45,13 +45,13 @@ struct BenchTarget {
     }
 
     /// The signed request every scenario sends.
-    var resourceRequest: HTTPTransportRequest {
+    package var resourceRequest: HTTPTransportRequest {
         HTTPTransportRequest(method: .get, url: resourceURL)
     }
 }
 
 /// A benchmark that could not run, with the reason.
-struct BenchError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+package struct BenchError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
