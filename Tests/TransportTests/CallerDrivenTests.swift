@@ -119,6 +119,32 @@ extension CurlTransportTests {
             }
         }
 
+        @Test func aCallerWhoseRequestsAllCompleteWhileItLeadsStillLetsOtherTasksOnItsThreadRun() async throws {
+            let server = try currentServer()
+            let url = try server.url("/echo/x")
+            let executor = OneThreadExecutor()
+            let order = LockedOrder()
+            try await withTransport(Self.longLead) { transport in
+                let sender = Task(executorPreference: executor) {
+                    for _ in 0..<100 {
+                        _ = try await transport.send(HTTPTransportRequest(url: url))
+                        order.append("request")
+                    }
+                }
+                while order.values.isEmpty {
+                    try await Task.sleep(for: .milliseconds(1))
+                }
+                // The sender runs on the executor's one thread; this task can run only when it suspends.
+                let other = Task(executorPreference: executor) { order.append("other") }
+                try await sender.value
+                await other.value
+            }
+            executor.stop()
+            let other = try #require(order.values.firstIndex(of: "other"))
+            #expect(other < 100, "the other task ran only after all of the sender's requests")
+            #expect(order.values.count == 101)
+        }
+
         /// Waits until the server has seen a request with `tag`, asking through
         /// a transport of its own so the one under test is left alone.
         static func waitUntilServerSaw(tag: String, server: TestServer) async throws {
@@ -146,5 +172,50 @@ private final class LockedOrder: @unchecked Sendable {
 
     var values: [String] {
         lock.withLock { order }
+    }
+}
+
+/// A `TaskExecutor` with one thread of its own: tasks that prefer it take turns
+/// on that thread, as tasks do on Swift's pool when the process has one CPU.
+private final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
+    // @unchecked: `jobs` and `stopped` are only touched under `condition`.
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var stopped = false
+
+    init() {
+        let thread = Thread { [self] in run() }
+        thread.start()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.withLock {
+            jobs.append(job)
+            condition.signal()
+        }
+    }
+
+    func stop() {
+        condition.withLock {
+            stopped = true
+            condition.signal()
+        }
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty && !stopped {
+                condition.wait()
+            }
+            if jobs.isEmpty {
+                condition.unlock()
+                return
+            }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
     }
 }
