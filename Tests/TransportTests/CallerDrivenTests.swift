@@ -126,18 +126,19 @@ extension CurlTransportTests {
             let order = LockedOrder()
             try await withTransport(Self.longLead) { transport in
                 let sender = Task(executorPreference: executor) {
-                    for _ in 0..<100 {
+                    var other: Task<Void, Never>?
+                    for index in 0..<100 {
                         _ = try await transport.send(HTTPTransportRequest(url: url))
                         order.append("request")
+                        if index == 0 {
+                            // Queued behind the sender on the executor's one thread: it can run
+                            // only when the sender suspends.
+                            other = Task(executorPreference: executor) { order.append("other") }
+                        }
                     }
+                    await other?.value
                 }
-                while order.values.isEmpty {
-                    try await Task.sleep(for: .milliseconds(1))
-                }
-                // The sender runs on the executor's one thread; this task can run only when it suspends.
-                let other = Task(executorPreference: executor) { order.append("other") }
                 try await sender.value
-                await other.value
             }
             executor.stop()
             let other = try #require(order.values.firstIndex(of: "other"))
