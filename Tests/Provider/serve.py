@@ -234,6 +234,7 @@ def describe(arguments, port, users, clients):
             "test_grants": f"{base}/test/grants",
             "test_delay_next_token_response": f"{base}/test/delay-next-token-response",
             "test_redirect": f"{base}/test/redirect",
+            "test_expire_access_token": f"{base}/test/expire-access-token",
             # OpenID Connect (DOT's views; discovery at the root, OIDC Discovery §4).
             "openid_configuration": f"{base}/.well-known/openid-configuration",
             "jwks": f"{base}/o/.well-known/jwks.json",

@@ -18,6 +18,11 @@ POST /test/delay-next-token-response   (form: seconds=FLOAT)
      Holds the next 200 response of the token endpoint for that many seconds,
      once: after the view ran and committed (the token is issued and stored),
      before the response is sent. seconds=0 disarms. Answers {"armed": seconds}.
+POST /test/expire-access-token   (form: token=ACCESS_TOKEN)
+     Ends that access token's life now, as if it had expired or been made
+     invalid, and leaves its grant's refresh token as it was: a token the
+     resource server rejects while the client still believes it fresh.
+     Answers {"expired": 1}, or 404 when no access token has that value.
 
 The server is a threaded WSGI server in one process: the records live in memory
 behind a lock. No token, secret or password is ever recorded.
@@ -258,3 +263,27 @@ def redirect(request):
     response = HttpResponse(status=int(status))
     response["Location"] = target
     return response
+
+
+@csrf_exempt
+@_loopback_only
+@require_POST
+def expire_access_token(request):
+    """Ends one access token's life now; its refresh token stays usable."""
+    import hashlib
+    from datetime import timedelta
+
+    from oauth2_provider.models import get_access_token_model
+
+    token = request.POST.get("token", "")
+    if not token:
+        return _bad_request("token is required")
+    checksum = hashlib.sha256(token.encode("utf-8")).hexdigest()
+    expired = (
+        get_access_token_model()
+        .objects.filter(token_checksum=checksum)
+        .update(expires=timezone.now() - timedelta(seconds=1))
+    )
+    if expired == 0:
+        return JsonResponse({"error": "not_found", "error_description": "no such access token"}, status=404)
+    return JsonResponse({"expired": expired})
