@@ -21,6 +21,7 @@ struct Provider: Decodable, Sendable {
         let testGrants: String
         let testDelayNextTokenResponse: String
         let testRedirect: String
+        let testExpireAccessToken: String
         // OpenID Connect (every provider has it on; see Tests/Provider/README.md).
         let openIDConfiguration: String
         let jwks: String
@@ -46,6 +47,7 @@ struct Provider: Decodable, Sendable {
             case testGrants = "test_grants"
             case testDelayNextTokenResponse = "test_delay_next_token_response"
             case testRedirect = "test_redirect"
+            case testExpireAccessToken = "test_expire_access_token"
         }
     }
 

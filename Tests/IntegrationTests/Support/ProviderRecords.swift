@@ -51,6 +51,18 @@ extension Provider {
         guard response.status == 200 else { throw ProviderError(description: "arming the delay answered \(response.status)") }
     }
 
+    /// Ends an access token's life at the provider now, leaving its refresh
+    /// token usable: the resource server rejects it while the client still
+    /// believes it fresh.
+    func expireAccessToken(_ token: Secret) async throws {
+        var request = HTTPTransportRequest(method: .post, url: try Self.url(endpoints.testExpireAccessToken))
+        request.headers.append(HTTPField(name: .contentType, value: "application/x-www-form-urlencoded"))
+        let value = token.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        request.body = Data("token=\(value)".utf8)
+        let response = try await Self.send(request)
+        guard response.status == 200 else { throw ProviderError(description: "expiring the access token answered \(response.status)") }
+    }
+
     /// How many requests for `path` the provider's log shows (its request log: method, path, status).
     func loggedRequests(to path: String) throws -> Int {
         let log = try String(contentsOfFile: runDir + "/server.log", encoding: .utf8)

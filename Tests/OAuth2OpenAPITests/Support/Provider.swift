@@ -6,13 +6,18 @@ import OAuth2
 /// integration tests' own reader (Tests/IntegrationTests/Support/Provider.swift)
 /// is in another test target, which this one cannot import.
 ///
-/// `make test` passes `OAUTH2_IT_PROVIDER` (hour-long tokens) and
-/// `OAUTH2_IT_SHORT_PROVIDER` (2-second tokens); without them the suites
-/// that need a provider are disabled, and say so.
+/// `make test` passes `OAUTH2_IT_PROVIDER` (hour-long tokens); without it
+/// the suites that need a provider are disabled, and say so.
 struct Provider: Decodable, Sendable {
     struct Endpoints: Decodable, Sendable {
         let token: String
         let revoke: String
+        let testExpireAccessToken: String
+
+        enum CodingKeys: String, CodingKey {
+            case token, revoke
+            case testExpireAccessToken = "test_expire_access_token"
+        }
     }
 
     struct Client: Decodable, Sendable {
@@ -36,12 +41,9 @@ struct Provider: Decodable, Sendable {
     let users: [String: User]
 
     static let mainIsConfigured = configured("OAUTH2_IT_PROVIDER")
-    static let shortIsConfigured = configured("OAUTH2_IT_SHORT_PROVIDER")
 
     /// The main provider (`OAUTH2_IT_PROVIDER`).
     static func main() throws -> Provider { try load("OAUTH2_IT_PROVIDER") }
-    /// The provider with 2-second access tokens (`OAUTH2_IT_SHORT_PROVIDER`).
-    static func short() throws -> Provider { try load("OAUTH2_IT_SHORT_PROVIDER") }
 
     private static func configured(_ variable: String) -> Bool {
         !(ProcessInfo.processInfo.environment[variable] ?? "").isEmpty
@@ -100,6 +102,17 @@ struct Provider: Decodable, Sendable {
         request.body = Data("token=\(Self.formEncoded(token.value))&token_type_hint=\(hint)".utf8)
         let response = try await Self.send(request)
         guard response.status == 200 else { throw ProviderError(description: "revoking answered \(response.status)") }
+    }
+
+    /// Ends `token`'s life at the provider now (its test endpoint), leaving
+    /// the refresh token usable: the resource server rejects the token while
+    /// the client still believes it fresh.
+    func expireAccessToken(_ token: Secret) async throws {
+        var request = HTTPTransportRequest(method: .post, url: try Self.url(endpoints.testExpireAccessToken))
+        request.headers.append(HTTPField(name: .contentType, value: "application/x-www-form-urlencoded"))
+        request.body = Data("token=\(Self.formEncoded(token.value))".utf8)
+        let response = try await Self.send(request)
+        guard response.status == 200 else { throw ProviderError(description: "expiring the access token answered \(response.status)") }
     }
 
     private static func formEncoded(_ text: String) -> String {
