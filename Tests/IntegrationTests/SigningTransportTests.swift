@@ -10,9 +10,9 @@ import Testing
 /// the provider's count for it is not this test's.
 ///
 /// The refresh tests run on the provider with hour-long tokens, the client's
-/// clock moved or the token expired at the provider: with 2-second tokens, a provider that
-/// took over 2 seconds to answer on a loaded machine rightly rejected the
-/// refreshed token too, and the client rightly refreshed again.
+/// clock moved or the token expired at the provider: with 2-second tokens, a
+/// provider that took over 2 seconds to answer on a loaded machine rightly
+/// rejected the refreshed token too, and the client rightly refreshed again.
 @Suite(
     .serialized,
     .enabled(
