@@ -352,14 +352,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
                 break
             }
             guard case .running = phase, incoming.isEmpty, cancelled.isEmpty, remaining > 0 else {
-                if !incoming.isEmpty {
-                    // Other callers are here: let the engine thread serve everyone for a while.
-                    noLeadUntil = deadline - callerDrivenNanoseconds + Self.concurrentCallersPause
-                }
-                driver = .engine
-                if engineParked {
-                    parked.signal()
-                }
+                handToEngineLocked()
                 lock.unlock()
                 return .handedOff
             }
@@ -380,14 +373,21 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         if case .running = phase, active.isEmpty, incoming.isEmpty, cancelled.isEmpty {
             driver = .nobody
         } else {
-            if !incoming.isEmpty {
-                // Others queued requests meanwhile: concurrent callers (see `noLeadUntil`).
-                noLeadUntil = Self.monotonicNanoseconds() + Self.concurrentCallersPause
-            }
-            driver = .engine
-            if engineParked {
-                parked.signal()
-            }
+            handToEngineLocked()
+        }
+    }
+
+    /// Hands `multi` from a leading caller to the engine thread, waking it
+    /// when it is parked. Called under the lock.
+    private func handToEngineLocked() {
+        if !incoming.isEmpty {
+            // Others queued requests meanwhile: concurrent callers, whom the
+            // engine thread serves alone for a while (see `noLeadUntil`).
+            noLeadUntil = Self.monotonicNanoseconds() + Self.concurrentCallersPause
+        }
+        driver = .engine
+        if engineParked {
+            parked.signal()
         }
     }
 
@@ -431,6 +431,16 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
 
     // MARK: - Engine thread (and the driver)
 
+    /// Whether the engine thread has nothing to drive: a caller drives, or
+    /// nobody does and nothing is queued. Read under the lock.
+    private var engineHasNothingToDriveLocked: Bool {
+        switch driver {
+        case .caller: true
+        case .nobody: incoming.isEmpty && cancelled.isEmpty && { if case .running = phase { true } else { false } }()
+        case .engine: false
+        }
+    }
+
     /// The engine thread's name, as `top -H`, `perf` and debuggers show it.
     static let threadName = "oauth2-curl"
 
@@ -458,21 +468,15 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             lock.lock()
             // Park while a caller drives, or while nobody needs to (nothing in
             // flight nor queued); jobs run either way.
-            while jobs.isEmpty {
-                if case .caller = driver {
-                } else if case .nobody = driver, incoming.isEmpty, cancelled.isEmpty, case .running = phase {
-                } else {
-                    break
-                }
+            while jobs.isEmpty && engineHasNothingToDriveLocked {
                 engineParked = true
                 lock.wait(on: parked)
                 engineParked = false
             }
-            if case .nobody = driver {
+            if driver == .nobody {
                 driver = .engine
             }
-            let drives: Bool
-            if case .engine = driver { drives = true } else { drives = false }
+            let drives = driver == .engine
             sleeping = false
             swap(&jobs, &jobBatch)
             lock.unlock()
