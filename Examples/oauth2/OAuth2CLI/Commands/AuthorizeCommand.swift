@@ -5,11 +5,7 @@ import OAuth2Loopback
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
 #endif
 
 /// `oauth2 authorize`: the authorization code flow with PKCE (RFC 6749 §4.1, RFC 7636).

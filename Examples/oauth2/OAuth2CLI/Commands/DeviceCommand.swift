@@ -4,11 +4,7 @@ import OAuth2
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
 #endif
 
 /// `oauth2 device`: the device authorization grant (RFC 8628).

@@ -4,11 +4,7 @@ import OAuth2
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
 #endif
 
 /// `oauth2 logout`: forget the token, revoking it when the provider allows.

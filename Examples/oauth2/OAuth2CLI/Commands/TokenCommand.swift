@@ -4,11 +4,7 @@ import OAuth2
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
 #endif
 
 /// `oauth2 token`: what is stored, or a usable access token for a script.

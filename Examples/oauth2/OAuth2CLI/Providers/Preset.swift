@@ -3,11 +3,7 @@ import OAuth2
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
 #endif
 
 /// The providers the CLI knows: their endpoints and quirks, so that

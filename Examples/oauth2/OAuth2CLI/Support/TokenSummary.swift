@@ -3,11 +3,7 @@ import OAuth2
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
 #endif
 
 /// What may be shown of a token: its metadata, never the token or the refresh token.
