@@ -18,6 +18,8 @@ Checked once by hand from a clean scratch folder as well:
 BoringSSL wrapper, Logging and OAuth2, nothing else.
 """
 import json
+import os
+import re
 import subprocess
 import sys
 
@@ -76,8 +78,22 @@ for identity in ("swift-openapi-runtime", "swift-http-types"):
     if extra:
         problems.append(f"{identity} depends on {extra}: OAuth2OpenAPI must stay free of SwiftNIO")
 
-import os
-import re
+# The one form a fallback to full Foundation may take: these three lines
+# before it, the import of FoundationEssentials with the same modifiers.
+IMPORT = r"^(@\S+\s+)*((public|package|internal)\s+)?import\s+"
+FOUNDATION_IMPORT = re.compile(IMPORT + r"Foundation$")
+ESSENTIALS_IMPORT = re.compile(IMPORT + r"FoundationEssentials$")
+
+
+def guarded(lines, index):
+    """Whether the import of full Foundation at `index` is the `#else` of the guard."""
+    return (
+        index >= 3
+        and lines[index - 3] == "#if canImport(FoundationEssentials)"
+        and ESSENTIALS_IMPORT.match(lines[index - 2]) is not None
+        and lines[index - 1] == "#else"
+    )
+
 
 for folder in ESSENTIALS_ONLY:
     for directory, _, files in os.walk(folder):
@@ -85,11 +101,11 @@ for folder in ESSENTIALS_ONLY:
             if not file.endswith(".swift"):
                 continue
             path = os.path.join(directory, file)
-            previous = ""
-            for number, line in enumerate(open(path, encoding="utf-8"), 1):
-                if re.match(r"^\s*(@\S+\s+)*((public|package|internal)\s+)?import\s+Foundation\s*$", line) and previous.strip() != "#else":
-                    problems.append(f"{path}:{number} imports full Foundation: use FoundationEssentials (`#if canImport(FoundationEssentials)`)")
-                previous = line
+            with open(path, encoding="utf-8") as source:
+                lines = [line.strip() for line in source]
+            for index, line in enumerate(lines):
+                if FOUNDATION_IMPORT.match(line) and not guarded(lines, index):
+                    problems.append(f"{path}:{index + 1} imports full Foundation: use FoundationEssentials (`#if canImport(FoundationEssentials)`)")
 
 if problems:
     print("check-isolation: " + "\n  ".join(problems), file=sys.stderr)
