@@ -44,23 +44,15 @@ extension Provider {
 
     /// Holds the provider's next 200 token response `seconds` after it committed the token.
     func delayNextTokenResponse(seconds: Double) async throws {
-        var request = HTTPTransportRequest(method: .post, url: try Self.url(endpoints.testDelayNextTokenResponse))
-        request.headers.append(HTTPField(name: .contentType, value: "application/x-www-form-urlencoded"))
-        request.body = Data("seconds=\(seconds)".utf8)
-        let response = try await Self.send(request)
-        guard response.status == 200 else { throw ProviderError(description: "arming the delay answered \(response.status)") }
+        try await Self.post(endpoints.testDelayNextTokenResponse, form: "seconds=\(seconds)", doing: "arming the delay")
     }
 
     /// Ends an access token's life at the provider now, leaving its refresh
     /// token usable: the resource server rejects it while the client still
     /// believes it fresh.
     func expireAccessToken(_ token: Secret) async throws {
-        var request = HTTPTransportRequest(method: .post, url: try Self.url(endpoints.testExpireAccessToken))
-        request.headers.append(HTTPField(name: .contentType, value: "application/x-www-form-urlencoded"))
         let value = token.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-        request.body = Data("token=\(value)".utf8)
-        let response = try await Self.send(request)
-        guard response.status == 200 else { throw ProviderError(description: "expiring the access token answered \(response.status)") }
+        try await Self.post(endpoints.testExpireAccessToken, form: "token=\(value)", doing: "expiring the access token")
     }
 
     /// How many requests for `path` the provider's log shows (its request log: method, path, status).
@@ -73,6 +65,15 @@ extension Provider {
         let response = try await send(HTTPTransportRequest(url: try Self.url(url)))
         guard response.status == 200 else { throw ProviderError(description: "\(url) answered \(response.status)") }
         return response.body
+    }
+
+    /// POSTs a form to one of the provider's test endpoints, which must answer 200.
+    private static func post(_ url: String, form: String, doing what: String) async throws {
+        var request = HTTPTransportRequest(method: .post, url: try Self.url(url))
+        request.headers.append(HTTPField(name: .contentType, value: "application/x-www-form-urlencoded"))
+        request.body = Data(form.utf8)
+        let response = try await send(request)
+        guard response.status == 200 else { throw ProviderError(description: "\(what) answered \(response.status)") }
     }
 
     private static func url(_ text: String) throws -> URL {
