@@ -23,10 +23,10 @@ package protocol TokenDatabase: Sendable {
 
 /// How an executable with a database driver opens a store URL's database.
 ///
-/// `oauth2` has none: it starts in a few milliseconds because it links
-/// neither SwiftNIO nor full Foundation. `oauth2-postgres` installs the
-/// PostgreSQL driver before it runs the command, and `oauth2` hands it every
-/// command whose store is a `postgresql://` URL.
+/// `oauth2` has none: it starts faster because it links neither SwiftNIO
+/// nor full Foundation. `oauth2-postgres` installs the PostgreSQL driver
+/// before it runs the command, and `oauth2` hands it every command whose
+/// store is a `postgresql://` URL.
 package struct TokenDatabases: Sendable {
     /// Opens the database at `url` with `password`.
     package let open: @Sendable (_ url: String, _ password: String?, _ logger: Logger) throws -> any TokenDatabase
