@@ -48,6 +48,26 @@ struct TokenLifecycleTests {
         #expect((object["expires_in"] as? Int).map { $0 > 3000 } == true)
     }
 
+    /// A run that needs no request leaves libcurl and the transport's thread
+    /// unstarted (the CLI's start-up, BENCHMARKS.md); one that sends starts it.
+    @Test func printingAValidTokenStartsNoTransportAndACallDoes() async throws {
+        let provider = try Provider.main()
+        let cli = try CLI()
+        let options = try provider.options(client: "service", for: cli)
+        let granted = try await cli.run(["client-credentials"] + options)
+        #expect(granted.status == 0, "\(granted.stderr)")
+        let stored = try #require(try await cli.storedToken())
+
+        let printed = try await cli.run(["token", "--print-access-token", "--verbose"] + options)
+        #expect(printed.status == 0, "\(printed.stderr)")
+        #expect(printed.stdout == stored.accessToken.value + "\n")
+        #expect(!printed.stderr.contains("starting the HTTP transport"), "\(printed.stderr)")
+
+        let call = try await cli.run(["call", provider.endpoints.apiMe, "--verbose"] + options)
+        #expect(call.status == 0, "\(call.stderr)")
+        #expect(call.stderr.components(separatedBy: "starting the HTTP transport").count == 2, "\(call.stderr)")
+    }
+
     @Test func callAfterRevokeFailsWithNotAuthenticated() async throws {
         let provider = try Provider.main()
         let cli = try CLI()

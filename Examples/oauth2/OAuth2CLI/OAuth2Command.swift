@@ -87,7 +87,7 @@ package struct OAuth2Command: AsyncParsableCommand {
         let status: Int32
         var commandName = "oauth2"
         do {
-            var command = try parseAsRoot()
+            var command = try parseCommandLine()
             if let name = type(of: command).configuration.commandName, name != "oauth2" {
                 commandName = "oauth2 \(name)"
             }
@@ -101,6 +101,27 @@ package struct OAuth2Command: AsyncParsableCommand {
             status = report(error, commandName: commandName)
         }
         Process.terminate(status)
+    }
+
+    /// The command line, parsed: the subcommand it names, parsed on its own
+    /// when that succeeds, else the whole tree.
+    ///
+    /// Parsing from the root builds the argument set of every command (and
+    /// looks for a completion-script request in all of them): 40% of the
+    /// instructions of `oauth2 token --print-access-token` (BENCHMARKS.md,
+    /// "Issue 15, third pass"). A subcommand parsed alone gives the same
+    /// command for every command line it accepts. Whatever it refuses (a
+    /// mistake, `--help`, `--version`, a completion request) is parsed again
+    /// from the root, so messages, help and exit statuses stay the root's.
+    private static func parseCommandLine() throws -> any ParsableCommand {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let name = arguments.first,
+            let subcommand = configuration.subcommands.first(where: { $0.configuration.commandName == name }),
+            let command = try? subcommand.parseAsRoot(Array(arguments.dropFirst()))
+        {
+            return command
+        }
+        return try parseAsRoot(arguments)
     }
 
     /// Prints what went wrong and returns the exit status.

@@ -8,10 +8,11 @@ import Foundation
 #endif
 
 /// What one run of a command works with: the settings, the process's one
-/// transport, the logger, and from them the store and the client.
+/// transport (started by its first request), the logger, and from them the
+/// store and the client.
 struct Session: Sendable {
     let settings: Settings
-    let transport: CurlTransport
+    let transport: LazyTransport
     let logger: Logger
     /// The database of a PostgreSQL store, running while the command runs.
     let database: (any TokenDatabase)?
@@ -28,7 +29,8 @@ struct Session: Sendable {
         }
         logger.logLevel = settings.verbose ? Logger.Level.debug : Logger.Level.critical
         let database = try Self.database(settings.store, logger: logger)
-        let transport = CurlTransport(configuration: CurlTransport.Configuration(timeout: settings.timeout, caFile: settings.caFile))
+        let transport = LazyTransport(
+            configuration: CurlTransport.Configuration(timeout: settings.timeout, caFile: settings.caFile), logger: logger)
         let session = Session(settings: settings, transport: transport, logger: logger, database: database)
         do {
             let result = try await session.runningTheDatabase {
