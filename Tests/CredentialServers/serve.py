@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Resource servers for the credential helper tests: python3's standard library only.
 
-    serve.py git  --check-url URL --repos DIR
+    serve.py git  --check-url URL --repos DIR [--tls-cert PEM --tls-key PEM]
     serve.py kube --check-url URL [--tls-cert PEM --tls-key PEM]
 
 Binds 127.0.0.1 on a free port and prints it as the first line of stdout.

@@ -38,8 +38,9 @@ enum Tool {
     }
 }
 
-/// `oauth2 git-credential` under a real git, against a local git server that
-/// wants an access token the local provider accepts; and
+/// `oauth2 git-credential` under a real git, against a local git server
+/// (https with a test certificate, or plain http on loopback) that wants an
+/// access token the local provider accepts; and
 /// `oauth2 token --format kubernetes` checked against ExecCredential's schema
 /// and, when kubectl is installed, under a real kubectl.
 @Suite(.enabled(if: Provider.mainIsConfigured, "needs the local provider: `make test` starts it and sets OAUTH2_IT_PROVIDER"))
@@ -57,6 +58,7 @@ struct CredentialHelperTests {
         cli.environment["GIT_CONFIG_NOSYSTEM"] = "1"
         cli.environment["GIT_TERMINAL_PROMPT"] = "0"
         cli.environment["GIT_ASKPASS"] = "/bin/false"
+        cli.environment.removeValue(forKey: "GIT_SSL_NO_VERIFY")
         cli.environment.removeValue(forKey: "SSH_ASKPASS")
         cli.environment["GIT_AUTHOR_NAME"] = "Test"
         cli.environment["GIT_AUTHOR_EMAIL"] = "test@example.com"
@@ -81,6 +83,21 @@ struct CredentialHelperTests {
             ["password", "--provider", "local", "--username", "alice", "--password-stdin"], input: try provider.password(of: "alice") + "\n"
         )
         #expect(signIn.status == 0, "\(signIn.stderr)")
+    }
+
+    /// A certificate for 127.0.0.1 and its key, made with openssl: the
+    /// servers that speak https use it, and git and kubectl trust it as their CA.
+    static func makeCertificate(_ cli: CLI) async throws -> (cert: String, key: String) {
+        let (cert, key) = (cli.directory + "/cert.pem", cli.directory + "/key.pem")
+        let made = try await Subprocess.run(
+            try #require(Tool.which("openssl")),
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1",
+                "-addext", "subjectAltName=IP:127.0.0.1",
+            ],
+            environment: cli.environment)
+        #expect(made.status == 0, "\(made.stderr)")
+        return (cert, key)
     }
 
     /// A bare repository `project.git` under `repos` with one commit.
@@ -130,14 +147,25 @@ struct CredentialHelperTests {
         #expect(response.status == 200)
     }
 
+    /// Over https, as git hosts are: the server has a certificate of its own
+    /// that git is told to trust (GIT_SSL_CAINFO) and refuses before.
     @Test func gitClonesAndPushesWithTheTokenAndFailsWithoutIt() async throws {
         let provider = try Provider.main()
         let cli = try Self.cli()
         let repos = try await Self.makeRepository(cli)
-        let server = try await CredentialServer(["git", "--check-url", provider.endpoints.apiMe, "--repos", repos])
+        let (cert, key) = try await Self.makeCertificate(cli)
+        let server = try await CredentialServer(
+            ["git", "--check-url", provider.endpoints.apiMe, "--repos", repos, "--tls-cert", cert, "--tls-key", key])
         let host = "127.0.0.1:\(server.port)"
-        let remote = "http://\(host)/project.git"
+        let remote = "https://\(host)/project.git"
         let clone = cli.directory + "/clone"
+
+        // git verifies the server: not yet trusting its certificate, it fails before any HTTP.
+        let untrusted = try await Self.git(["git", "ls-remote", remote], cli)
+        #expect(untrusted.status != 0)
+        #expect(untrusted.stderr.contains("certificate"), "\(untrusted.stderr)")
+        #expect(server.refusals == 0)
+        cli.environment["GIT_SSL_CAINFO"] = cert
 
         // No token yet: the helper says so on stderr, and git fails.
         let provisional = try await cli.run([
@@ -157,7 +185,7 @@ struct CredentialHelperTests {
             [
                 "git", "-c", "credential.helper=", "-c", "credential.helper=!'\(try CLI.binary())' git-credential --provider local",
                 "credential", "fill",
-            ], cli, input: "protocol=http\nhost=\(host)\n\n")
+            ], cli, input: "protocol=https\nhost=\(host)\n\n")
         #expect(filled.status == 0, "\(filled.stderr)")
         #expect(filled.stdout.contains("username=oauth2\n"))
         #expect(filled.stdout.contains("password=\(token.accessToken.value)\n"))
@@ -308,15 +336,7 @@ struct CredentialHelperTests {
         let provider = try Provider.main()
         let cli = try Self.cli()
         try await Self.signIn(provider, cli)
-        let (cert, key) = (cli.directory + "/cert.pem", cli.directory + "/key.pem")
-        let made = try await Subprocess.run(
-            try #require(Tool.which("openssl")),
-            [
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1",
-                "-addext", "subjectAltName=IP:127.0.0.1",
-            ],
-            environment: cli.environment)
-        #expect(made.status == 0, "\(made.stderr)")
+        let (cert, key) = try await Self.makeCertificate(cli)
         let server = try await CredentialServer(
             ["kube", "--check-url", provider.endpoints.apiMe, "--tls-cert", cert, "--tls-key", key])
         let kubeconfig = try cli.writeFile(
