@@ -36,6 +36,14 @@ enum Tool {
         }
         return nil
     }
+
+    /// The kubectl to test with: `OAUTH2_IT_KUBECTL` (another version than
+    /// the one installed, say), else the first on PATH. A path given there is
+    /// used as it is, so a wrong one fails the test instead of skipping it.
+    static var kubectl: String? {
+        if let path = ProcessInfo.processInfo.environment["OAUTH2_IT_KUBECTL"], !path.isEmpty { return path }
+        return which("kubectl")
+    }
 }
 
 /// `oauth2 git-credential` under a real git, against a local git server
@@ -326,11 +334,29 @@ struct CredentialHelperTests {
         #expect(try JSONObject(beta.stdout).string("apiVersion") == "client.authentication.k8s.io/v1beta1")
     }
 
+    /// The exec credential versions (`client.authentication.k8s.io/…`) that
+    /// `kubectl` takes: v1beta1, which kubectl 1.20 (Debian 12's
+    /// kubernetes-client) knows and kubectl still accepts, and v1 from 1.22 on.
+    static func execCredentialVersions(of kubectl: String, _ cli: CLI) async throws -> [String] {
+        let result = try await Subprocess.run(
+            kubectl, ["version", "--client", "-o", "json"], environment: cli.environment, timeout: .seconds(60))
+        #expect(result.status == 0, "\(result.stderr)")
+        let version = try #require(try JSONObject(result.stdout)["clientVersion"] as? [String: Any])
+        // "20", or "32+" for a vendor's build.
+        let minor = try #require(Int(String((version["minor"] as? String ?? "").prefix { $0.isNumber })), "\(result.stdout)")
+        #expect(version["major"] as? String == "1", "\(result.stdout)")
+        return minor >= 22 ? ["v1beta1", "v1"] : ["v1beta1"]
+    }
+
     /// kubectl runs an exec plugin only for an https server: the fake API
-    /// server gets a certificate of its own, made with openssl.
+    /// server gets a certificate of its own, made with openssl. Each exec
+    /// credential version the kubectl takes is tried: kubectl fails when the
+    /// plugin answers another version than its kubeconfig entry names, so a
+    /// pass shows the CLI answered the one kubectl asked for.
+    /// `OAUTH2_IT_KUBECTL` picks another kubectl than the one on PATH.
     @Test(
         .enabled(
-            if: Tool.which("kubectl") != nil && Tool.which("openssl") != nil,
+            if: Tool.kubectl != nil && Tool.which("openssl") != nil,
             "kubectl (or openssl) is not installed: the real-kubectl test is skipped"))
     func kubectlUsesTheTokenThroughTheExecPlugin() async throws {
         let provider = try Provider.main()
@@ -339,41 +365,50 @@ struct CredentialHelperTests {
         let (cert, key) = try await Self.makeCertificate(cli)
         let server = try await CredentialServer(
             ["kube", "--check-url", provider.endpoints.apiMe, "--tls-cert", cert, "--tls-key", key])
-        let kubeconfig = try cli.writeFile(
-            "kubeconfig",
-            """
-            apiVersion: v1
-            kind: Config
-            clusters:
-            - name: local
-              cluster:
-                server: https://127.0.0.1:\(server.port)
-                certificate-authority: \(cert)
-            users:
-            - name: oauth2
-              user:
-                exec:
-                  apiVersion: client.authentication.k8s.io/v1
-                  command: \(try CLI.binary())
-                  args: ["token", "--provider", "local", "--format", "kubernetes"]
-                  interactiveMode: Never
-            contexts:
-            - name: local
-              context:
-                cluster: local
-                user: oauth2
-            current-context: local
-            """)
-        let kubectl = try #require(Tool.which("kubectl"))
-        let answer = try await Subprocess.run(
-            kubectl, ["--kubeconfig", kubeconfig, "get", "--raw", "/api/v1/ping"], environment: cli.environment, timeout: .seconds(60))
-        #expect(answer.status == 0, "\(answer.stderr)")
-        #expect(answer.stdout.contains("pong"))
+        let kubectl = try #require(Tool.kubectl)
+        let versions = try await Self.execCredentialVersions(of: kubectl, cli)
+        var kubeconfigs: [String] = []
+        for version in versions {
+            // interactiveMode: v1 requires it; kubectl 1.20 ignores it.
+            let kubeconfig = try cli.writeFile(
+                "kubeconfig-\(version)",
+                """
+                apiVersion: v1
+                kind: Config
+                clusters:
+                - name: local
+                  cluster:
+                    server: https://127.0.0.1:\(server.port)
+                    certificate-authority: \(cert)
+                users:
+                - name: oauth2
+                  user:
+                    exec:
+                      apiVersion: client.authentication.k8s.io/\(version)
+                      command: \(try CLI.binary())
+                      args: ["token", "--provider", "local", "--format", "kubernetes"]
+                      interactiveMode: Never
+                contexts:
+                - name: local
+                  context:
+                    cluster: local
+                    user: oauth2
+                current-context: local
+                """)
+            kubeconfigs.append(kubeconfig)
+            let answer = try await Subprocess.run(
+                kubectl, ["--kubeconfig", kubeconfig, "get", "--raw", "/api/v1/ping"], environment: cli.environment, timeout: .seconds(60))
+            #expect(answer.status == 0, "\(version): \(answer.stderr)")
+            #expect(answer.stdout.contains("pong"), "\(version)")
+        }
 
         // Signed out: kubectl is refused.
         #expect(try await cli.run(["revoke", "--provider", "local"]).status == 0)
-        let refused = try await Subprocess.run(
-            kubectl, ["--kubeconfig", kubeconfig, "get", "--raw", "/api/v1/ping"], environment: cli.environment, timeout: .seconds(60))
-        #expect(refused.status != 0)
+        for kubeconfig in kubeconfigs {
+            let refused = try await Subprocess.run(
+                kubectl, ["--kubeconfig", kubeconfig, "get", "--raw", "/api/v1/ping"], environment: cli.environment, timeout: .seconds(60))
+            #expect(refused.status != 0)
+            #expect(!refused.stdout.contains("pong"))
+        }
     }
 }
