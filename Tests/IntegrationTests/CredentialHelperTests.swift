@@ -334,6 +334,42 @@ struct CredentialHelperTests {
         #expect(try JSONObject(beta.stdout).string("apiVersion") == "client.authentication.k8s.io/v1beta1")
     }
 
+    /// kubectl trusts what the plugin prints until its expirationTimestamp, so
+    /// an expired token is refreshed before it is printed. The token here has
+    /// expired by the CLI's clock (its stored expiry an hour back) and at the
+    /// provider alike, without waiting for either.
+    @Test func kubernetesFormatRefreshesAnExpiredTokenFirst() async throws {
+        let provider = try Provider.main()
+        let cli = try Self.cli()
+        try await Self.signIn(provider, cli)
+        let token = try #require(try await cli.storedToken(account: "local"))
+        var expired = token
+        expired.expiresAt = Date().addingTimeInterval(-3600)
+        try await FileTokenStore(directory: cli.store).save(expired, account: "local")
+        try await provider.expireAccessToken(token.accessToken)
+
+        let result = try await cli.run(["token", "--provider", "local", "--format", "kubernetes"])
+
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
+        #expect(ExecCredentialSchema.violations(of: object) == [])
+        let status = try #require((object as? [String: Any])?["status"] as? [String: Any])
+        let printed = try #require(status["token"] as? String)
+        let renewed = try #require(try await cli.storedToken(account: "local"))
+        #expect(printed != token.accessToken.value)
+        #expect(printed == renewed.accessToken.value)
+        #expect(renewed.refreshToken != nil && renewed.refreshToken != token.refreshToken)
+        // The new token's expiry, not the old one's: kubectl would otherwise run the plugin again at once.
+        let expiration = try Date(try #require(status["expirationTimestamp"] as? String), strategy: .iso8601)
+        let expiresAt = try #require(renewed.expiresAt)
+        #expect(abs(expiration.timeIntervalSince(expiresAt)) < 1)
+        #expect(expiration > Date().addingTimeInterval(3000))
+        // And the provider takes it.
+        var me = HTTPTransportRequest(url: try #require(URL(string: provider.endpoints.apiMe)))
+        me.headers.append(HTTPField(name: .authorization, value: "Bearer \(printed)"))
+        #expect(try await Provider.send(me).status == 200)
+    }
+
     /// The exec credential versions (`client.authentication.k8s.io/…`) that
     /// `kubectl` takes: v1beta1, which kubectl 1.20 (Debian 12's
     /// kubernetes-client) knows and kubectl still accepts, and v1 from 1.22 on.
