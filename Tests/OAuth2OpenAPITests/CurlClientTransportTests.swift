@@ -12,8 +12,8 @@ import Testing
 struct CurlClientTransportTests {
     let canned = CannedTransport()
 
-    private func request(_ method: HTTPTypes.HTTPRequest.Method, _ path: String) -> HTTPTypes.HTTPRequest {
-        HTTPTypes.HTTPRequest(method: method, scheme: nil, authority: nil, path: path)
+    private func request(_ method: HTTPRequest.Method, _ path: String) -> HTTPRequest {
+        HTTPRequest(method: method, scheme: nil, authority: nil, path: path)
     }
 
     @Test(arguments: [

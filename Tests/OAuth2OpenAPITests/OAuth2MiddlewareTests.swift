@@ -122,14 +122,14 @@ struct OAuth2MiddlewareTests {
     @Test func theCallersOwnAuthorizationIsKeptAndNotRetried() async throws {
         let source = ScriptedTokenSource("first", "second")
         let middleware = OAuth2Middleware(tokenSource: source, serverURL: server)
-        var request = HTTPTypes.HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/api/me")
+        var request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/api/me")
         request.headerFields[.authorization] = "Basic dXNlcjpwYXNz"
         let seen = LockedValue<[String?]>([])
 
         let (response, _) = try await middleware.intercept(request, body: nil, baseURL: server, operationID: "getMe") {
             request, body, _ in
             seen.withLock { $0.append(request.headerFields[.authorization]) }
-            return (HTTPTypes.HTTPResponse(status: .unauthorized), nil)
+            return (HTTPResponse(status: .unauthorized), nil)
         }
 
         #expect(response.status == .unauthorized)
@@ -140,7 +140,7 @@ struct OAuth2MiddlewareTests {
     @Test func aBodyThatCanBeReadOnceIsBufferedAndSentAgainOnTheRetry() async throws {
         let source = ScriptedTokenSource("first", "second")
         let middleware = OAuth2Middleware(tokenSource: source, serverURL: server)
-        let request = HTTPTypes.HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/api/echo")
+        let request = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/api/echo")
         let (stream, continuation) = AsyncStream<HTTPBody.ByteChunk>.makeStream()
         continuation.yield(ArraySlice("{\"message\": ".utf8))
         continuation.yield(ArraySlice("\"once\", \"count\": 1}".utf8))
@@ -158,12 +158,12 @@ struct OAuth2MiddlewareTests {
             }
             if attempt == 1 {
                 return (
-                    HTTPTypes.HTTPResponse(
+                    HTTPResponse(
                         status: .unauthorized, headerFields: [.wwwAuthenticate: "Bearer error=\"invalid_token\""]),
                     nil
                 )
             }
-            return (HTTPTypes.HTTPResponse(status: .ok), nil)
+            return (HTTPResponse(status: .ok), nil)
         }
 
         #expect(response.status == .ok)
@@ -173,7 +173,7 @@ struct OAuth2MiddlewareTests {
     @Test func aBodyThatCanBeReadOnceOverTheBufferLimitIsRefusedBeforeSending() async throws {
         let source = ScriptedTokenSource("first")
         let middleware = OAuth2Middleware(tokenSource: source, serverURL: server, maxBufferedBodySize: 8)
-        let request = HTTPTypes.HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/api/echo")
+        let request = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/api/echo")
         let (stream, continuation) = AsyncStream<HTTPBody.ByteChunk>.makeStream()
         continuation.yield(ArraySlice("more than eight bytes".utf8))
         continuation.finish()
@@ -184,7 +184,7 @@ struct OAuth2MiddlewareTests {
                 request, body: HTTPBody(stream, length: .unknown), baseURL: server, operationID: "echo"
             ) { _, _, _ in
                 sent.withLock { $0 += 1 }
-                return (HTTPTypes.HTTPResponse(status: .ok), nil)
+                return (HTTPResponse(status: .ok), nil)
             }
         }
 
@@ -196,7 +196,7 @@ struct OAuth2MiddlewareTests {
         struct Unreachable: Error {}
         let source = ScriptedTokenSource("first")
         let middleware = OAuth2Middleware(tokenSource: source, serverURL: server)
-        let request = HTTPTypes.HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/api/me")
+        let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/api/me")
 
         await #expect(throws: Unreachable.self) {
             _ = try await middleware.intercept(request, body: nil, baseURL: server, operationID: "getMe") { _, _, _ in
