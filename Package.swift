@@ -43,11 +43,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
     ],
     targets: [
-        .systemLibrary(
+        // libcurl's headers (Debian: libcurl4-openssl-dev), and libcurl itself
+        // opened when the first transport starts, not linked: a program that
+        // sends nothing loads none of its 32 libraries (CCurl.h).
+        .target(
             name: "CCurl",
-            path: "Sources/CCurl",
-            pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]
+            path: "Sources/CCurl"
         ),
         .target(
             name: "OAuth2",
@@ -145,7 +146,9 @@ let package = Package(
             name: "oauth2-fuzz",
             dependencies: ["OAuth2", "CCurl"],
             path: "Fuzz/Sources",
-            swiftSettings: strictSettings
+            swiftSettings: strictSettings,
+            // HostTarget compares with libcurl's own URL parser, called directly.
+            linkerSettings: [.linkedLibrary("curl")]
         ),
         .testTarget(
             name: "OAuth2Tests",

@@ -36,14 +36,14 @@ final class CurlEasyHandle {
 
     /// Creates a handle, or `nil` when libcurl cannot allocate one.
     init?() {
-        guard let handle = curl_easy_init() else { return nil }
+        guard let handle = ccurl_easy_init() else { return nil }
         self.handle = handle
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
 
     deinit {
-        curl_easy_cleanup(handle)
+        ccurl_easy_cleanup(handle)
         errorBuffer.deallocate()
     }
 
@@ -52,7 +52,7 @@ final class CurlEasyHandle {
         if errorBuffer.pointee != 0 {
             return String(cString: errorBuffer)
         }
-        return String(cString: curl_easy_strerror(code))
+        return String(cString: ccurl_easy_strerror(code))
     }
 
     /// Sets the options for `transfer`, whose unretained address the callbacks receive.
@@ -78,7 +78,7 @@ final class CurlEasyHandle {
             return configureTransfer(transfer, context: context)
         }
         if !isFresh {
-            curl_easy_reset(handle)
+            ccurl_easy_reset(handle)
         }
         isFresh = false
         let code = configureKind(kind, for: transfer, configuration: configuration)

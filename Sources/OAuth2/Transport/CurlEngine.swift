@@ -115,7 +115,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         if let error = CurlGlobal.initializationError {
             throw error
         }
-        guard let multi = curl_multi_init() else {
+        guard let multi = ccurl_multi_init() else {
             throw .other("libcurl could not create a multi handle")
         }
         self.configuration = configuration
@@ -155,7 +155,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         // Reached only after the thread exited (it holds a reference), or when it never started.
         let cleanedUp = lock.withLock { multiCleanedUp }
         if !cleanedUp {
-            curl_multi_cleanup(multi)
+            ccurl_multi_cleanup(multi)
         }
     }
 
@@ -277,7 +277,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     private func wakeIfSleepingLocked() {
         if sleeping || callerPolling {
             sleeping = false
-            _ = curl_multi_wakeup(multi)
+            _ = ccurl_multi_wakeup(multi)
         }
         if engineParked {
             parked.signal()
@@ -333,7 +333,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         var stillRunning: Int32 = 0
         while true {
             if transfer.easy != nil {
-                _ = curl_multi_perform(multi, &stillRunning)
+                _ = ccurl_multi_perform(multi, &stillRunning)
                 collectCompleted()
             }
             let remaining = deadline - Self.monotonicNanoseconds()
@@ -360,7 +360,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             lock.unlock()
             // Whole milliseconds, at least 1; a wakeup (new work, cancellation, stop) ends it early.
             let milliseconds = Int32(clamping: Swift.max(remaining / 1_000_000, 1))
-            _ = curl_multi_poll(multi, nil, 0, milliseconds, nil)
+            _ = ccurl_multi_poll(multi, nil, 0, milliseconds, nil)
             lock.lock()
             callerPolling = false
             lock.unlock()
@@ -511,7 +511,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             }
             cancelBatch.removeAll(keepingCapacity: true)
 
-            _ = curl_multi_perform(multi, &stillRunning)
+            _ = ccurl_multi_perform(multi, &stillRunning)
             collectCompleted(into: &finished)
 
             lock.lock()
@@ -530,7 +530,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             resume(&finished)
             if idle {
                 // libcurl shortens the wait to its own next timeout; a wakeup ends it early.
-                _ = curl_multi_poll(multi, nil, 0, 5000, nil)
+                _ = ccurl_multi_poll(multi, nil, 0, 5000, nil)
             }
         }
     }
@@ -549,10 +549,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             resume(transfer, with: .failure(CurlTransport.error(for: code, message: message)))
             return
         }
-        let added = curl_multi_add_handle(multi, easy.handle)
+        let added = ccurl_multi_add_handle(multi, easy.handle)
         guard added == CURLM_OK else {
             recycle(easy)
-            let message = String(cString: curl_multi_strerror(added))
+            let message = String(cString: ccurl_multi_strerror(added))
             resume(transfer, with: .failure(.other("libcurl refused the transfer: \(message)")))
             return
         }
@@ -574,7 +574,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// Takes every transfer libcurl reports done out of libcurl, into `completed`.
     private func collectCompleted(into completed: inout [Finished]) {
         var remaining: Int32 = 0
-        while let message = curl_multi_info_read(multi, &remaining) {
+        while let message = ccurl_multi_info_read(multi, &remaining) {
             guard ccurl_msg_is_done(message) != 0, let handle = message.pointee.easy_handle else { continue }
             let code = ccurl_msg_result(message)
             var context: UnsafeMutableRawPointer?
@@ -600,7 +600,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// Takes `transfer` out of libcurl and returns its handle to the pool.
     private func detach(_ transfer: CurlTransfer) {
         guard let easy = transfer.easy else { return }
-        _ = curl_multi_remove_handle(multi, easy.handle)
+        _ = ccurl_multi_remove_handle(multi, easy.handle)
         let index = transfer.activeIndex
         let last = active.removeLast()
         if last !== transfer {
@@ -649,7 +649,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         }
         idleHandles.removeAll()
         // No other thread touches `multi` now: wakeups need `sleeping`, which stays false once stopping.
-        curl_multi_cleanup(multi)
+        ccurl_multi_cleanup(multi)
 
         lock.lock()
         multiCleanedUp = true

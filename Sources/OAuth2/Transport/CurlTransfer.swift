@@ -158,7 +158,7 @@ package final class CurlTransfer: @unchecked Sendable {
     }
 
     deinit {
-        curl_slist_free_all(headerList)
+        ccurl_slist_free_all(headerList)
         bodyStorage?.deallocate()
     }
 
@@ -169,11 +169,11 @@ package final class CurlTransfer: @unchecked Sendable {
     ) throws(HTTPTransportError) -> UnsafeMutablePointer<curl_slist>? {
         var list: UnsafeMutablePointer<curl_slist>?
         var complete = false
-        defer { if !complete { curl_slist_free_all(list) } }
+        defer { if !complete { ccurl_slist_free_all(list) } }
 
         func append(_ line: String) throws(HTTPTransportError) {
             // libcurl copies the line; on allocation failure it returns NULL and keeps the list.
-            guard let longer = curl_slist_append(list, line) else {
+            guard let longer = ccurl_slist_append(list, line) else {
                 throw .other("out of memory building the request headers")
             }
             list = longer
