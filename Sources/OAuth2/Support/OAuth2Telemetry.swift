@@ -25,6 +25,12 @@ public import Tracing
 /// | `oauth2_lock_wait_seconds` | timer | none: waits for the store's account lock |
 /// | `oauth2_unauthorized_retries_total` | counter | `outcome`: `accepted`, `rejected` (a 401 after the refresh), or the error code |
 ///
+/// A provider's error code is its own (GitHub's `bad_verification_code`), so
+/// the `outcome` values are bounded: the first 64 distinct values one
+/// telemetry (``global``, for most apps) records are kept, and any later new
+/// one is `other_error`. A provider that answers with a new code every time
+/// cannot make a backend keep a series for each.
+///
 /// Spans: `oauth2.token_request` (kind client) around each token-endpoint
 /// call, with `oauth2.grant_type`, `http.request.method`, `server.address`,
 /// `server.port`, `http.response.status_code` and, on failure, `error.type`
@@ -38,6 +44,8 @@ public import Tracing
 public struct OAuth2Telemetry: Sendable {
     private let metricsFactory: (any MetricsFactory)?
     private let tracerOverride: (any Tracer)?
+    /// The `outcome` values recorded so far (``outcomeLabel(_:)``), shared by the copies of this telemetry.
+    private let outcomesSeen = LockedValue<Set<String>>([])
 
     /// The process's bootstrapped backends (`MetricsSystem.factory`, `InstrumentationSystem.tracer`).
     public static let global = OAuth2Telemetry(metricsFactory: nil, tracer: nil)
@@ -61,15 +69,31 @@ public struct OAuth2Telemetry: Sendable {
         static let unauthorizedRetries = "oauth2_unauthorized_retries_total"
     }
 
+    /// The most distinct `outcome` values one telemetry records; later new ones are ``otherOutcome``.
+    static let maxOutcomes = 64
+    static let otherOutcome = "other_error"
+
+    /// `outcome` as a dimension value: itself while this telemetry has
+    /// recorded fewer than ``maxOutcomes`` distinct ones (or this one
+    /// before), else ``otherOutcome``.
+    func outcomeLabel(_ outcome: String) -> String {
+        outcomesSeen.withLock { seen in
+            if seen.contains(outcome) { return outcome }
+            guard seen.count < Self.maxOutcomes else { return Self.otherOutcome }
+            seen.insert(outcome)
+            return outcome
+        }
+    }
+
     func tokenRequestFinished(grantType: String, outcome: String, duration: Duration) {
-        Counter(label: Label.tokenRequests, dimensions: [("grant_type", grantType), ("outcome", outcome)], factory: factory)
-            .increment()
+        let dimensions = [("grant_type", grantType), ("outcome", outcomeLabel(outcome))]
+        Counter(label: Label.tokenRequests, dimensions: dimensions, factory: factory).increment()
         CoreMetrics.Timer(label: Label.tokenRequestDuration, dimensions: [("grant_type", grantType)], factory: factory)
             .recordNanoseconds(duration.nanoseconds)
     }
 
     func refreshFinished(outcome: String) {
-        Counter(label: Label.refreshes, dimensions: [("outcome", outcome)], factory: factory).increment()
+        Counter(label: Label.refreshes, dimensions: [("outcome", outcomeLabel(outcome))], factory: factory).increment()
     }
 
     func lockWaited(_ duration: Duration) {
@@ -77,7 +101,7 @@ public struct OAuth2Telemetry: Sendable {
     }
 
     func unauthorizedRetryFinished(outcome: String) {
-        Counter(label: Label.unauthorizedRetries, dimensions: [("outcome", outcome)], factory: factory).increment()
+        Counter(label: Label.unauthorizedRetries, dimensions: [("outcome", outcomeLabel(outcome))], factory: factory).increment()
     }
 
     // MARK: - Spans

@@ -151,3 +151,31 @@ import Tracing
         }
     }
 }
+
+/// A provider's error codes are its own: a provider answering with a new code
+/// each time must not make a new metric series each time.
+@Suite struct OAuth2TelemetryOutcomeBoundTests {
+    @Test func outcomesBeyondTheFirst64AreOtherErrorAndEarlierOnesKeepTheirName() async throws {
+        let metrics = TestMetrics()
+        let harness = try ClientHarness(telemetry: OAuth2Telemetry(metricsFactory: metrics))
+        for attempt in 0..<70 {
+            try await harness.seed(expiresIn: -10)
+            harness.transport.enqueue(json: "{\"error\":\"made_up_\(attempt)\"}", status: 400, for: Fixture.tokenURL)
+            let error = await oauth2Error { _ = try await harness.client().token() }
+            // The caller still hears the provider's own code; only the metric's dimension is bounded.
+            #expect(error?.code.rawValue == "made_up_\(attempt)")
+        }
+        let outcomes = Set(
+            metrics.counters.filter { $0.label == "oauth2_token_requests_total" }.compactMap { counter in
+                counter.dimensions.first { $0.0 == "outcome" }?.1
+            })
+        #expect(outcomes.count == 65)
+        #expect(outcomes.contains("made_up_0") && outcomes.contains("made_up_63"))
+        #expect(!outcomes.contains("made_up_64"))
+        let refreshes = "oauth2_refreshes_total"
+        let otherTokenRequests = [("grant_type", "refresh_token"), ("outcome", "other_error")]
+        #expect(metrics.counterTotal(label: "oauth2_token_requests_total", dimensions: otherTokenRequests) == 6)
+        #expect(metrics.counterTotal(label: refreshes, dimensions: [("outcome", "made_up_0")]) == 1)
+        #expect(metrics.counterTotal(label: refreshes, dimensions: [("outcome", "other_error")]) == 6)
+    }
+}
