@@ -2,7 +2,7 @@
 # and `make test` (every test). Each installs what is missing first.
 SWIFT ?= swift
 
-.PHONY: all build deps test-deps lint format api-check api-update docs test test-tsan test-server-example demo clean fuzz fuzz-merge fuzz-replay
+.PHONY: all build cli deps test-deps lint format api-check api-update docs test test-tsan test-server-example demo clean fuzz fuzz-merge fuzz-replay
 
 all: build
 
@@ -17,6 +17,12 @@ test-deps:
 
 build: deps
 	$(SWIFT) build
+
+# The CLI as it is best shipped (scripts/build-cli.sh: release, the Swift
+# runtime linked in, lld with packed relocations): `oauth2` and
+# `oauth2-postgres`, to install in one directory, in .build/cli/release.
+cli: deps
+	@SWIFT="$(SWIFT)" scripts/build-cli.sh oauth2 oauth2-postgres
 
 # A throwaway PostgreSQL (scripts/postgres.sh: Debian's package, installed when
 # missing; a cluster under .build/postgres/main on a free 127.0.0.1 port) serves the

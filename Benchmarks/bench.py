@@ -134,12 +134,11 @@ def build_cli(choice):
         return None
     if choice != "auto":
         return os.path.abspath(choice)
-    # The Swift runtime linked in (`--static-swift-stdlib`), as a command-line
-    # tool is best shipped: the dynamic loader then resolves libcurl's
-    # libraries only (BENCHMARKS.md); a scratch folder of its own, so the
-    # package's other release builds are not rebuilt.
-    run(["swift", "build", "-c", "release", "--package-path", ROOT, "--product", "oauth2",
-         "--static-swift-stdlib", "--scratch-path", CLI_SCRATCH])
+    # As a command-line tool is best shipped (scripts/build-cli.sh: the Swift
+    # runtime linked in, lld with packed relative relocations); a scratch
+    # folder of its own, so the package's other release builds are not rebuilt.
+    run([os.path.join(ROOT, "scripts", "build-cli.sh"), "--scratch-path", CLI_SCRATCH, "oauth2"],
+        stdout=subprocess.DEVNULL)
     return CLI_RELEASE
 
 
