@@ -37,10 +37,12 @@ public final class CurlTransport: HTTPTransport, Sendable {
     public let configuration: Configuration
     private let engine: Result<CurlEngine, HTTPTransportError>
 
-    /// Creates a transport and starts its thread.
+    /// Creates a transport and starts its thread; the first transport of the
+    /// process opens libcurl (`libcurl.so.4`), which is not linked.
     ///
-    /// Should libcurl or the thread fail to start (out of memory, a broken
-    /// libcurl), every `send` throws ``HTTPTransportError/other(_:)`` saying why.
+    /// Should libcurl or the thread fail to start (out of memory, libcurl
+    /// missing or broken), every `send` throws ``HTTPTransportError/other(_:)``
+    /// saying why.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         do {
