@@ -6,7 +6,8 @@ import OAuth2
 /// Many runs send nothing: `token --print-access-token` or `git-credential
 /// get` with a valid stored token, `provider list`, a usage error found after
 /// parsing. They then skip libcurl's global initialisation (OpenSSL's with
-/// it) and the transport's thread, a fifth of such a run's instructions
+/// it) and the transport's thread (2.4 M instructions), and, since the
+/// library opens libcurl with its first transport, loading libcurl at all
 /// (BENCHMARKS.md, "Issue 15, third pass").
 final class LazyTransport: HTTPTransport, Sendable {
     private enum State: Sendable {
