@@ -302,11 +302,7 @@ struct CredentialHelperTests {
         let repos = try await Self.makeRepository(cli)
         let server = try await CredentialServer(["git", "--check-url", provider.endpoints.apiMe, "--repos", repos])
         try await Self.signIn(provider, cli, gitHost: "127.0.0.1:\(server.port)")
-        let first = try #require(try await cli.storedToken(account: "local"))
-        var expired = first
-        expired.expiresAt = Date().addingTimeInterval(-3600)
-        try await FileTokenStore(directory: cli.store).save(expired, account: "local")
-        try await provider.expireAccessToken(first.accessToken)
+        let first = try await cli.expireStoredToken(account: "local", at: provider)
         let listed = try await Self.gitWithHelper(["ls-remote", "http://127.0.0.1:\(server.port)/project.git"], cli)
         #expect(listed.status == 0, "\(listed.stderr)")
         #expect(listed.stdout.contains("refs/heads/main"))
@@ -348,11 +344,7 @@ struct CredentialHelperTests {
         let provider = try Provider.main()
         let cli = try Self.cli()
         try await Self.signIn(provider, cli)
-        let token = try #require(try await cli.storedToken(account: "local"))
-        var expired = token
-        expired.expiresAt = Date().addingTimeInterval(-3600)
-        try await FileTokenStore(directory: cli.store).save(expired, account: "local")
-        try await provider.expireAccessToken(token.accessToken)
+        let token = try await cli.expireStoredToken(account: "local", at: provider)
 
         let result = try await cli.run(["token", "--provider", "local", "--format", "kubernetes"])
 

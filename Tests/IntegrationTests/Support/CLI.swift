@@ -1,5 +1,6 @@
 import Foundation
 import OAuth2
+import Testing
 
 /// The built `oauth2` binary, run the way a person runs it, with a token
 /// store of its own in a fresh temporary directory.
@@ -63,6 +64,18 @@ final class CLI {
     /// The token the CLI stored for `account`, read through the framework's store.
     func storedToken(account: String = "default") async throws -> AccessToken? {
         try await FileTokenStore(directory: store).load(account: account)
+    }
+
+    /// Makes the token stored for `account` expired on both sides, without
+    /// waiting: its stored expiry an hour back, and its end at `provider`
+    /// (its refresh token stays usable). Returns the token as it was.
+    func expireStoredToken(account: String = "default", at provider: Provider) async throws -> AccessToken {
+        let token = try #require(try await storedToken(account: account))
+        var expired = token
+        expired.expiresAt = Date().addingTimeInterval(-3600)
+        try await FileTokenStore(directory: store).save(expired, account: account)
+        try await provider.expireAccessToken(token.accessToken)
+        return token
     }
 }
 
