@@ -92,6 +92,7 @@ extension CurlTransfer {
             pendingHeader = nil
             responseHeaders = HTTPFields()
             responseHeaders.reserveCapacity(Self.typicalHeaderCount)
+            responseFacts = ResponseFacts()
             responseBody = Data()
             responseStatus = Self.statusCode(inStatusLine: bytes)
             responseIsHTTP1 = bytes.count >= 7 && bytes[5] == UInt8(ascii: "1") && bytes[6] == UInt8(ascii: ".")
@@ -120,10 +121,10 @@ extension CurlTransfer {
     private func announcesBodyOverLimit() -> Bool {
         switch responseStatus {
         case 100..<200, 204, 304: return false
-        case 300..<400 where followRedirects && responseHeaders.contains(.location): return false
+        case 300..<400 where followRedirects && responseFacts.hasLocation: return false
         default: break
         }
-        guard method != .head, let text = responseHeaders[.contentLength], let announced = Int(text) else {
+        guard method != .head, let announced = responseFacts.announcedLength else {
             return false
         }
         return announced > maxResponseSize
@@ -148,7 +149,9 @@ extension CurlTransfer {
             // A name that is not an HTTP token (a space, a slash) is not a
             // field a server could mean; it is dropped, as HTTP/2 would refuse it.
             if let name = HTTPField.Name(pending.name) {
-                responseHeaders.append(HTTPField(name: name, value: pending.value))
+                let field = HTTPField(name: name, value: pending.value)
+                responseFacts.note(field)
+                responseHeaders.append(field)
             }
             pendingHeader = nil
         }

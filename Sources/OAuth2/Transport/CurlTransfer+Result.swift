@@ -54,8 +54,8 @@ extension CurlTransfer {
     /// nor chunked coding. HTTP/2 frames every body.
     private func bodyEndsWithConnection(status: Int) -> Bool {
         guard responseIsHTTP1, method != .head, status >= 200, status != 204, status != 304,
-            !responseHeaders.contains(.contentLength)
+            responseFacts.contentLengthCount == 0
         else { return false }
-        return !responseHeaders[values: .transferEncoding].contains { $0.lowercased().contains("chunked") }
+        return !responseFacts.isChunked
     }
 }

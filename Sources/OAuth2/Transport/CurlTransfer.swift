@@ -99,8 +99,40 @@ package final class CurlTransfer: @unchecked Sendable {
     var pendingHeader: (name: String, value: String)?
     var responseBody = Data()
     var headerBytes = 0
+    /// What the response being read says of its body and redirect, noted as
+    /// its fields are added, so that no check at the end of the headers has
+    /// to search them (a search builds an index of every field name).
+    var responseFacts = ResponseFacts()
     /// Set when a callback refused data for being over a limit.
     package var exceededLimit = false
+
+    /// What the header fields of one response say about its body and redirect.
+    struct ResponseFacts {
+        /// How many `Content-Length` fields, and the value of the first as a number (`nil` when not one).
+        var contentLengthCount = 0
+        var contentLength: Int?
+        /// Whether a `Location` field came.
+        var hasLocation = false
+        /// Whether a `Transfer-Encoding` field names `chunked`.
+        var isChunked = false
+
+        /// The announced body length, when exactly one `Content-Length` field gave a number.
+        var announcedLength: Int? { contentLengthCount == 1 ? contentLength : nil }
+
+        mutating func note(_ field: HTTPField) {
+            switch field.name {
+            case .contentLength:
+                contentLengthCount += 1
+                if contentLengthCount == 1 { contentLength = Int(field.value) }
+            case .location:
+                hasLocation = true
+            case .transferEncoding:
+                isChunked = isChunked || field.value.lowercased().contains("chunked")
+            default:
+                break
+            }
+        }
+    }
 
     /// The most header bytes accepted over all responses of one request (redirects included).
     static let maxHeaderBytes = 256 * 1024

@@ -42,4 +42,31 @@ import Testing
         let transfer = try receive(["HTTP/1.1 200 OK\r\n", "X-Folded: a\r\n", "   \r\n", "\r\n"])
         #expect(transfer.responseHeaders[HTTPField.Name("X-Folded")!] == "a")
     }
+
+    // The checks at the end of the headers (body over the limit, a redirect
+    // to follow, a body ended by the connection) read what the fields said
+    // as they came, not a search of the fields.
+    @Test func theFieldsOfTheFinalResponseAreNotedAsTheyCome() throws {
+        let transfer = try receive([
+            "HTTP/1.1 302 Found\r\n", "Location: /next\r\n", "Content-Length: 5\r\n", "\r\n",
+            "HTTP/1.1 200 OK\r\n", "Transfer-Encoding: gzip, Chunked\r\n", "\r\n",
+        ])
+        #expect(transfer.responseFacts.hasLocation == false)
+        #expect(transfer.responseFacts.announcedLength == nil)
+        #expect(transfer.responseFacts.contentLengthCount == 0)
+        #expect(transfer.responseFacts.isChunked)
+    }
+
+    @Test func oneContentLengthIsAnnouncedAndTwoAreNot() throws {
+        let one = try receive(["HTTP/1.1 200 OK\r\n", "content-length: 42\r\n", "Location: /x\r\n", "\r\n"])
+        #expect(one.responseFacts.announcedLength == 42)
+        #expect(one.responseFacts.hasLocation)
+        #expect(!one.responseFacts.isChunked)
+        let two = try receive(["HTTP/1.1 200 OK\r\n", "Content-Length: 42\r\n", "Content-Length: 42\r\n", "\r\n"])
+        #expect(two.responseFacts.contentLengthCount == 2)
+        #expect(two.responseFacts.announcedLength == nil)
+        let text = try receive(["HTTP/1.1 200 OK\r\n", "Content-Length: lots\r\n", "\r\n"])
+        #expect(text.responseFacts.contentLengthCount == 1)
+        #expect(text.responseFacts.announcedLength == nil)
+    }
 }
