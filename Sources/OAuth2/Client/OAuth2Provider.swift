@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Synchronization
 
 public import Logging
 
@@ -32,6 +33,10 @@ public final class OAuth2Provider: Sendable {
     let usedStates = UsedStates()
     /// Tokens the provider issued that the store could not save, by account.
     let unsaved = LockedValue<[AccountKey: UnsavedToken]>([:])
+    /// Whether `unsaved` has any entry, readable without its lock: every
+    /// signed request asks, and with several threads sending, taking a lock
+    /// shared by all the provider's clients for that made them wait on each other.
+    private let anyUnsaved = Atomic<Bool>(false)
     /// Grant types whose tokens can be renewed by running the grant again.
     let renewableGrantTypes: Set<String>
     /// OpenID Connect: the ID token verifier and the provider's key set, when configured.
@@ -132,11 +137,11 @@ public final class OAuth2Provider: Sendable {
         token.binding = configuration.binding
         do {
             try await store.save(token, account: account)
-            unsaved.withLock { _ = $0.removeValue(forKey: AccountKey(account)) }
+            updateUnsaved { _ = $0.removeValue(forKey: AccountKey(account)) }
             return (token, nil)
         } catch {
             let failure = OAuth2Error(storeError: error, doing: "write")
-            unsaved.withLock { $0[AccountKey(account)] = UnsavedToken(token: token, lastAttempt: clock.now()) }
+            updateUnsaved { $0[AccountKey(account)] = UnsavedToken(token: token, lastAttempt: clock.now()) }
             logger.warning(
                 "the token store could not save a token the provider issued; it is kept in memory and saved again later",
                 metadata: ["oauth2.account": "\(account)", "oauth2.error": "\(failure.code)"]
@@ -149,9 +154,9 @@ public final class OAuth2Provider: Sendable {
     /// longer than ``unsavedRetryInterval`` ago.
     ///
     /// Every signed request asks: with nothing unsaved (the usual case) it
-    /// costs one uncontended lock, no allocation and no clock read.
+    /// costs one atomic load: no lock, no allocation and no clock read.
     func unsavedNeedsRetry(account: String) -> Bool {
-        guard !unsaved.withLock({ $0.isEmpty }) else { return false }
+        guard anyUnsaved.load(ordering: .acquiring) else { return false }
         let now = clock.now()
         return unsaved.withLock { unsaved in
             guard let entry = unsaved[AccountKey(account)] else { return false }
@@ -184,7 +189,15 @@ public final class OAuth2Provider: Sendable {
         } catch {
             throw OAuth2Error(storeError: error, doing: "delete")
         }
-        unsaved.withLock { _ = $0.removeValue(forKey: AccountKey(account)) }
+        updateUnsaved { _ = $0.removeValue(forKey: AccountKey(account)) }
+    }
+
+    /// Adds or removes unsaved tokens, keeping `anyUnsaved` in step.
+    private func updateUnsaved(_ change: (inout [AccountKey: UnsavedToken]) -> Void) {
+        unsaved.withLock { unsaved in
+            change(&unsaved)
+            anyUnsaved.store(!unsaved.isEmpty, ordering: .releasing)
+        }
     }
 
     /// Runs `body` holding the store's lock of `account` (every process
