@@ -131,7 +131,7 @@ clean:
 	rm -rf .build .build-tsan .build-fuzz
 
 # Benchmarks (Benchmarks/, a package of its own): libcurl from C against
-# swift-oauth2, raw libcurl and Go x/oauth2 on a local nginx, interleaved, as ratios. `make bench N=5000`
+# swift-oauth2, raw libcurl, Go x/oauth2 and the hand-off floor on a local nginx, interleaved, as ratios. `make bench N=5000`
 # for a quicker run; `make bench-leaks` for valgrind and LeakSanitizer.
 .PHONY: bench bench-leaks
 bench: deps

@@ -12,6 +12,15 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
+        // The hand-off floor (issue 15): Swift callers handing raw libcurl transfers to a thread, nothing else.
+        .target(
+            name: "CHandoffFloor",
+            linkerSettings: [.linkedLibrary("curl")]
+        ),
+        .executableTarget(
+            name: "handoff-floor",
+            dependencies: ["CHandoffFloor"]
+        ),
         // What the executables share: the server under test and its client.
         .target(
             name: "BenchCore",

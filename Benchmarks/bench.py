@@ -59,6 +59,9 @@ START_STATIC_SCRATCH = os.path.join(HERE, ".build-static")
 START_STATIC = os.path.join(START_STATIC_SCRATCH, "release", "oauth2-start")
 BASELINE = os.path.join(BUILD, "curl-baseline")
 GO_BENCH = os.path.join(BUILD, "go-oauth2-bench")
+# The hand-off floor: Swift callers on the default executor handing raw libcurl
+# transfers to a thread of their own, and nothing else (Sources/handoff-floor).
+FLOOR = os.path.join(BUILD, "release", "handoff-floor")
 GO_SOURCE = os.path.join(HERE, "go", "oauth2_bench.go")
 # Debian's golang-*-dev packages put their sources here: GOPATH mode finds
 # golang.org/x/oauth2 there without a module proxy.
@@ -283,7 +286,8 @@ def measure(command):
 
 # Each scenario: its key, its label, the baseline's command (or the key of the
 # scenario whose baseline it is compared with, in the same round), ours, the
-# Go program's (or None) and whether nginx and the clients share one CPU.
+# Go program's (or None), the hand-off floor's (or None) and whether nginx and
+# the clients share one CPU.
 # Every unpinned request scenario also runs "on the transport's executor":
 # the same callers as tasks that prefer CurlTransport.executor, against the
 # same baseline. The pinned ones run every program under `taskset -c CPU`
@@ -294,39 +298,43 @@ def scenarios(url, requests, token_log, stores=None, pin_cpu=0):
         ("sequential", "sequential", "1 connection",
          [BASELINE, "sequential", url, str(requests)],
          [BENCH, "sequential", "--url", url, "--requests", str(requests)],
-         [GO_BENCH, "sequential", url, str(requests)]),
+         [GO_BENCH, "sequential", url, str(requests)],
+         [FLOOR, "sequential", url, str(requests)]),
         ("concurrent-8", "8 concurrent callers", None,
          [BASELINE, "concurrent", url, str(requests), "8"],
          [BENCH, "concurrent", "--url", url, "--requests", str(requests), "--concurrency", "8"],
-         [GO_BENCH, "concurrent", url, str(requests), "8"]),
+         [GO_BENCH, "concurrent", url, str(requests), "8"],
+         [FLOOR, "concurrent", url, str(requests), "8"]),
         ("concurrent-64", "64 concurrent callers", None,
          [BASELINE, "concurrent", url, str(requests), "64"],
          [BENCH, "concurrent", "--url", url, "--requests", str(requests), "--concurrency", "64"],
-         [GO_BENCH, "concurrent", url, str(requests), "64"]),
+         [GO_BENCH, "concurrent", url, str(requests), "64"],
+         [FLOOR, "concurrent", url, str(requests), "64"]),
     ]
     rows = []
-    for key, label, detail, baseline, ours, go in request_scenarios:
-        rows.append((key, f"{label}, {detail}" if detail else label, baseline, ours, go, False))
+    for key, label, detail, baseline, ours, go, floor in request_scenarios:
+        rows.append((key, f"{label}, {detail}" if detail else label, baseline, ours, go, floor, False))
         rows.append((f"{key}-on-transport", f"{label}, on the transport's executor", key,
-                     ours + ["--executor", "transport"], None, False))
+                     ours + ["--executor", "transport"], None, None, False))
         if key == "sequential":
             # The same requests with the caller never driving libcurl itself:
             # every request handed to the transport's thread and back.
             rows.append(("sequential-handed-off", f"{label}, every request handed to the transport thread (`callerDrivenWait` 0)",
-                         key, ours + ["--caller-driven-wait-us", "0"], None, False))
+                         key, ours + ["--caller-driven-wait-us", "0"], None, None, False))
             # The token in a file or PostgreSQL store: the client keeps it in
             # memory, so only the grant touches the store; same baseline.
             for kind, store_label in STORE_KINDS:
-                rows.append((f"sequential-{kind}", f"sequential, {store_label}", key, ours + store_options(kind), None, False))
+                rows.append((f"sequential-{kind}", f"sequential, {store_label}", key, ours + store_options(kind), None, None, False))
     rows.append(("storm", "refresh storm, 1000 callers",
                  [BASELINE, "concurrent", url, "1000", "1000"],
-                 [BENCH, "storm", "--url", url, "--callers", "1000", "--token-log", token_log], None, False))
+                 [BENCH, "storm", "--url", url, "--callers", "1000", "--token-log", token_log], None, None, False))
     pin = ["taskset", "-c", str(pin_cpu)]
-    for key, label, _, baseline, ours, go in request_scenarios:
-        rows.append((f"{key}-one-cpu", f"{label}, nginx and client on one CPU", pin + baseline, pin + ours, pin + go, True))
+    for key, label, _, baseline, ours, go, floor in request_scenarios:
+        rows.append((f"{key}-one-cpu", f"{label}, nginx and client on one CPU", pin + baseline, pin + ours, pin + go,
+                     pin + floor, True))
         if key == "sequential":
             rows.append(("sequential-handed-off-one-cpu", f"{label}, one CPU, every request handed to the transport thread",
-                         f"{key}-one-cpu", pin + ours + ["--caller-driven-wait-us", "0"], None, True))
+                         f"{key}-one-cpu", pin + ours + ["--caller-driven-wait-us", "0"], None, None, True))
     return rows
 
 
@@ -437,10 +445,11 @@ def run_rounds(nginx, stores, requests, rounds, parse_iterations, storm_processe
         for kind, _ in STORE_KINDS:
             record = process_storm(nginx, stores.options(kind, "storm"), storm_processes, storm_callers)
             results.append((number, f"process-storm-{kind}", "swift-oauth2", record))
-        for key, _, baseline, ours, go, pinned in scenarios(nginx.base_url, requests, nginx.token_log, stores, pin_cpu):
+        for key, _, baseline, ours, go, floor, pinned in scenarios(nginx.base_url, requests, nginx.token_log, stores, pin_cpu):
             nginx.set_cpus({pin_cpu} if pinned else all_cpus)
             try:
-                for implementation, command in (("libcurl", baseline), ("swift-oauth2", ours), ("go-x-oauth2", go)):
+                for implementation, command in (("libcurl", baseline), ("swift-oauth2", ours), ("go-x-oauth2", go),
+                                                ("handoff-floor", floor)):
                     if command is None or isinstance(command, str):
                         continue  # no such program, or compared with another scenario's baseline of this round
                     for record in measure(command):
@@ -498,7 +507,7 @@ def table(results, rounds):
         common = sorted(set(base) & set(other))
         return [base[r]["requests_per_second"] / other[r]["requests_per_second"] for r in common]
 
-    for key, label, baseline, _, _, _ in scenarios("", 0, ""):
+    for key, label, baseline, _, _, _, _ in scenarios("", 0, ""):
         base = records(baseline if isinstance(baseline, str) else key, "libcurl")
         ours = records(key, "swift-oauth2")
         go = records(key, "go-x-oauth2")
@@ -515,6 +524,23 @@ def table(results, rounds):
             f" | {three('p50_us', us)} | {three('p99_us', us)}"
             f" | {' / '.join(cpu(recs) for recs in (base, ours, go))}"
             f" | {three('peak_rss_kib', mib)} |"
+        )
+    # The hand-off floor beside libcurl, ours and Go, in the rows it runs in.
+    lines.append("")
+    lines.append("| scenario | time ratio floor/libcurl | time ratio ours/floor | time ratio Go/libcurl"
+                 " | CPU µs/req libcurl / floor / ours / Go | context: floor req/s |")
+    lines.append("|---|---|---|---|---|---|")
+    for key, label, baseline, _, _, floor, _ in scenarios("", 0, ""):
+        if floor is None:
+            continue
+        base, ours, go, low = (records(key, implementation) for implementation in
+                               ("libcurl", "swift-oauth2", "go-x-oauth2", "handoff-floor"))
+        cpu = lambda recs: f"{statistics.median([rec['cpu_seconds'] / rec['requests'] * 1e6 for rec in recs.values()]):.1f}" if recs else "–"
+        lines.append(
+            f"| {label} | {median_range(time_ratios(base, low), ratio)} | {median_range(time_ratios(low, ours), ratio)}"
+            f" | {median_range(time_ratios(base, go), ratio)}"
+            f" | {' / '.join(cpu(recs) for recs in (base, low, ours, go))}"
+            f" | {median_range([rec['requests_per_second'] for rec in low.values()], rps)} |"
         )
     start_label = {"libcurl": "raw libcurl (C)", "swift-oauth2": "swift-oauth2 (`oauth2-start`: OAuth2 alone)",
                    "swift-oauth2-static": "swift-oauth2 (`oauth2-start`, the Swift runtime linked in)",
@@ -762,7 +788,7 @@ def main():
         out.write(json.dumps(dict(memory_record, key="memory")) + "\n")
     print()
     print(f"Machine: {machine}; load average at end {os.getloadavg()[0]:.2f}.")
-    print(f"{args.requests:,} signed GETs per scenario and round, {args.rounds} rounds, libcurl, swift-oauth2 and Go"
+    print(f"{args.requests:,} signed GETs per scenario and round, {args.rounds} rounds, libcurl, swift-oauth2, Go and the hand-off floor"
           f" interleaved; one-CPU rows on CPU {args.pin_cpu}; start row {args.start_runs} runs of each per round; {elapsed:.0f} s.")
     print()
     print(table(results, args.rounds))
