@@ -19,8 +19,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "handoff-floor",
-            dependencies: ["CHandoffFloor"]
+            dependencies: ["CHandoffFloor", "BenchReport"]
         ),
+        // How every Swift benchmark program measures and reports: clocks, CPU time,
+        // peak RSS, latencies and the JSON result line. No dependencies, so the
+        // hand-off floor links nothing of OAuth2.
+        .target(name: "BenchReport"),
         // What the executables share: the server under test and its client.
         .target(
             name: "BenchCore",
@@ -37,6 +41,7 @@ let package = Package(
             name: "oauth2-bench",
             dependencies: [
                 "BenchCore",
+                "BenchReport",
                 .product(name: "OAuth2", package: "swift-oauth2"),
                 // The PostgreSQL store's rows (issue 12): signed requests with it, and the storm across processes.
                 .product(name: "OAuth2Postgres", package: "swift-oauth2"),

@@ -503,6 +503,12 @@ def table(results, rounds):
         " | peak RSS MiB libcurl / ours / Go |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
+    def cpu(recs):
+        """Median CPU µs per request of one program's records in a row."""
+        if not recs:
+            return "–"
+        return f"{statistics.median([rec['cpu_seconds'] / rec['requests'] * 1e6 for rec in recs.values()]):.1f}"
+
     def time_ratios(base, other):
         common = sorted(set(base) & set(other))
         return [base[r]["requests_per_second"] / other[r]["requests_per_second"] for r in common]
@@ -511,7 +517,6 @@ def table(results, rounds):
         base = records(baseline if isinstance(baseline, str) else key, "libcurl")
         ours = records(key, "swift-oauth2")
         go = records(key, "go-x-oauth2")
-        cpu = lambda recs: f"{statistics.median([rec['cpu_seconds'] / rec['requests'] * 1e6 for rec in recs.values()]):.1f}" if recs else "–"
         med = lambda recs, field, fmt: fmt(statistics.median([rec[field] for rec in recs.values()])) if recs else "–"
         mib = lambda v: f"{v / 1024:.1f}"
         three = lambda field, fmt: " / ".join(med(recs, field, fmt) for recs in (base, ours, go))
@@ -535,7 +540,6 @@ def table(results, rounds):
             continue
         base, ours, go, low = (records(key, implementation) for implementation in
                                ("libcurl", "swift-oauth2", "go-x-oauth2", "handoff-floor"))
-        cpu = lambda recs: f"{statistics.median([rec['cpu_seconds'] / rec['requests'] * 1e6 for rec in recs.values()]):.1f}" if recs else "–"
         lines.append(
             f"| {label} | {median_range(time_ratios(base, low), ratio)} | {median_range(time_ratios(low, ours), ratio)}"
             f" | {median_range(time_ratios(base, go), ratio)}"

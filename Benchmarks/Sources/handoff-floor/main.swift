@@ -13,6 +13,7 @@
 // distance from this program to the C baseline is the hand-off, which any
 // library built this way pays; the distance from swift-oauth2 to this program
 // is ours. Prints the baseline's JSON line.
+import BenchReport
 import CHandoffFloor
 
 #if canImport(Glibc)
@@ -40,35 +41,8 @@ struct Handle: @unchecked Sendable {
     let pointer: OpaquePointer
 }
 
-func nowNanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-}
-
-func cpuSeconds() -> Double {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
-        + Double(usage.ru_stime.tv_usec) / 1e6
-}
-
-func peakRSSKiB() -> Int {
-    guard let file = fopen("/proc/self/status", "r") else { return 0 }
-    defer { fclose(file) }
-    var line = [CChar](repeating: 0, count: 256)
-    while fgets(&line, Int32(line.count), file) != nil {
-        let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        if text.hasPrefix("VmHWM:") {
-            return Int(text.dropFirst(6).filter { $0.isNumber }) ?? 0
-        }
-    }
-    return 0
-}
-
 func fail(_ message: String) -> Never {
-    let line = "handoff-floor: \(message)\n"
-    _ = line.withCString { write(2, $0, strlen($0)) }
+    ProcessMetrics.printError("handoff-floor: \(message)")
     exit(1)
 }
 
@@ -84,8 +58,8 @@ guard concurrency > 0 else { fail("bad concurrency") }
 let base = arguments[2]
 
 floor_global_init()
-let cpuStart = cpuSeconds()
-let wallStart = nowNanoseconds()
+let cpuStart = ProcessMetrics.cpuSeconds()
+let wallStart = ProcessMetrics.nanoseconds()
 guard let tokenPointer = floor_fetch_token(base) else { fail("no token") }
 let token = String(cString: tokenPointer)
 guard let enginePointer = floor_engine_start(min(concurrency, 64), done) else { fail("no engine") }
@@ -96,69 +70,42 @@ for _ in 0..<concurrency {
     slots.append(Handle(pointer: slot))
 }
 
-let requestsStart = nowNanoseconds()
-let (latencies, errors) = await withTaskGroup(of: ([UInt64], Int).self) { group in
+let requestsStart = ProcessMetrics.nanoseconds()
+let (latencies, errors) = await withTaskGroup(of: (Latencies, Int).self) { group in
     for caller in 0..<concurrency {
         let count = total / concurrency + (caller < total % concurrency ? 1 : 0)
         let slot = slots[caller]
         group.addTask {
             let waiter = Waiter()
             let context = Unmanaged.passUnretained(waiter).toOpaque()
-            var latencies: [UInt64] = []
-            latencies.reserveCapacity(count)
+            var latencies = Latencies(capacity: count)
             var errors = 0
             for _ in 0..<count {
-                let started = nowNanoseconds()
+                let started = ProcessMetrics.nanoseconds()
                 let ok = await withUnsafeContinuation { (continuation: UnsafeContinuation<Bool, Never>) in
                     waiter.continuation = continuation
                     floor_submit(engine.pointer, slot.pointer, context)
                 }
-                latencies.append(nowNanoseconds() - started)
+                latencies.record(ProcessMetrics.nanoseconds() - started)
                 if !ok { errors += 1 }
             }
             withExtendedLifetime(waiter) {}
             return (latencies, errors)
         }
     }
-    var all: [UInt64] = []
+    var all = Latencies(capacity: total)
     var errors = 0
     for await (latencies, callerErrors) in group {
-        all += latencies
+        all.merge(latencies)
         errors += callerErrors
     }
-    return (all.sorted(), errors)
+    return (all, errors)
 }
-let wallEnd = nowNanoseconds()
-let seconds = Double(wallEnd - requestsStart) / 1e9
-let cpu = cpuSeconds() - cpuStart
+let wallEnd = ProcessMetrics.nanoseconds()
 
-func percentileMicroseconds(_ fraction: Double) -> Double {
-    guard !latencies.isEmpty else { return 0 }
-    return Double(latencies[min(latencies.count - 1, Int(Double(latencies.count - 1) * fraction))]) / 1000
-}
-
-func format(_ value: Double, _ digits: Int) -> String {
-    var scale = 1.0
-    for _ in 0..<digits { scale *= 10 }
-    let scaled = (value * scale).rounded()
-    let whole = Int(scaled / scale)
-    let fraction = String(Int(scaled - Double(whole) * scale))
-    return "\(whole)." + String(repeating: "0", count: max(0, digits - fraction.count)) + fraction
-}
-
-let fields: [(String, String)] = [
-    ("scenario", sequential ? "\"sequential\"" : "\"concurrent\""),
-    ("implementation", "\"handoff-floor\""),
-    ("requests", "\(latencies.count)"),
-    ("concurrency", "\(concurrency)"),
-    ("errors", "\(errors)"),
-    ("seconds", format(seconds, 6)),
-    ("requests_per_second", format(Double(latencies.count) / seconds, 1)),
-    ("p50_us", format(percentileMicroseconds(0.5), 1)),
-    ("p99_us", format(percentileMicroseconds(0.99), 1)),
-    ("cpu_seconds", format(cpu, 4)),
-    ("peak_rss_kib", "\(peakRSSKiB())"),
-    ("total_seconds", format(Double(wallEnd - wallStart) / 1e9, 6)),
-]
-print("{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}")
+Report(
+    scenario: sequential ? "sequential" : "concurrent", implementation: "handoff-floor", requests: latencies.samples.count,
+    concurrency: concurrency, errors: errors, seconds: Double(wallEnd - requestsStart) / 1e9, latencies: latencies,
+    cpuSeconds: ProcessMetrics.cpuSeconds() - cpuStart, extra: [("total_seconds", Double(wallEnd - wallStart) / 1e9)]
+).print()
 exit(errors == 0 ? 0 : 1)

@@ -1,4 +1,5 @@
 import BenchCore
+import BenchReport
 import OAuth2
 
 /// Per-account memory (issue 15): one provider (`InMemoryTokenStore`), then

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import BenchCore
+import BenchReport
 import OAuth2
 
 /// The framework's own cost per signed request, without a network: `send`

@@ -1,4 +1,5 @@
 import BenchCore
+import BenchReport
 import OAuth2
 
 /// The memory check: `requests` signed requests in one process after

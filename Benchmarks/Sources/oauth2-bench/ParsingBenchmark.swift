@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import BenchCore
+import BenchReport
 @_spi(Benchmarks) import OAuth2
 
 /// Scenario 4: token responses and redirect URLs parsed per second, in

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import BenchCore
+import BenchReport
 import OAuth2
 
 /// The refresh storm across processes (issue 12): Benchmarks/bench.py seeds

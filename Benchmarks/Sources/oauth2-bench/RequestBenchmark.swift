@@ -1,4 +1,5 @@
 import BenchCore
+import BenchReport
 import OAuth2
 
 /// Where the callers' tasks run.

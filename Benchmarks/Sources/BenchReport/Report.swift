@@ -1,17 +1,32 @@
 /// One result line: a JSON object, the format the C baseline prints too, read by Benchmarks/bench.py.
-struct Report {
-    var scenario: String
-    var implementation = "swift-oauth2"
-    var requests: Int
-    var concurrency: Int
-    var errors = 0
-    var seconds: Double
-    var latencies: Latencies
-    var cpuSeconds: Double
+package struct Report {
+    package var scenario: String
+    package var implementation = "swift-oauth2"
+    package var requests: Int
+    package var concurrency: Int
+    package var errors = 0
+    package var seconds: Double
+    package var latencies: Latencies
+    package var cpuSeconds: Double
     /// Extra numeric fields for one scenario (token requests seen, RSS growth, …).
-    var extra: [(String, Double)] = []
+    package var extra: [(String, Double)] = []
 
-    func print() {
+    package init(
+        scenario: String, implementation: String = "swift-oauth2", requests: Int, concurrency: Int, errors: Int = 0,
+        seconds: Double, latencies: Latencies, cpuSeconds: Double, extra: [(String, Double)] = []
+    ) {
+        self.scenario = scenario
+        self.implementation = implementation
+        self.requests = requests
+        self.concurrency = concurrency
+        self.errors = errors
+        self.seconds = seconds
+        self.latencies = latencies
+        self.cpuSeconds = cpuSeconds
+        self.extra = extra
+    }
+
+    package func print() {
         let (p50, p99) = latencies.summary()
         var fields: [(String, String)] = [
             ("scenario", "\"\(scenario)\""),
@@ -33,7 +48,7 @@ struct Report {
     }
 
     /// A number with `digits` decimals, without Foundation's formatter.
-    static func format(_ value: Double, _ digits: Int) -> String {
+    package static func format(_ value: Double, _ digits: Int) -> String {
         guard value.isFinite else { return "0" }
         var scale = 1.0
         for _ in 0..<digits { scale *= 10 }

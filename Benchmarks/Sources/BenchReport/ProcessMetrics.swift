@@ -5,17 +5,17 @@ import Musl
 #endif
 
 /// The process's clocks and memory, read the cheap way (no Foundation).
-enum ProcessMetrics {
+package enum ProcessMetrics {
     /// Monotonic nanoseconds, for intervals.
     @inline(__always)
-    static func nanoseconds() -> UInt64 {
+    package static func nanoseconds() -> UInt64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 
     /// User plus system CPU time of the whole process (every thread), in seconds.
-    static func cpuSeconds() -> Double {
+    package static func cpuSeconds() -> Double {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
@@ -26,12 +26,12 @@ enum ProcessMetrics {
     ///
     /// Not getrusage's ru_maxrss: that keeps the peak of the process that
     /// exec'ed this one (the Python driver) too.
-    static func peakRSSKiB() -> Int {
+    package static func peakRSSKiB() -> Int {
         status("VmHWM") ?? 0
     }
 
     /// A field of /proc/self/status in KiB (`VmRSS`, `VmHWM`), or nil.
-    static func status(_ field: String) -> Int? {
+    package static func status(_ field: String) -> Int? {
         let descriptor = open("/proc/self/status", O_RDONLY)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
@@ -47,14 +47,14 @@ enum ProcessMetrics {
     }
 
     /// Writes a line to standard error.
-    static func printError(_ message: String) {
+    package static func printError(_ message: String) {
         var line = message + "\n"
         line.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
     }
 
     /// Resets the peak RSS (VmHWM) to the current RSS, so a later peak shows
     /// growth from now on. Returns false where the kernel does not allow it.
-    static func resetPeakRSS() -> Bool {
+    package static func resetPeakRSS() -> Bool {
         guard let file = fopen("/proc/self/clear_refs", "w") else { return false }
         defer { fclose(file) }
         return fputs("5", file) >= 0
