@@ -41,6 +41,8 @@ func taggedRequest(_ url: URL, tag: String, timeout: Duration? = nil) -> HTTPTra
 struct ServerStats: Decodable {
     var connections: Int
     var requests: Int
+    /// The most requests with the tag the server was answering at once.
+    var mostAtOnce: Int
 }
 
 /// How far the server got sending a `/big` body.

@@ -91,6 +91,14 @@ final class CurlEasyHandle {
         return configureTransfer(transfer, context: context)
     }
 
+    /// Gives the configured transfer a shorter timeout than its request's:
+    /// what is left of it after the engine held the transfer back. The handle
+    /// is reset before its next transfer.
+    func shortenTimeout(toMilliseconds milliseconds: Int) -> CURLcode {
+        kind = nil
+        return ccurl_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, milliseconds)
+    }
+
     /// The options every transfer of `kind` shares, on a fresh or reset handle.
     private func configureKind(
         _ kind: Kind,

@@ -35,6 +35,16 @@ import Darwin
 /// the time is up, a leading caller hands `multi` to the
 /// engine thread and waits for its response like everyone else.
 ///
+/// The driver gives libcurl at most ``CurlTransport/Configuration/maxConnectionsPerHost``
+/// transfers per host; the others wait in `hosts`, in order, each until one
+/// to its host ends or its own timeout runs out. libcurl's own per-host limit
+/// (`CURLMOPT_MAX_HOST_CONNECTIONS`) is not used: libcurl 7.88 queues the
+/// transfers beyond it, wakes one per transfer that ends, and can lose such a
+/// wakeup. In a storm of 1,000 requests, transfers then sat without a
+/// connection while every connection was idle, until the thread's 5-second
+/// poll ended (BENCHMARKS.md, issue 15). Nor does it let a queued transfer
+/// time out before a connection frees up.
+///
 /// A transfer is completed by moving its state on under the lock and resuming
 /// the caller outside it, so every caller is resumed exactly once by whoever
 /// wins that move. Each turn the engine thread runs the jobs of tasks that
@@ -107,6 +117,39 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     // The driver only.
     private var active: [CurlTransfer] = []
     private var idleHandles: [CurlEasyHandle] = []
+    /// Per host (``CurlTransfer/hostKey``) with a transfer in libcurl or held back.
+    private var hosts: [String: HostQueue] = [:]
+    /// Hosts where a transfer ended while others were held back.
+    private var hostsWithRoom: [String] = []
+    /// Transfers held back in `hosts` (cancelled ones included until dropped).
+    private var heldCount = 0
+    /// No held transfer's deadline is before this (CLOCK_MONOTONIC ns).
+    private var nextHeldDeadline = Int64.max
+    /// ``CurlTransport/Configuration/maxConnectionsPerHost``, at least 1.
+    private let maxTransfersPerHost: Int
+
+    /// The transfers of one host: how many libcurl has, and those held back
+    /// until it has fewer than `maxTransfersPerHost`, oldest first.
+    private struct HostQueue {
+        var running = 0
+        var held: [CurlTransfer] = []
+        /// The first of `held` not taken yet.
+        var next = 0
+
+        var hasHeld: Bool { next < held.count }
+        var isUnused: Bool { running == 0 && !hasHeld }
+
+        mutating func takeHeld() -> CurlTransfer? {
+            guard hasHeld else { return nil }
+            let transfer = held[next]
+            next += 1
+            if next == held.count {
+                held.removeAll(keepingCapacity: held.count <= 64)
+                next = 0
+            }
+            return transfer
+        }
+    }
 
     /// Creates the multi handle and starts the thread.
     ///
@@ -128,7 +171,8 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             ? 0 : Int64(Swift.min(seconds, 10)) * 1_000_000_000 + attoseconds / 1_000_000_000
         let maxConnections = Swift.max(configuration.maxConnections, 1)
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxConnections)
-        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, Swift.max(configuration.maxConnectionsPerHost, 1))
+        // The per-host limit is ours (`hosts`), not libcurl's: see the type's comment.
+        maxTransfersPerHost = Swift.max(configuration.maxConnectionsPerHost, 1)
         incoming.reserveCapacity(16)
         cancelled.reserveCapacity(16)
 
@@ -502,17 +546,28 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
                 shutDown(queued: batch)
                 return
             }
-            for transfer in batch {
-                start(transfer)
-            }
-            batch.removeAll(keepingCapacity: true)
-            for transfer in cancelBatch where transfer.easy != nil {
-                detach(transfer)
+            for transfer in cancelBatch {
+                if transfer.easy != nil {
+                    detach(transfer)
+                } else if transfer.heldDeadline != 0 {
+                    // Its caller has been resumed; its place in the queue is skipped.
+                    transfer.heldCancelled = true
+                }
             }
             cancelBatch.removeAll(keepingCapacity: true)
+            startHeld()
+            for transfer in batch {
+                admit(transfer)
+            }
+            batch.removeAll(keepingCapacity: true)
 
             _ = ccurl_multi_perform(multi, &stillRunning)
             collectCompleted(into: &finished)
+            var pollMilliseconds: Int32 = 5000
+            if !hostsWithRoom.isEmpty || heldCount > 0 {
+                startHeld()
+                pollMilliseconds = expireHeld()
+            }
 
             lock.lock()
             let idle = incoming.isEmpty && cancelled.isEmpty && jobs.isEmpty && { if case .running = phase { true } else { false } }()
@@ -530,19 +585,110 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             resume(&finished)
             if idle {
                 // libcurl shortens the wait to its own next timeout; a wakeup ends it early.
-                _ = ccurl_multi_poll(multi, nil, 0, 5000, nil)
+                _ = ccurl_multi_poll(multi, nil, 0, pollMilliseconds, nil)
             }
         }
     }
 
-    /// Puts `transfer` into the multi handle, or fails it when libcurl refuses.
-    private func start(_ transfer: CurlTransfer) {
+    /// Starts `transfer` when its host has room in libcurl, else holds it
+    /// back behind the others to that host.
+    private func admit(_ transfer: CurlTransfer) {
+        guard let queue = hosts[transfer.hostKey], queue.running >= maxTransfersPerHost || queue.hasHeld else {
+            start(transfer)
+            return
+        }
+        // Its timeout counts from now, as it would in libcurl.
+        let deadline = Self.monotonicNanoseconds() + Int64(transfer.timeoutMilliseconds) * 1_000_000
+        transfer.heldDeadline = deadline
+        hosts[transfer.hostKey, default: HostQueue()].held.append(transfer)
+        heldCount += 1
+        nextHeldDeadline = Swift.min(nextHeldDeadline, deadline)
+    }
+
+    /// Starts held transfers of the hosts that have room again, oldest first;
+    /// fails those whose timeout ran out meanwhile.
+    private func startHeld() {
+        guard !hostsWithRoom.isEmpty else { return }
+        let now = Self.monotonicNanoseconds()
+        while let key = hostsWithRoom.popLast() {
+            while hosts[key].map({ $0.running < maxTransfersPerHost }) ?? false,
+                let transfer = hosts[key, default: HostQueue()].takeHeld()
+            {
+                heldCount -= 1
+                let deadline = transfer.heldDeadline
+                transfer.heldDeadline = 0
+                guard !transfer.heldCancelled else { continue }
+                let remaining = (deadline - now) / 1_000_000
+                guard remaining >= 1 else {
+                    resume(transfer, with: .failure(Self.heldTooLong))
+                    continue
+                }
+                start(transfer, timeoutMilliseconds: Int(remaining))
+            }
+            if hosts[key]?.isUnused == true {
+                hosts[key] = nil
+            }
+        }
+    }
+
+    /// Fails the held transfers whose timeout has run out, drops the cancelled
+    /// ones, and returns how long the thread may sleep before the next
+    /// deadline, in milliseconds (5 s at most).
+    private func expireHeld() -> Int32 {
+        guard heldCount > 0 else { return 5000 }
+        let now = Self.monotonicNanoseconds()
+        if now >= nextHeldDeadline {
+            var earliest = Int64.max
+            var expired: [CurlTransfer] = []
+            for key in Array(hosts.keys) {
+                guard var queue = hosts.removeValue(forKey: key) else { continue }
+                if queue.hasHeld {
+                    var kept: [CurlTransfer] = []
+                    for transfer in queue.held[queue.next...] {
+                        if transfer.heldCancelled {
+                            transfer.heldDeadline = 0
+                        } else if transfer.heldDeadline <= now {
+                            transfer.heldDeadline = 0
+                            expired.append(transfer)
+                        } else {
+                            earliest = Swift.min(earliest, transfer.heldDeadline)
+                            kept.append(transfer)
+                        }
+                    }
+                    heldCount -= queue.held.count - queue.next - kept.count
+                    queue.held = kept
+                    queue.next = 0
+                }
+                if !queue.isUnused {
+                    hosts[key] = queue
+                }
+            }
+            nextHeldDeadline = earliest
+            for transfer in expired {
+                resume(transfer, with: .failure(Self.heldTooLong))
+            }
+        }
+        guard nextHeldDeadline != .max else { return 5000 }
+        let milliseconds = (nextHeldDeadline - now + 999_999) / 1_000_000
+        return Int32(Swift.min(Swift.max(milliseconds, 1), 5000))
+    }
+
+    /// The error of a transfer whose timeout ran out while it was held back.
+    private static let heldTooLong = HTTPTransportError.timeout.with(
+        message: "\(HTTPTransportError.timeout.message): no connection to the host became free in time")
+
+    /// Puts `transfer` into the multi handle, or fails it when libcurl refuses;
+    /// `timeoutMilliseconds` replaces its timeout (what is left after being held back).
+    private func start(_ transfer: CurlTransfer, timeoutMilliseconds: Int? = nil) {
         guard let easy = idleHandles.popLast() ?? CurlEasyHandle() else {
             resume(transfer, with: .failure(.other("libcurl could not create an easy handle")))
             return
         }
         let context = Unmanaged.passUnretained(transfer).toOpaque()
-        let code = easy.configure(for: transfer, context: context, configuration: configuration)
+        var code = easy.configure(for: transfer, context: context, configuration: configuration)
+        if code == CURLE_OK, let timeoutMilliseconds {
+            code = easy.shortenTimeout(toMilliseconds: timeoutMilliseconds)
+        }
         guard code == CURLE_OK else {
             let message = easy.message(for: code)
             recycle(easy)
@@ -559,6 +705,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         transfer.easy = easy
         transfer.activeIndex = active.count
         active.append(transfer)
+        hosts[transfer.hostKey, default: HostQueue()].running += 1
     }
 
     /// Completes every transfer libcurl reports done.
@@ -610,6 +757,17 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         transfer.easy = nil
         transfer.activeIndex = -1
         recycle(easy)
+        let key = transfer.hostKey
+        if let queue = hosts[key] {
+            if queue.running <= 1 && !queue.hasHeld {
+                hosts[key] = nil
+            } else {
+                hosts[key, default: HostQueue()].running -= 1
+                if queue.hasHeld && queue.running == maxTransfersPerHost {
+                    hostsWithRoom.append(key)
+                }
+            }
+        }
     }
 
     /// Keeps a handle for reuse. It still points at the transfer's header list,
@@ -647,6 +805,14 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             detach(transfer)
             resume(transfer, with: .failure(.shutDown))
         }
+        for queue in hosts.values {
+            for transfer in queue.held[queue.next...] where !transfer.heldCancelled {
+                resume(transfer, with: .failure(.shutDown))
+            }
+        }
+        hosts.removeAll()
+        hostsWithRoom.removeAll()
+        heldCount = 0
         idleHandles.removeAll()
         // No other thread touches `multi` now: wakeups need `sleeping`, which stays false once stopping.
         ccurl_multi_cleanup(multi)

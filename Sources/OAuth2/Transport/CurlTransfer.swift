@@ -90,6 +90,15 @@ package final class CurlTransfer: @unchecked Sendable {
     // Engine thread only.
     var easy: CurlEasyHandle?
     var activeIndex = -1
+    /// The host and port the request goes to ("example.com:443"), lowercased:
+    /// the engine counts what it gives libcurl per host against
+    /// ``CurlTransport/Configuration/maxConnectionsPerHost``.
+    let hostKey: String
+    /// While the engine holds the transfer back for its host to have room: the
+    /// deadline its timeout sets (CLOCK_MONOTONIC ns); 0 otherwise. The driver's.
+    var heldDeadline: Int64 = 0
+    /// Cancelled while held back: skipped when its turn comes. The driver's.
+    var heldCancelled = false
     /// The status code of the response being read, from its status line.
     package var responseStatus = 0
     /// Whether the response being read is HTTP/1.x, from its status line.
@@ -184,6 +193,7 @@ package final class CurlTransfer: @unchecked Sendable {
 
         self.url = request.url
         self.urlString = urlString
+        hostKey = "\(host.lowercased()):\(request.url.port ?? (isHTTPS ? 443 : 80))"
         timeoutMilliseconds = (request.timeout ?? configuration.timeout).curlMilliseconds
         maxResponseSize = Swift.max(request.maxResponseSize ?? configuration.maxResponseSize, 0)
         followRedirects = request.redirects == .follow

@@ -24,11 +24,15 @@ extension CurlTransport {
         /// Keep it at least as high as the number of concurrent requests the
         /// transport serves, or connections are closed and reopened.
         public var maxConnections: Int
-        /// How many connections are opened to one host at most (64).
+        /// How many requests to one host (its name and port) run at once, and
+        /// so how many connections are opened to it at most (64).
         ///
-        /// Requests beyond it wait inside the transport for a connection to
-        /// become free (their timeout runs meanwhile), instead of opening
-        /// connections that would be closed again right after.
+        /// Requests beyond it wait inside the transport, oldest first, until
+        /// one to that host ends, instead of opening connections that would be
+        /// closed again right after. Their ``timeout`` runs meanwhile: a
+        /// request that waits longer fails with ``HTTPTransportError/timeout``
+        /// without having been sent. Requests to other hosts do not wait. A
+        /// request that follows a redirect counts against the host it was sent to.
         public var maxConnectionsPerHost: Int
         /// A PEM file of certificate authorities to trust instead of the system's, or `nil`.
         ///

@@ -33,6 +33,8 @@ LOCK = threading.Lock()
 CONNECTIONS = {}   # tag -> connections that carried a request with that tag
 REQUESTS = {}      # tag -> requests with that tag
 REPORTS = {}       # tag -> {"sent": bytes, "complete": bool} for /big
+IN_FLIGHT = {}     # tag -> requests with that tag being answered now
+MOST_AT_ONCE = {}  # tag -> the most requests with that tag answered at once
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -59,6 +61,16 @@ class Handler(BaseHTTPRequestHandler):
                 if tag not in self.tags_seen:
                     self.tags_seen.add(tag)
                     CONNECTIONS[tag] = CONNECTIONS.get(tag, 0) + 1
+                IN_FLIGHT[tag] = IN_FLIGHT.get(tag, 0) + 1
+                MOST_AT_ONCE[tag] = max(MOST_AT_ONCE.get(tag, 0), IN_FLIGHT[tag])
+        try:
+            self.route_request()
+        finally:
+            if tag:
+                with LOCK:
+                    IN_FLIGHT[tag] -= 1
+
+    def route_request(self):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length > 0 else b""
         parts = urlsplit(self.path)
@@ -113,11 +125,15 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", "0")
         self.end_headers()
 
-    # /stats?tag=T: connections and requests seen with that tag.
+    # /stats?tag=T: connections and requests seen with that tag, and the most answered at once.
     def route_stats(self, path, query, body):
         tag = query.get("tag", "")
         with LOCK:
-            payload = {"connections": CONNECTIONS.get(tag, 0), "requests": REQUESTS.get(tag, 0)}
+            payload = {
+                "connections": CONNECTIONS.get(tag, 0),
+                "requests": REQUESTS.get(tag, 0),
+                "mostAtOnce": MOST_AT_ONCE.get(tag, 0),
+            }
         self.reply(200, json.dumps(payload).encode(), content_type="application/json")
 
     # /hang: never answers; returns when the client goes away (or after 60 s).

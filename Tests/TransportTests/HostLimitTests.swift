@@ -1,0 +1,131 @@
+import Foundation
+import OAuth2
+import Synchronization
+import Testing
+
+extension CurlTransportTests {
+    /// ``CurlTransport/Configuration/maxConnectionsPerHost``: requests beyond it
+    /// wait inside the transport, in order, and their timeout runs meanwhile.
+    @Suite(.timeLimit(.minutes(1))) struct HostLimit {
+        /// Many more requests than the limit, sent in waves while earlier ones
+        /// complete: the server never answers more than the limit at once, on
+        /// no more connections, and every request gets its own answer without
+        /// waiting for nothing (a request its queue forgot would sit until the
+        /// transport thread's 5-second poll ended, as libcurl 7.88's own
+        /// per-host queue let happen in issue 15's storm).
+        @Test func requestsBeyondTheLimitWaitTheirTurnAndAllCompleteWithoutStalling() async throws {
+            let server = try currentServer()
+            let requests = 240
+            for round in 0..<4 {
+                let tag = uniqueTag()
+                let clock = ContinuousClock()
+                let started = clock.now
+                let (bodies, stats) = try await withTransport(.init(maxConnectionsPerHost: 2)) { transport in
+                    let bodies = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+                        for index in 0..<requests {
+                            let url = try server.url("/echo/\(round)-\(index)")
+                            group.addTask {
+                                let response = try await transport.send(taggedRequest(url, tag: tag))
+                                return (index, response.bodyText)
+                            }
+                            if index % 40 == 39 {
+                                // The next wave arrives while this one is being answered.
+                                try await Task.sleep(for: .milliseconds(2))
+                            }
+                        }
+                        var bodies: [Int: String] = [:]
+                        for try await (index, body) in group {
+                            bodies[index] = body
+                        }
+                        return bodies
+                    }
+                    return (bodies, try await server.stats(tag: tag, via: transport))
+                }
+                let elapsed = clock.now - started
+                #expect(bodies.count == requests)
+                for index in 0..<requests where bodies[index] != "\(round)-\(index)" {
+                    Issue.record("request \(index) got \(bodies[index] ?? "nothing")")
+                }
+                #expect(stats.requests == requests)
+                #expect(stats.mostAtOnce <= 2, "the server answered \(stats.mostAtOnce) at once")
+                #expect(stats.connections <= 2, "\(stats.connections) connections")
+                // Not a speed check: 240 loopback answers take well under a
+                // second even under ThreadSanitizer; a forgotten one waits 5 s.
+                #expect(elapsed < .seconds(4), "round \(round) took \(elapsed): a request waited for nothing")
+            }
+        }
+
+        @Test func aWaitingRequestTimesOutOnItsOwnTimeWhileTheHostIsBusy() async throws {
+            let server = try currentServer()
+            let tag = uniqueTag()
+            try await withTransport(.init(maxConnectionsPerHost: 1)) { transport in
+                let hangingEnded = Atomic<Bool>(false)
+                let hanging = Task {
+                    defer { hangingEnded.store(true, ordering: .releasing) }
+                    return try await transport.send(taggedRequest(try server.url("/hang"), tag: tag))
+                }
+                let observer = CurlTransport()
+                try await server.waitForRequests(tag: tag, count: 1, via: observer)
+                await observer.shutdown()
+
+                // The one connection is taken: this request waits, and its 300 ms run out there.
+                await #expect(throws: HTTPTransportError.timeout) {
+                    try await transport.send(taggedRequest(try server.url("/echo/late"), tag: tag, timeout: .milliseconds(300)))
+                }
+                let ended = hangingEnded.load(ordering: .acquiring)
+                #expect(!ended, "it timed out while the host was still busy, not after")
+                let stats = try await withTransport { try await server.stats(tag: tag, via: $0) }
+                #expect(stats.requests == 1, "the request that timed out waiting never reached the server")
+
+                hanging.cancel()
+                await #expect(throws: CancellationError.self) { try await hanging.value }
+                // The connection is free again: the next request goes through.
+                let response = try await transport.send(taggedRequest(try server.url("/echo/after"), tag: tag))
+                #expect(response.bodyText == "after")
+            }
+        }
+
+        @Test func aWaitingRequestCancelledNeverReachesTheServer() async throws {
+            let server = try currentServer()
+            let tag = uniqueTag()
+            try await withTransport(.init(maxConnectionsPerHost: 1)) { transport in
+                let slow = Task { try await transport.send(taggedRequest(try server.url("/slow?delay=0.5"), tag: tag)) }
+                let observer = CurlTransport()
+                try await server.waitForRequests(tag: tag, count: 1, via: observer)
+                await observer.shutdown()
+
+                let waiting = Task { try await transport.send(taggedRequest(try server.url("/echo/never"), tag: tag)) }
+                let behind = Task { try await transport.send(taggedRequest(try server.url("/echo/behind"), tag: tag)) }
+                try await Task.sleep(for: .milliseconds(50))
+                waiting.cancel()
+                await #expect(throws: CancellationError.self) { try await waiting.value }
+
+                #expect(try await slow.value.bodyText == "slow")
+                #expect(try await behind.value.bodyText == "behind")
+                let stats = try await withTransport { try await server.stats(tag: tag, via: $0) }
+                #expect(stats.requests == 2, "the cancelled request was never sent")
+            }
+        }
+
+        @Test func otherHostsDoNotWaitForABusyOne() async throws {
+            let server = try currentServer()
+            let tag = uniqueTag()
+            try await withTransport(.init(maxConnectionsPerHost: 1)) { transport in
+                let hanging = Task { try await transport.send(taggedRequest(try server.url("/hang"), tag: tag)) }
+                let observer = CurlTransport()
+                try await server.waitForRequests(tag: tag, count: 1, via: observer)
+                await observer.shutdown()
+
+                // 127.0.0.1 is busy; localhost is another host with a connection of its own.
+                var components = try #require(URLComponents(url: try server.url("/echo/other"), resolvingAgainstBaseURL: false))
+                components.host = "localhost"
+                let other = try #require(components.url)
+                let response = try await transport.send(taggedRequest(other, tag: tag))
+                #expect(response.bodyText == "other")
+
+                hanging.cancel()
+                await #expect(throws: CancellationError.self) { try await hanging.value }
+            }
+        }
+    }
+}
