@@ -121,5 +121,67 @@ extension CurlTransportTests {
                 await #expect(throws: CancellationError.self) { try await hanging.value }
             }
         }
+        /// Cancellations and timeouts at random, in and out of the queue: every
+        /// request ends (answered, cancelled or timed out), and afterwards the
+        /// transport still lets exactly the limit through at once.
+        @Test func cancellationsAndTimeoutsAtRandomKeepTheCountRight() async throws {
+            let server = try currentServer()
+            let tag = uniqueTag()
+            var generator = SystemRandomNumberGenerator()
+            let plan = (0..<150).map { _ in
+                (
+                    delay: [0, 0, 0.02, 0.05].randomElement(using: &generator) ?? 0,
+                    timeout: Bool.random(using: &generator) ? Duration.milliseconds(Int.random(in: 20...200, using: &generator)) : nil,
+                    cancelAfter: Bool.random(using: &generator) ? Int.random(in: 0...150, using: &generator) : nil
+                )
+            }
+            try await withTransport(.init(maxConnectionsPerHost: 3)) { transport in
+                let outcomes = try await withThrowingTaskGroup(of: String.self) { group in
+                    for (index, step) in plan.enumerated() {
+                        let url = try server.url(step.delay > 0 ? "/slow?delay=\(step.delay)" : "/echo/\(index)")
+                        let request = taggedRequest(url, tag: tag, timeout: step.timeout)
+                        let task = Task { try await transport.send(request) }
+                        group.addTask {
+                            if let cancelAfter = step.cancelAfter {
+                                try await Task.sleep(for: .milliseconds(cancelAfter))
+                                task.cancel()
+                            }
+                            do {
+                                _ = try await task.value
+                                return "answered"
+                            } catch is CancellationError {
+                                return "cancelled"
+                            } catch let error as HTTPTransportError where error == .timeout {
+                                return "timed out"
+                            }
+                        }
+                    }
+                    var outcomes: [String: Int] = [:]
+                    for try await outcome in group {
+                        outcomes[outcome, default: 0] += 1
+                    }
+                    return outcomes
+                }
+                #expect(outcomes.values.reduce(0, +) == plan.count, "\(outcomes)")
+
+                // The server may still be answering requests whose callers gave
+                // up, so its count under `tag` says nothing. Under a new tag, a
+                // burst shows whether the transport's own count came back right:
+                // too low lets more than 3 through, too high starves them.
+                let after = uniqueTag()
+                let bodies = try await withThrowingTaskGroup(of: String.self) { group in
+                    for _ in 0..<30 {
+                        let request = taggedRequest(try server.url("/slow?delay=0.01"), tag: after)
+                        group.addTask { try await transport.send(request).bodyText }
+                    }
+                    return try await group.reduce(into: [String]()) { $0.append($1) }
+                }
+                #expect(bodies == Array(repeating: "slow", count: 30))
+                let stats = try await withTransport { try await server.stats(tag: after, via: $0) }
+                #expect(stats.mostAtOnce <= 3, "the server answered \(stats.mostAtOnce) at once")
+                let response = try await transport.send(HTTPTransportRequest(url: try server.url("/echo/last")))
+                #expect(response.bodyText == "last")
+            }
+        }
     }
 }
