@@ -7,6 +7,24 @@ extension CurlTransportTests {
     /// ``CurlTransport/Configuration/maxConnectionsPerHost``: requests beyond it
     /// wait inside the transport, in order, and their timeout runs meanwhile.
     @Suite(.timeLimit(.minutes(1))) struct HostLimit {
+        /// Takes `transport`'s one connection to the test server with a
+        /// request to `/hang`, returned once the server has it; it ends when
+        /// the returned task is cancelled, which calls `ended`.
+        private func occupyTheOneConnection(
+            of transport: CurlTransport, tag: String, ended: @escaping @Sendable () -> Void = {}
+        ) async throws -> Task<HTTPTransportResponse, any Error> {
+            let server = try currentServer()
+            let url = try server.url("/hang")
+            let hanging = Task {
+                defer { ended() }
+                return try await transport.send(taggedRequest(url, tag: tag))
+            }
+            let observer = CurlTransport()
+            try await server.waitForRequests(tag: tag, count: 1, via: observer)
+            await observer.shutdown()
+            return hanging
+        }
+
         /// Many more requests than the limit, sent in waves while earlier ones
         /// complete: the server never answers more than the limit at once, on
         /// no more connections, and every request gets its own answer (one
@@ -52,13 +70,9 @@ extension CurlTransportTests {
             let tag = uniqueTag()
             try await withTransport(.init(maxConnectionsPerHost: 1)) { transport in
                 let hangingEnded = Atomic<Bool>(false)
-                let hanging = Task {
-                    defer { hangingEnded.store(true, ordering: .releasing) }
-                    return try await transport.send(taggedRequest(try server.url("/hang"), tag: tag))
+                let hanging = try await occupyTheOneConnection(of: transport, tag: tag) {
+                    hangingEnded.store(true, ordering: .releasing)
                 }
-                let observer = CurlTransport()
-                try await server.waitForRequests(tag: tag, count: 1, via: observer)
-                await observer.shutdown()
 
                 // The one connection is taken: this request waits, and its 300 ms run out there.
                 await #expect(throws: HTTPTransportError.timeout) {
@@ -81,10 +95,7 @@ extension CurlTransportTests {
             let server = try currentServer()
             let tag = uniqueTag()
             try await withTransport(.init(maxConnectionsPerHost: 1)) { transport in
-                let hanging = Task { try await transport.send(taggedRequest(try server.url("/hang"), tag: tag)) }
-                let observer = CurlTransport()
-                try await server.waitForRequests(tag: tag, count: 1, via: observer)
-                await observer.shutdown()
+                let hanging = try await occupyTheOneConnection(of: transport, tag: tag)
 
                 // Both wait for the one connection, which stays taken until `hanging` is cancelled.
                 let waiting = Task { try await transport.send(taggedRequest(try server.url("/echo/never"), tag: tag)) }
@@ -105,10 +116,7 @@ extension CurlTransportTests {
             let server = try currentServer()
             let tag = uniqueTag()
             try await withTransport(.init(maxConnectionsPerHost: 1)) { transport in
-                let hanging = Task { try await transport.send(taggedRequest(try server.url("/hang"), tag: tag)) }
-                let observer = CurlTransport()
-                try await server.waitForRequests(tag: tag, count: 1, via: observer)
-                await observer.shutdown()
+                let hanging = try await occupyTheOneConnection(of: transport, tag: tag)
 
                 // 127.0.0.1 is busy; localhost is another host with a connection of its own.
                 var components = try #require(URLComponents(url: try server.url("/echo/other"), resolvingAgainstBaseURL: false))
@@ -121,6 +129,7 @@ extension CurlTransportTests {
                 await #expect(throws: CancellationError.self) { try await hanging.value }
             }
         }
+
         /// Cancellations and timeouts at random, in and out of the queue: every
         /// request ends (answered, cancelled or timed out), and afterwards the
         /// transport still lets exactly the limit through at once.
