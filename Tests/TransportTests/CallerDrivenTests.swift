@@ -62,7 +62,7 @@ extension CurlTransportTests {
                     finished.append("slow")
                     return response.bodyText
                 }
-                try await Self.waitUntilServerSaw(tag: tag, server: server)
+                try await server.waitForRequests(tag: tag)
                 // The slow caller leads now, for up to 10 s; this request must not wait for it.
                 let quick = try await transport.send(HTTPTransportRequest(url: try server.url("/echo/quick")))
                 finished.append("quick")
@@ -77,7 +77,7 @@ extension CurlTransportTests {
             let tag = uniqueTag()
             try await withTransport(Self.longLead) { transport in
                 let task = Task { try await transport.send(taggedRequest(try server.url("/slow?delay=30"), tag: tag)) }
-                try await Self.waitUntilServerSaw(tag: tag, server: server)
+                try await server.waitForRequests(tag: tag)
                 task.cancel()
                 await #expect(throws: CancellationError.self) { try await task.value }
                 let response = try await transport.send(HTTPTransportRequest(url: try server.url("/echo/after")))
@@ -98,7 +98,7 @@ extension CurlTransportTests {
             let tag = uniqueTag()
             let transport = CurlTransport(configuration: Self.longLead)
             let task = Task { try await transport.send(taggedRequest(try server.url("/hang"), tag: tag)) }
-            try await Self.waitUntilServerSaw(tag: tag, server: server)
+            try await server.waitForRequests(tag: tag)
             await transport.shutdown()
             await #expect(throws: HTTPTransportError.shutDown) { try await task.value }
         }
@@ -144,19 +144,6 @@ extension CurlTransportTests {
             let other = try #require(order.values.firstIndex(of: "other"))
             #expect(other < 100, "the other task ran only after all of the sender's requests")
             #expect(order.values.count == 101)
-        }
-
-        /// Waits until the server has seen a request with `tag`, asking through
-        /// a transport of its own so the one under test is left alone.
-        static func waitUntilServerSaw(tag: String, server: TestServer) async throws {
-            let observer = CurlTransport()
-            do {
-                try await server.waitForRequests(tag: tag, count: 1, via: observer)
-                await observer.shutdown()
-            } catch {
-                await observer.shutdown()
-                throw error
-            }
         }
     }
 }

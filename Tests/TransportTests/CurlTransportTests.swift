@@ -80,4 +80,17 @@ extension TestServer {
         }
         throw TestServerError.gaveUpWaiting(tag)
     }
+
+    /// Waits (bounded) until the server has received `count` requests tagged
+    /// `tag`, asking through a transport of its own so the one under test is left alone.
+    func waitForRequests(tag: String, count: Int = 1) async throws {
+        let observer = CurlTransport()
+        do {
+            try await waitForRequests(tag: tag, count: count, via: observer)
+            await observer.shutdown()
+        } catch {
+            await observer.shutdown()
+            throw error
+        }
+    }
 }

@@ -19,9 +19,7 @@ extension CurlTransportTests {
                 defer { ended() }
                 return try await transport.send(taggedRequest(url, tag: tag))
             }
-            let observer = CurlTransport()
-            try await server.waitForRequests(tag: tag, count: 1, via: observer)
-            await observer.shutdown()
+            try await server.waitForRequests(tag: tag)
             return hanging
         }
 

@@ -8,12 +8,10 @@ extension CurlTransportTests {
             let server = try currentServer()
             let tag = uniqueTag()
             let request = taggedRequest(try server.url("/hang"), tag: tag)
-            // Four connections: the other requests wait inside libcurl for one.
+            // Four connections: the other requests wait inside the transport for one.
             let transport = CurlTransport(configuration: .init(maxConnectionsPerHost: 4))
             let tasks = (0..<20).map { _ in Task { try await transport.send(request) } }
-            let observer = CurlTransport()
-            try await server.waitForRequests(tag: tag, count: 4, via: observer)
-            await observer.shutdown()
+            try await server.waitForRequests(tag: tag, count: 4)
 
             await transport.shutdown()
             for task in tasks {
