@@ -79,7 +79,7 @@ test: test-deps lint
 	export OAUTH2_IT_ROTATE_PROVIDER="$(CURDIR)/.build/provider/rotate/env.json" && \
 	export OAUTH2_IT_GRACE_PROVIDER="$(CURDIR)/.build/provider/grace/env.json" && \
 	export OAUTH2_IT_OIDC_PROVIDER="$(CURDIR)/.build/provider/oidc/env.json" && \
-	OAUTH2_IT_BINARY="$$($(SWIFT) build --show-bin-path)/oauth2" $(SWIFT) test && \
+	OAUTH2_IT_BINARY="$$($(SWIFT) build --show-bin-path)/oauth2" SWIFT="$(SWIFT)" scripts/swift-test.sh && \
 	SWIFT="$(SWIFT)" scripts/test-server-example.sh
 	$(MAKE) --no-print-directory test-tsan
 
@@ -96,7 +96,7 @@ test-tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	@trap 'scripts/postgres.sh stop' EXIT; trap 'exit 130' INT TERM; \
 	scripts/postgres.sh start >/dev/null && . "$(CURDIR)/.build/postgres/main/env.sh" && \
-	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
+	TSAN_OPTIONS=halt_on_error=1 SWIFT="$(SWIFT)" scripts/swift-test.sh --skip-build --sanitize=thread --scratch-path .build-tsan
 
 # The Hummingbird example (Examples/SignInServer), its own package, against local providers.
 test-server-example: deps
