@@ -57,6 +57,10 @@ START = os.path.join(BUILD, "release", "oauth2-start")
 # starts often is best shipped; built in a scratch folder of its own.
 START_STATIC_SCRATCH = os.path.join(HERE, ".build-static")
 START_STATIC = os.path.join(START_STATIC_SCRATCH, "release", "oauth2-start")
+# The start-up floor: the hand-off floor (below) built the same way, started for one token and one
+# GET. A Swift program with the runtime linked in that does what the C baseline does, handing
+# its GET to a thread from an async main, and nothing of OAuth2.
+START_FLOOR_STATIC = os.path.join(START_STATIC_SCRATCH, "release", "handoff-floor")
 BASELINE = os.path.join(BUILD, "curl-baseline")
 GO_BENCH = os.path.join(BUILD, "go-oauth2-bench")
 # The hand-off floor: Swift callers on the default executor handing raw libcurl
@@ -114,8 +118,9 @@ def build(swift_flags=(), scratch=None):
         command += ["--scratch-path", scratch]
     run(command + list(swift_flags))
     if not scratch:
-        run(["swift", "build", "-c", "release", "--package-path", HERE, "--product", "oauth2-start",
-             "--static-swift-stdlib", "--scratch-path", START_STATIC_SCRATCH])
+        for product in ("oauth2-start", "handoff-floor"):
+            run(["swift", "build", "-c", "release", "--package-path", HERE, "--product", product,
+                 "--static-swift-stdlib", "--scratch-path", START_STATIC_SCRATCH])
     os.makedirs(BUILD, exist_ok=True)
     cflags = subprocess.run(["pkg-config", "--cflags", "libcurl"], capture_output=True, text=True).stdout.split()
     libs = subprocess.run(["pkg-config", "--libs", "libcurl"], capture_output=True, text=True).stdout.split() or ["-lcurl"]
@@ -344,6 +349,7 @@ def start_commands(url, cli):
         ("libcurl", [BASELINE, "sequential", url, "1"]),
         ("swift-oauth2", [START, url]),
         ("swift-oauth2-static", [START_STATIC, url]),
+        ("handoff-floor-static", [START_FLOOR_STATIC, "sequential", url, "1"]),
         ("go-x-oauth2", [GO_BENCH, "sequential", url, "1"]),
     ]
     if cli:
@@ -548,6 +554,7 @@ def table(results, rounds):
         )
     start_label = {"libcurl": "raw libcurl (C)", "swift-oauth2": "swift-oauth2 (`oauth2-start`: OAuth2 alone)",
                    "swift-oauth2-static": "swift-oauth2 (`oauth2-start`, the Swift runtime linked in)",
+                   "handoff-floor-static": "start-up floor (`handoff-floor`, the Swift runtime linked in: no OAuth2)",
                    "go-x-oauth2": "Go x/oauth2", "cli": "`oauth2 " + " ".join(CLI_COMMAND) + "` (stored token)"}
     base = records("start", "libcurl")
     if base:
