@@ -297,9 +297,11 @@ package enum StoreFileSystem {
 
     /// The names in the directory (without `.` and `..`).
     static func entries(of directory: Int32) throws(Failure) -> [String] {
-        // fdopendir takes the descriptor over, so give it a copy.
-        let copy = dup(directory)
-        guard copy >= 0 else { throw Failure(call: "dup", errno: errno) }
+        // fdopendir takes the descriptor over, so give it a copy, close-on-exec
+        // as every descriptor of the store: an app's child process started
+        // meanwhile must not inherit it.
+        let copy = fcntl(directory, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else { throw Failure(call: "fcntl(F_DUPFD_CLOEXEC)", errno: errno) }
         guard let stream = fdopendir(copy) else {
             let failure = Failure(call: "fdopendir", errno: errno)
             closeQuietly(copy)
