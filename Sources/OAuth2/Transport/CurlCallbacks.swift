@@ -55,14 +55,15 @@ package let curlHeaderCallback: ccurl_data_callback = { data, size, count, conte
 }
 
 extension CurlTransfer {
-    /// Room for the fields of a typical response (nginx sends five), so they are appended without regrowing.
-    static let typicalHeaderCount = 12
-
-    /// Parses one header line as libcurl delivers it (CRLF included).
+    /// Takes one header line as libcurl delivers it (CRLF included).
     ///
-    /// Redirects and interim (1xx) responses each begin with a status line,
-    /// which clears what came before, so only the final response's fields remain.
-    /// Returns `false` to refuse the response: its `Content-Length` is over the limit.
+    /// The line is kept as bytes (``ResponseHeaderLines``) and made into a
+    /// field only when the response's headers are read, on the reader's
+    /// thread; here only the fields the transfer itself needs are looked at
+    /// (``ResponseFacts``). Redirects and interim (1xx) responses each begin
+    /// with a status line, which clears what came before, so only the final
+    /// response's lines remain. Returns `false` to refuse the response: its
+    /// `Content-Length` is over the limit.
     func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Bool {
         guard let base = line.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return true }
         var end = line.count
@@ -78,39 +79,41 @@ extension CurlTransfer {
         // a line; passed on in a value, it could split the field for whoever
         // forwards it. RFC 9110 §5.5: replace each with SP.
         guard bytes.contains(where: { $0 == UInt8(ascii: "\r") || $0 == 0 }) else {
-            return receiveHeaderContent(bytes)
+            receiveHeaderContent(bytes)
+            return true
         }
         let cleaned = bytes.map { $0 == UInt8(ascii: "\r") || $0 == 0 ? UInt8(ascii: " ") : $0 }
-        return cleaned.withUnsafeBufferPointer { receiveHeaderContent($0) }
+        cleaned.withUnsafeBufferPointer { receiveHeaderContent($0) }
+        return true
     }
 
     /// A header line without its line ending and without CR or NUL: a status line, a folded continuation or a field.
-    private func receiveHeaderContent(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    private func receiveHeaderContent(_ bytes: UnsafeBufferPointer<UInt8>) {
         if bytes.count >= 5, bytes[0] == UInt8(ascii: "H"), bytes[1] == UInt8(ascii: "T"), bytes[2] == UInt8(ascii: "T"),
             bytes[3] == UInt8(ascii: "P"), bytes[4] == UInt8(ascii: "/")
         {
-            pendingHeader = nil
-            responseHeaders = HTTPFields()
-            responseHeaders.reserveCapacity(Self.typicalHeaderCount)
+            pendingFact = nil
+            responseHeaderLines.bytes.removeAll(keepingCapacity: true)
             responseFacts = ResponseFacts()
             responseBody = Data()
             responseStatus = Self.statusCode(inStatusLine: bytes)
             responseIsHTTP1 = bytes.count >= 7 && bytes[5] == UInt8(ascii: "1") && bytes[6] == UInt8(ascii: ".")
-            return true
+            return
         }
-        if bytes[0] == UInt8(ascii: " ") || bytes[0] == UInt8(ascii: "\t") {
+        responseHeaderLines.append(bytes)
+        if ResponseHeaderLines.isContinuation(bytes) {
             // Obsolete line folding (RFC 9112 §5.2): the line continues the previous value.
-            guard let pending = pendingHeader else { return true }
-            let more = Self.trimmedString(bytes)
-            guard !more.isEmpty else { return true }
-            pendingHeader = (pending.name, pending.value.isEmpty ? more : pending.value + " " + more)
-            return true
+            guard let pending = pendingFact else { return }
+            let more = ResponseHeaderLines.trimmedString(bytes)
+            guard !more.isEmpty else { return }
+            pendingFact = (pending.field, pending.value.isEmpty ? more : pending.value + " " + more)
+            return
         }
         flushPendingHeader()
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0 else { return true }
-        let name = String(decoding: UnsafeBufferPointer(rebasing: bytes[0..<colon]), as: UTF8.self)
-        pendingHeader = (name, Self.trimmedString(UnsafeBufferPointer(rebasing: bytes[(colon + 1)...])))
-        return true
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0,
+            let field = ResponseFacts.Field(name: UnsafeBufferPointer(rebasing: bytes[0..<colon]))
+        else { return }
+        pendingFact = (field, ResponseHeaderLines.trimmedString(UnsafeBufferPointer(rebasing: bytes[(colon + 1)...])))
     }
 
     /// Whether the headers just completed announce a body larger than the limit.
@@ -143,30 +146,11 @@ extension CurlTransfer {
         return digits == 3 ? code : 0
     }
 
-    /// Adds the field being read, now that no continuation line can follow.
+    /// Notes the field being read, now that no continuation line can follow.
     package func flushPendingHeader() {
-        if let pending = pendingHeader {
-            // A name that is not an HTTP token (a space, a slash) is not a
-            // field a server could mean; it is dropped, as HTTP/2 would refuse it.
-            if let name = HTTPField.Name(pending.name) {
-                let field = HTTPField(name: name, value: pending.value)
-                responseFacts.note(field)
-                responseHeaders.append(field)
-            }
-            pendingHeader = nil
+        if let pending = pendingFact {
+            responseFacts.note(pending.field, value: pending.value)
+            pendingFact = nil
         }
-    }
-
-    /// The bytes without leading and trailing spaces and tabs, as a string.
-    private static func trimmedString(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        var start = 0
-        var end = bytes.count
-        while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") {
-            start += 1
-        }
-        while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") {
-            end -= 1
-        }
-        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
     }
 }

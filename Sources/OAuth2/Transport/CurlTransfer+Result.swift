@@ -40,10 +40,12 @@ extension CurlTransfer {
                 responseURL = parsed
             }
         }
+        // The lines are parsed when the caller reads the fields, on its own thread.
         var response = HTTPTransportResponse(
-            status: HTTPResponse.Status(code: min(max(status, 0), 999)), headers: responseHeaders, body: responseBody, url: responseURL)
+            status: HTTPResponse.Status(code: min(max(status, 0), 999)), headerLines: responseHeaderLines, body: responseBody,
+            url: responseURL)
         response.bodyEndedWithConnection = bodyEndsWithConnection(status: status)
-        responseHeaders = HTTPFields()
+        responseHeaderLines = ResponseHeaderLines()
         responseBody = Data()
         return .success(response)
     }

@@ -103,9 +103,13 @@ package final class CurlTransfer: @unchecked Sendable {
     package var responseStatus = 0
     /// Whether the response being read is HTTP/1.x, from its status line.
     var responseIsHTTP1 = false
-    package var responseHeaders = HTTPFields()
-    /// The field being read, kept back until the next line shows it is not folded onto.
-    var pendingHeader: (name: String, value: String)?
+    /// The header lines of the response being read, parsed by whoever reads its fields.
+    var responseHeaderLines = ResponseHeaderLines()
+    /// The fields of the response being read, as a reader of the response gets them.
+    package var responseHeaders: HTTPFields { responseHeaderLines.fields }
+    /// The field being read when it is one that ``ResponseFacts`` notes, kept
+    /// back until the next line shows it is not folded onto.
+    var pendingFact: (field: ResponseFacts.Field, value: String)?
     var responseBody = Data()
     var headerBytes = 0
     /// What the response being read says of its body and redirect, noted as
@@ -128,17 +132,45 @@ package final class CurlTransfer: @unchecked Sendable {
         /// The announced body length, when exactly one `Content-Length` field gave a number.
         var announcedLength: Int? { contentLengthCount == 1 ? contentLength : nil }
 
-        mutating func note(_ field: HTTPField) {
-            switch field.name {
+        /// The fields noted: the only ones the transfer reads itself.
+        enum Field {
+            case contentLength
+            case location
+            case transferEncoding
+
+            /// The field a name spells in any case, if it is one of these.
+            init?(name: UnsafeBufferPointer<UInt8>) {
+                switch name.count {
+                case 8 where Self.equalsIgnoringCase(name, "location"): self = .location
+                case 14 where Self.equalsIgnoringCase(name, "content-length"): self = .contentLength
+                case 17 where Self.equalsIgnoringCase(name, "transfer-encoding"): self = .transferEncoding
+                default: return nil
+                }
+            }
+
+            /// ASCII case-insensitive equality with a lowercase name of the same length.
+            private static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
+                lowercase.withUTF8Buffer { expected in
+                    guard expected.count == bytes.count else { return false }
+                    for index in 0..<bytes.count {
+                        let byte = bytes[index]
+                        let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                        guard folded == expected[index] else { return false }
+                    }
+                    return true
+                }
+            }
+        }
+
+        mutating func note(_ field: Field, value: String) {
+            switch field {
             case .contentLength:
                 contentLengthCount += 1
-                if contentLengthCount == 1 { contentLength = Int(field.value) }
+                if contentLengthCount == 1 { contentLength = Int(value) }
             case .location:
                 hasLocation = true
             case .transferEncoding:
-                isChunked = isChunked || field.value.lowercased().contains("chunked")
-            default:
-                break
+                isChunked = isChunked || value.lowercased().contains("chunked")
             }
         }
     }

@@ -12,7 +12,15 @@ public struct HTTPTransportResponse: Sendable {
     /// The status of the final response; compare with `200` or `.ok`, or read `status.code`.
     public var status: HTTPResponse.Status
     /// The header fields of the final response, in order.
-    public var headers: HTTPFields
+    public var headers: HTTPFields {
+        get {
+            switch headerStorage {
+            case .fields(let fields): fields
+            case .lines(let lines): lines.fields
+            }
+        }
+        set { headerStorage = .fields(newValue) }
+    }
     /// The body, at most the request's size limit.
     public var body: Data
     /// The URL that answered: the request's, or the last one after followed redirects.
@@ -23,11 +31,28 @@ public struct HTTPTransportResponse: Sendable {
     /// shows its own end, a form-encoded body does not. Set by
     /// ``CurlTransport``; other transports leave it `false`.
     var bodyEndedWithConnection = false
+    /// The fields as given, or the lines ``CurlTransport`` read, parsed each
+    /// time ``headers`` is read until it is set (a response's fields are
+    /// rarely read, and then once or twice).
+    private var headerStorage: HeaderStorage
+
+    private enum HeaderStorage: Sendable {
+        case fields(HTTPFields)
+        case lines(ResponseHeaderLines)
+    }
 
     /// Creates a response.
     public init(status: HTTPResponse.Status, headers: HTTPFields = [:], body: Data = Data(), url: URL? = nil) {
         self.status = status
-        self.headers = headers
+        self.headerStorage = .fields(headers)
+        self.body = body
+        self.url = url
+    }
+
+    /// A response whose fields are parsed from `headerLines` when read.
+    init(status: HTTPResponse.Status, headerLines: ResponseHeaderLines, body: Data, url: URL?) {
+        self.status = status
+        self.headerStorage = .lines(headerLines)
         self.body = body
         self.url = url
     }

@@ -88,4 +88,46 @@ import Testing
         #expect(transfer.responseHeaders[HTTPField.Name("x-custom")!] == "1")
         #expect(transfer.responseHeaders[.server] == "folded again")
     }
+
+    // The lines are kept as bytes on the transport's thread and parsed when
+    // the fields are read, into what the fields were parsed into before.
+    @Test func theFieldsAreParsedWhenReadAndSettingThemReplacesTheLines() throws {
+        let transfer = try receive(["HTTP/1.1 200 OK\r\n", "X-A: 1\r\n", "x-b:  two \r\n", "\r\n"])
+        var response = HTTPTransportResponse(
+            status: .ok, headerLines: transfer.responseHeaderLines, body: Data("{}".utf8), url: nil)
+        #expect(response.headers.map(\.name.rawName) == ["X-A", "x-b"])
+        #expect(response.headers[HTTPField.Name("x-a")!] == "1")
+        #expect(response.headers[HTTPField.Name("X-B")!] == "two")
+        #expect(response.head.headerFields == response.headers)
+        #expect(response.description == "HTTPTransportResponse(200, HTTPFields(X-A, x-b), 2 bytes)")
+        response.headers[HTTPField.Name("X-A")!] = nil
+        response.headers[.contentType] = "application/json"
+        #expect(response.headers.map(\.name.rawName) == ["x-b", "Content-Type"])
+        #expect(ResponseHeaderLines().fields.isEmpty)
+    }
+
+    // A field the transfer reads itself is recognised by its name in any
+    // case, and only by its exact spelling: no space before the colon.
+    @Test func aNoteworthyNameCountsOnlyWhenItIsTheFieldsWholeName() throws {
+        let spaced = try receive(["HTTP/1.1 200 OK\r\n", "Content-Length : 42\r\n", "X-Location: /x\r\n", "\r\n"])
+        #expect(spaced.responseFacts.contentLengthCount == 0)
+        #expect(!spaced.responseFacts.hasLocation)
+        #expect(spaced.responseHeaders.map(\.name.rawName) == ["X-Location"])
+        let shouting = try receive(["HTTP/1.1 200 OK\r\n", "TRANSFER-ENCODING: CHUNKED\r\n", "LOCATION: /x\r\n", "\r\n"])
+        #expect(shouting.responseFacts.isChunked)
+        #expect(shouting.responseFacts.hasLocation)
+    }
+
+    // A folded value is noted whole, as the field a reader gets.
+    @Test func aFoldedContentLengthIsNotedAsItsWholeValue() throws {
+        let onNextLine = try receive(["HTTP/1.1 200 OK\r\n", "Content-Length:\r\n", "  12\r\n", "\r\n"])
+        #expect(onNextLine.responseFacts.announcedLength == 12)
+        #expect(onNextLine.responseHeaders[.contentLength] == "12")
+        let split = try receive(["HTTP/1.1 200 OK\r\n", "Content-Length: 1\r\n", " 2\r\n", "\r\n"])
+        #expect(split.responseFacts.contentLengthCount == 1)
+        #expect(split.responseFacts.announcedLength == nil)
+        #expect(split.responseHeaders[.contentLength] == "1 2")
+        let chunkedLater = try receive(["HTTP/1.1 200 OK\r\n", "Transfer-Encoding: gzip,\r\n", "\tchunked\r\n", "\r\n"])
+        #expect(chunkedLater.responseFacts.isChunked)
+    }
 }
