@@ -57,7 +57,19 @@ public struct OAuth2Telemetry: Sendable {
     }
 
     var factory: any MetricsFactory { metricsFactory ?? MetricsSystem.factory }
-    var tracer: any Tracer { tracerOverride ?? InstrumentationSystem.tracer }
+    /// The tracer spans go to, or `nil` while there is none to record them:
+    /// no tracer given, and no instrument bootstrapped (nor bound to the task).
+    ///
+    /// `InstrumentationSystem.tracer` finds the tracer with two casts to a
+    /// protocol, each a conformance lookup, on every call: about 2% of a
+    /// signed request's CPU time on one CPU (BENCHMARKS.md, issue 15, seventh
+    /// pass). The instrument of a process that bootstrapped none is
+    /// `NoOpInstrument`, known by its type alone.
+    var activeTracer: (any Tracer)? {
+        if let tracerOverride { return tracerOverride }
+        if InstrumentationSystem.instrument is NoOpInstrument { return nil }
+        return InstrumentationSystem.tracer
+    }
 
     // MARK: - Metrics
 
@@ -109,11 +121,10 @@ public struct OAuth2Telemetry: Sendable {
     /// Runs `body` in a client span named `name`, the span current for what
     /// `body` does (a refresh inside a signed request is its child).
     ///
-    /// The tracer is looked up once (`InstrumentationSystem.tracer` is a
-    /// locked search with dynamic casts), and a span that does not record,
-    /// as every span does until the app bootstraps a tracer, costs neither
-    /// attributes nor a task-local context: a signed request pays next to
-    /// nothing for tracing it does not use.
+    /// The tracer is looked up once (``activeTracer``); until the app
+    /// bootstraps one there is no span at all, and a span that does not
+    /// record costs neither attributes nor a task-local context: a signed
+    /// request pays next to nothing for tracing it does not use.
     ///
     /// What `body` throws is rethrown as it is, the span marked failed with
     /// `errorType` of it (an error code, never a message).
@@ -124,7 +135,10 @@ public struct OAuth2Telemetry: Sendable {
         errorType: (Failure) -> String,
         _ body: (ClientSpan) async throws(Failure) -> Value
     ) async throws(Failure) -> Value {
-        let tracer = self.tracer
+        guard let tracer = activeTracer else {
+            // Nothing records: no span to start, end or make current.
+            return try await body(ClientSpan(span: nil, tracer: NoOpTracer()))
+        }
         let span = tracer.startSpan(name, context: ServiceContext.current ?? .topLevel, ofKind: .client)
         defer { span.end() }
         let outcome: Result<Value, Failure>

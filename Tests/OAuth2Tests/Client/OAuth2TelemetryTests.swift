@@ -179,3 +179,32 @@ import Tracing
         #expect(metrics.counterTotal(label: refreshes, dimensions: [("outcome", "other_error")]) == 6)
     }
 }
+
+/// The default telemetry reads the process's tracer at each request. With no
+/// instrument bootstrapped it starts no span at all (``OAuth2Telemetry/activeTracer``
+/// knows `NoOpInstrument` by its type), yet a tracer bound to the task with
+/// `withTracer` is found and records the request.
+@Suite struct OAuth2TelemetryGlobalTracerTests {
+    @Test func aTracerBoundToTheTaskRecordsTheSignedRequestAndNothingOutsideItsScope() async throws {
+        let tracer = InMemoryTracer()
+        let harness = try ClientHarness(telemetry: .global)
+        try await harness.seed(expiresIn: 3600)
+        harness.transport.enqueue(json: "{}", for: Fixture.apiURL)
+        harness.transport.enqueue(json: "{}", for: Fixture.apiURL)
+
+        _ = try await harness.client().send(HTTPTransportRequest(url: Fixture.apiURL))
+        #expect(tracer.finishedSpans.isEmpty)
+        #expect(OAuth2Telemetry.global.activeTracer == nil)
+
+        try await withTracer(tracer) {
+            #expect(OAuth2Telemetry.global.activeTracer != nil)
+            _ = try await harness.client().send(HTTPTransportRequest(url: Fixture.apiURL))
+        }
+        let signed = try #require(tracer.finishedSpans.first { $0.operationName == "oauth2.signed_request" })
+        #expect(signed.attributes["http.response.status_code"]?.toSpanAttribute() == .int64(200))
+        let sent = harness.transport.requests(for: Fixture.apiURL)
+        #expect(sent.count == 2)
+        #expect(sent.first?.headers[HTTPField.Name(InMemoryTracer.spanIDKey)!] == nil)
+        #expect(sent.last?.headers[HTTPField.Name(InMemoryTracer.spanIDKey)!] == signed.spanID)
+    }
+}
