@@ -17,12 +17,14 @@ extension CurlTransportTests {
         /// shutdown can end a lead.
         static let longLead = CurlTransport.Configuration(callerDrivenWait: .seconds(10))
 
-        @Test(arguments: [Duration.zero, .milliseconds(1), .seconds(10)])
-        func sequentialAnswersAndConnectionReuseAreTheSameWhoeverDrives(wait: Duration) async throws {
+        /// Each wait, as on this machine and as in a process allowed on one CPU,
+        /// where a caller yields before it leads.
+        @Test(arguments: [Duration.zero, .milliseconds(1), .seconds(10)], [nil, 1] as [Int?])
+        func sequentialAnswersAndConnectionReuseAreTheSameWhoeverDrives(wait: Duration, allowedCPUs: Int?) async throws {
             let server = try currentServer()
             let tag = uniqueTag()
             let observer = CurlTransport()
-            let stats = try await withTransport(.init(callerDrivenWait: wait)) { transport in
+            let stats = try await withTransport(.init(callerDrivenWait: wait), allowedCPUs: allowedCPUs) { transport in
                 for index in 0..<50 {
                     let response = try await transport.send(taggedRequest(try server.url("/echo/\(index)"), tag: tag))
                     #expect(response.status == .ok)
@@ -117,6 +119,57 @@ extension CurlTransportTests {
                     #expect(bodies == Dictionary(uniqueKeysWithValues: (0..<8).map { ($0, "\(round)-\($0)") }))
                 }
             }
+        }
+
+        // With one CPU, Swift's pool is one thread, as the executor here: a
+        // caller yields before each lead, so a task made ready by its first
+        // request runs before its second, where without the yield it would
+        // wait for up to eight leads in a row.
+        @Test func onOneCPUACallerYieldsToTheTasksReadyOnItsThreadBeforeItLeads() async throws {
+            let server = try currentServer()
+            let url = try server.url("/echo/x")
+            let executor = OneThreadExecutor()
+            let order = LockedOrder()
+            try await withTransport(Self.longLead, allowedCPUs: 1) { transport in
+                let sender = Task(executorPreference: executor) {
+                    var other: Task<Void, Never>?
+                    for index in 0..<20 {
+                        _ = try await transport.send(HTTPTransportRequest(url: url))
+                        order.append("request")
+                        if index == 0 {
+                            other = Task(executorPreference: executor) { order.append("other") }
+                        }
+                    }
+                    await other?.value
+                }
+                try await sender.value
+            }
+            executor.stop()
+            #expect(order.values.firstIndex(of: "other") == 1)
+            #expect(order.values.count == 21)
+        }
+
+        // The tasks that run while a caller yields before its lead send their
+        // own requests: the lead is given up before it starts, and every
+        // caller on the one thread gets its own answer.
+        @Test func onOneCPUCallersSharingOneThreadEachGetTheirOwnAnswer() async throws {
+            let server = try currentServer()
+            let executor = OneThreadExecutor()
+            try await withTransport(Self.longLead, allowedCPUs: 1) { transport in
+                for round in 0..<20 {
+                    let bodies = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+                        for index in 0..<8 {
+                            let url = try server.url("/echo/\(round)-\(index)")
+                            group.addTask(executorPreference: executor) {
+                                (index, try await transport.send(HTTPTransportRequest(url: url)).bodyText)
+                            }
+                        }
+                        return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+                    }
+                    #expect(bodies == Dictionary(uniqueKeysWithValues: (0..<8).map { ($0, "\(round)-\($0)") }))
+                }
+            }
+            executor.stop()
         }
 
         @Test func aCallerWhoseRequestsAllCompleteWhileItLeadsStillLetsOtherTasksOnItsThreadRun() async throws {

@@ -14,9 +14,10 @@ func currentServer() throws -> TestServer {
 /// Runs `body` with a fresh transport and shuts it down afterwards, whatever happens.
 func withTransport<Result: Sendable>(
     _ configuration: CurlTransport.Configuration = CurlTransport.Configuration(),
+    allowedCPUs: Int? = nil,
     _ body: (CurlTransport) async throws -> Result
 ) async throws -> Result {
-    let transport = CurlTransport(configuration: configuration)
+    let transport = CurlTransport(configuration: configuration, allowedCPUs: allowedCPUs)
     do {
         let result = try await body(transport)
         await transport.shutdown()

@@ -88,6 +88,14 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     private let parked = LockCondition()
     /// How long a caller may drive its own transfer, in nanoseconds; 0: never.
     private let callerDrivenNanoseconds: Int64
+    /// Whether a caller yields before it leads (``claimLead()``): with one
+    /// CPU, Swift's cooperative pool has one thread, which a leading caller
+    /// blocks in `poll`. Yielding first lets the tasks ready on it run, and
+    /// send their own requests, which end the lead before it starts
+    /// (BENCHMARKS.md, issue 15, seventh pass).
+    let yieldsBeforeLeading: Bool
+    /// A caller has claimed the next lead and is yielding first (``claimLead()``).
+    private let leadClaimed = Atomic<Bool>(false)
 
     // Guarded by `lock`.
     private var phase = Phase.running
@@ -153,8 +161,12 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
 
     /// Creates the multi handle and starts the thread.
     ///
+    /// `allowedCPUs`: how many CPUs the process may use, as the caller's
+    /// thread's affinity says when `nil` (tests give 1 to have callers yield
+    /// before they lead on any machine).
+    ///
     /// - Throws: ``HTTPTransportError/other(_:)`` when libcurl or the thread cannot be set up.
-    init(configuration: CurlTransport.Configuration) throws(HTTPTransportError) {
+    init(configuration: CurlTransport.Configuration, allowedCPUs: Int? = nil) throws(HTTPTransportError) {
         if let error = CurlGlobal.initializationError {
             throw error
         }
@@ -164,11 +176,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         self.configuration = configuration
         self.multi = multi
         let (seconds, attoseconds) = configuration.callerDrivenWait.components
-        // With one CPU, Swift's cooperative pool has one thread: a caller
-        // blocked in `poll` there would hold up every other task, so nobody leads.
         callerDrivenNanoseconds =
-            seconds < 0 || (seconds == 0 && attoseconds <= 0) || ccurl_allowed_cpus() == 1
+            seconds < 0 || (seconds == 0 && attoseconds <= 0)
             ? 0 : Int64(Swift.min(seconds, 10)) * 1_000_000_000 + attoseconds / 1_000_000_000
+        yieldsBeforeLeading = (allowedCPUs ?? Int(ccurl_allowed_cpus())) == 1
         let maxConnections = Swift.max(configuration.maxConnections, 1)
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxConnections)
         // The per-host limit is ours (`hosts`), not libcurl's: see the type's comment.
@@ -342,6 +353,21 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         case cancelled
     }
 
+    /// Whether a caller may find the transport idle and lead: leading is on,
+    /// nobody drives and no caller is yielding before its lead. Only a hint,
+    /// read without the lock: ``lead(_:)`` decides.
+    private var mayLead: Bool {
+        callerDrivenNanoseconds > 0 && nobodyDrives.load(ordering: .relaxed) && !leadClaimed.load(ordering: .relaxed)
+    }
+
+    /// With ``yieldsBeforeLeading``: whether the caller may yield and then
+    /// try to lead (``lead(_:afterYield:)``). One caller at a time: the tasks
+    /// that run while it yields do not lead, they queue their requests, and
+    /// so end its lead before it starts.
+    func claimLead() -> Bool {
+        mayLead && leadClaimed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
+    }
+
     /// Drives `transfer` on the calling thread when nothing else is in flight,
     /// for at most ``CurlTransport/Configuration/callerDrivenWait``.
     ///
@@ -351,8 +377,14 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// thread (a task that prefers it as executor) it usually declines, since
     /// that thread drives while it runs jobs; when it does lead there, it
     /// drives the transfer just as the engine would.
-    func lead(_ transfer: CurlTransfer) -> LeadOutcome {
-        guard callerDrivenNanoseconds > 0, nobodyDrives.load(ordering: .relaxed) else { return .declined }
+    ///
+    /// `afterYield`: the caller claimed the lead (``claimLead()``) and has
+    /// yielded since; the claim ends here.
+    func lead(_ transfer: CurlTransfer, afterYield: Bool = false) -> LeadOutcome {
+        if afterYield {
+            leadClaimed.store(false, ordering: .relaxed)
+        }
+        guard mayLead else { return .declined }
         let now = Self.monotonicNanoseconds()
         lock.lock()
         guard case .running = phase, case .nobody = driver, case .created = transfer.state, incoming.isEmpty, cancelled.isEmpty,

@@ -56,8 +56,11 @@ extension CurlTransport {
         ///   (concurrent callers are served best by the transport thread);
         /// - every 9th request in a row suspends its caller, so a task whose
         ///   requests all complete while it leads still lets others run;
-        /// - a process allowed on one CPU only (whose cooperative pool has one
-        ///   thread) never leads.
+        /// - in a process allowed on one CPU only, whose cooperative pool has
+        ///   one thread that a leading caller blocks, the caller first yields
+        ///   (`Task.yield()`): the tasks ready to run go first, and a request
+        ///   any of them sends means no lead. Tasks that become ready while
+        ///   the caller then leads wait for its answer, or this long at most.
         ///
         /// At most 10 s is used.
         public var callerDrivenWait: Duration

@@ -45,10 +45,22 @@ public final class CurlTransport: HTTPTransport, Sendable {
     /// saying why.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        engine = Self.startEngine(configuration, allowedCPUs: nil)
+    }
+
+    /// A transport that behaves as in a process allowed on `allowedCPUs`
+    /// CPUs, whatever this one may use (`nil`: as it may): with 1, callers
+    /// yield before they lead (``Configuration/callerDrivenWait``). For tests.
+    package init(configuration: Configuration, allowedCPUs: Int?) {
+        self.configuration = configuration
+        engine = Self.startEngine(configuration, allowedCPUs: allowedCPUs)
+    }
+
+    private static func startEngine(_ configuration: Configuration, allowedCPUs: Int?) -> Result<CurlEngine, HTTPTransportError> {
         do {
-            engine = .success(try CurlEngine(configuration: configuration))
+            return .success(try CurlEngine(configuration: configuration, allowedCPUs: allowedCPUs))
         } catch {
-            engine = .failure(error)
+            return .failure(error)
         }
     }
 
@@ -98,7 +110,19 @@ public final class CurlTransport: HTTPTransport, Sendable {
         try Task.checkCancellation()
         let transfer = try CurlTransfer(request: request, configuration: configuration)
         return try await withTaskCancellationHandler {
-            switch engine.lead(transfer) {
+            let outcome: CurlEngine.LeadOutcome
+            if engine.yieldsBeforeLeading {
+                // One CPU: the tasks ready on this thread go first (see `CurlEngine.yieldsBeforeLeading`).
+                if engine.claimLead() {
+                    await Task.yield()
+                    outcome = engine.lead(transfer, afterYield: true)
+                } else {
+                    outcome = .declined
+                }
+            } else {
+                outcome = engine.lead(transfer)
+            }
+            switch outcome {
             case .completed(let result):
                 return try result.get()
             case .cancelled:
