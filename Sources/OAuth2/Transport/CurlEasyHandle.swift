@@ -33,6 +33,10 @@ final class CurlEasyHandle {
     private var kind: Kind?
     /// Whether no transfer has been configured on the handle yet (no reset needed).
     private var isFresh = true
+    /// The URL set on the handle, kept by libcurl until the handle is reset;
+    /// `nil` when none or unknown. A client sends to a few URLs again and
+    /// again: setting the same one again would copy it twice for nothing.
+    private var url: String?
 
     /// Creates a handle, or `nil` when libcurl cannot allocate one.
     init?() {
@@ -79,6 +83,7 @@ final class CurlEasyHandle {
         }
         if !isFresh {
             ccurl_easy_reset(handle)
+            url = nil
         }
         isFresh = false
         let code = configureKind(kind, for: transfer, configuration: configuration)
@@ -163,8 +168,13 @@ final class CurlEasyHandle {
 
     /// What differs from one transfer to the next: URL, body, headers and the callbacks' context.
     private func configureTransfer(_ transfer: CurlTransfer, context: UnsafeMutableRawPointer) -> CURLcode {
-        // libcurl copies the URL string.
-        var code = ccurl_easy_setopt_string(handle, CURLOPT_URL, transfer.urlString)
+        var code = CURLE_OK
+        if transfer.urlString != url {
+            // libcurl copies the URL string; withCString passes a native or
+            // small string without the copy an implicit conversion makes.
+            code = transfer.urlString.withCString { ccurl_easy_setopt_string(handle, CURLOPT_URL, $0) }
+            url = code == CURLE_OK ? transfer.urlString : nil
+        }
         if code == CURLE_OK, let body = transfer.bodyStorage {
             // libcurl reads POSTFIELDS in place (the transfer owns it) and sends exactly this many bytes.
             code = ccurl_easy_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(transfer.bodyCount))
@@ -180,6 +190,7 @@ final class CurlEasyHandle {
         }
         if code != CURLE_OK {
             kind = nil
+            url = nil
         }
         return code
     }

@@ -124,6 +124,9 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
 
     // The driver only.
     private var active: [CurlTransfer] = []
+    /// What a leading caller's turn completed; kept, emptied, between turns,
+    /// so that a lead allocates no array.
+    private var leadFinished: [Finished] = []
     private var idleHandles: [CurlEasyHandle] = []
     /// Per host (``CurlTransfer/hostKey``) with a transfer in libcurl or held back.
     private var hosts: [String: HostQueue] = [:]
@@ -186,6 +189,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         maxTransfersPerHost = Swift.max(configuration.maxConnectionsPerHost, 1)
         incoming.reserveCapacity(16)
         cancelled.reserveCapacity(16)
+        leadFinished.reserveCapacity(4)
 
         // The thread holds the engine until it exits.
         let context = Unmanaged.passRetained(self).toOpaque()
@@ -740,11 +744,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         hosts[transfer.hostKey, default: HostQueue()].running += 1
     }
 
-    /// Completes every transfer libcurl reports done.
+    /// Completes every transfer libcurl reports done (a leading caller's turn).
     private func collectCompleted() {
-        var finished: [Finished] = []
-        collectCompleted(into: &finished)
-        resume(&finished)
+        collectCompleted(into: &leadFinished)
+        resume(&leadFinished)
     }
 
     /// A transfer taken out of libcurl and its outcome, its caller not resumed yet.

@@ -245,12 +245,20 @@ package final class CurlTransfer: @unchecked Sendable {
         var complete = false
         defer { if !complete { ccurl_slist_free_all(list) } }
 
-        func append(_ line: String) throws(HTTPTransportError) {
+        func append(_ longer: UnsafeMutablePointer<curl_slist>?) throws(HTTPTransportError) {
             // libcurl copies the line; on allocation failure it returns NULL and keeps the list.
-            guard let longer = ccurl_slist_append(list, line) else {
+            guard let longer else {
                 throw .other("out of memory building the request headers")
             }
             list = longer
+        }
+        // Passing a String where C wants a pointer copies it into an array
+        // first; withCString does not for a native or small string.
+        func append(_ line: String) throws(HTTPTransportError) {
+            try append(line.withCString { ccurl_slist_append(list, $0) })
+        }
+        func append(_ line: StaticString) throws(HTTPTransportError) {
+            try append(ccurl_slist_append(list, UnsafeRawPointer(line.utf8Start).assumingMemoryBound(to: CChar.self)))
         }
 
         var hasAccept = false
@@ -276,9 +284,9 @@ package final class CurlTransfer: @unchecked Sendable {
         // libcurl adds headers of its own (Accept: */*, Expect: 100-continue for a
         // large body, a form Content-Type); "Name:" removes one, so a request goes
         // out as the caller built it.
-        if !hasAccept { try append("Accept:") }
-        if hasBody, !hasExpect { try append("Expect:") }
-        if hasBody, !hasContentType { try append("Content-Type:") }
+        if !hasAccept { try append("Accept:" as StaticString) }
+        if hasBody, !hasExpect { try append("Expect:" as StaticString) }
+        if hasBody, !hasContentType { try append("Content-Type:" as StaticString) }
         complete = true
         return list
     }
