@@ -397,7 +397,8 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             lock.unlock()
             return .declined
         }
-        guard leadsInARow < Self.maxLeadsInARow else {
+        // A caller that yields before each lead lets the others run then.
+        guard yieldsBeforeLeading || leadsInARow < Self.maxLeadsInARow else {
             // This request suspends, so other tasks waiting for this thread run.
             leadsInARow = 0
             lock.unlock()
@@ -494,9 +495,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     }
 
     /// A task whose requests all complete while it leads never suspends, and
-    /// would keep its thread from every other task (with one CPU, Swift's pool
-    /// has one thread): after this many leads in a row, one request goes
-    /// through the engine thread and its caller suspends.
+    /// would keep its thread from every other task on it (a custom executor's
+    /// one thread): after this many leads in a row, one request goes through
+    /// the engine thread and its caller suspends. Not with
+    /// ``yieldsBeforeLeading``, where the caller yields before each lead.
     private static let maxLeadsInARow = 8
 
     /// How long no caller leads after a lead gave way to another request (10 ms).
