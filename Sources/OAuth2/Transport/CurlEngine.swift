@@ -398,13 +398,15 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             return .declined
         }
         // A caller that yields before each lead lets the others run then.
-        guard yieldsBeforeLeading || leadsInARow < Self.maxLeadsInARow else {
-            // This request suspends, so other tasks waiting for this thread run.
-            leadsInARow = 0
-            lock.unlock()
-            return .declined
+        if !yieldsBeforeLeading {
+            guard leadsInARow < Self.maxLeadsInARow else {
+                // This request suspends, so other tasks waiting for this thread run.
+                leadsInARow = 0
+                lock.unlock()
+                return .declined
+            }
+            leadsInARow += 1
         }
-        leadsInARow += 1
         driver = .caller
         transfer.state = .leading
         lock.unlock()
