@@ -321,6 +321,10 @@ def scenarios(url, requests, token_log, stores=None, pin_cpu=0):
         rows.append((key, f"{label}, {detail}" if detail else label, baseline, ours, go, floor, False))
         rows.append((f"{key}-on-transport", f"{label}, on the transport's executor", key,
                      ours + ["--executor", "transport"], None, None, False))
+        # CurlTransport.send of a request signed once: the client's share is
+        # the difference from the row above.
+        rows.append((f"{key}-transport-layer", f"{label}, `CurlTransport` alone (no client)", key,
+                     ours + ["--layer", "transport"], None, None, False))
         if key == "sequential":
             # The same requests with the caller never driving libcurl itself:
             # every request handed to the transport's thread and back.
@@ -337,6 +341,8 @@ def scenarios(url, requests, token_log, stores=None, pin_cpu=0):
     for key, label, _, baseline, ours, go, floor in request_scenarios:
         rows.append((f"{key}-one-cpu", f"{label}, nginx and client on one CPU", pin + baseline, pin + ours, pin + go,
                      pin + floor, True))
+        rows.append((f"{key}-one-cpu-transport-layer", f"{label}, one CPU, `CurlTransport` alone (no client)",
+                     f"{key}-one-cpu", pin + ours + ["--layer", "transport"], None, None, True))
         if key == "sequential":
             rows.append(("sequential-handed-off-one-cpu", f"{label}, one CPU, every request handed to the transport thread",
                          f"{key}-one-cpu", pin + ours + ["--caller-driven-wait-us", "0"], None, None, True))

@@ -17,6 +17,8 @@ struct Arguments {
           accounts    --sizes 1,1000,10000 --iterations N
                       (per-account memory and send time, in process, as accounts grow)
         --executor transport: the callers' tasks prefer CurlTransport.executor (default: global).
+        --layer transport: sequential and concurrent send a request signed once through
+          CurlTransport.send itself, not OAuth2Client.send (default: client).
         --caller-driven-wait-us N: CurlTransport.Configuration.callerDrivenWait in µs
           (sequential and concurrent; default: the library's, 0: the caller never drives).
         STORE: --store memory (default) | --store file --store-dir DIR
@@ -58,6 +60,15 @@ struct Arguments {
             configuration.callerDrivenWait = .microseconds(microseconds)
         }
         return configuration
+    }
+
+    /// `--layer`: what the callers send through.
+    func layer() throws(BenchError) -> Layer {
+        let text = options["layer"] ?? Layer.client.rawValue
+        guard let layer = Layer(rawValue: text) else {
+            throw BenchError("--layer must be client or transport")
+        }
+        return layer
     }
 
     /// `--executor`: where the callers' tasks run.

@@ -17,7 +17,7 @@ enum MemoryBenchmark {
         let request = target.resourceRequest
 
         let (_, warmupErrors) = try await RequestBenchmark.sendAll(
-            client: client, request: request, requests: warmup, concurrency: concurrency, recording: false
+            sender: client, request: request, requests: warmup, concurrency: concurrency, recording: false
         )
         let resetWorked = ProcessMetrics.resetPeakRSS()
         let rssAfterWarmup = ProcessMetrics.status("VmRSS") ?? 0
@@ -25,7 +25,7 @@ enum MemoryBenchmark {
 
         let start = ProcessMetrics.nanoseconds()
         let (latencies, errors) = try await RequestBenchmark.sendAll(
-            client: client, request: request, requests: requests, concurrency: concurrency, recording: false
+            sender: client, request: request, requests: requests, concurrency: concurrency, recording: false
         )
         let seconds = Double(ProcessMetrics.nanoseconds() - start) / 1e9
         let rssAfter = ProcessMetrics.status("VmRSS") ?? 0

@@ -33,7 +33,7 @@ enum OAuth2Bench {
             return [
                 try await RequestBenchmark.run(
                     target: target, requests: arguments.int("requests"), concurrency: 1, executor: arguments.executor(),
-                    transportConfiguration: arguments.transportConfiguration(), store: BenchStore(arguments)
+                    transportConfiguration: arguments.transportConfiguration(), store: BenchStore(arguments), layer: arguments.layer()
                 )
             ]
         case "concurrent":
@@ -41,7 +41,8 @@ enum OAuth2Bench {
             return [
                 try await RequestBenchmark.run(
                     target: target, requests: arguments.int("requests"), concurrency: arguments.int("concurrency"),
-                    executor: arguments.executor(), transportConfiguration: arguments.transportConfiguration()
+                    executor: arguments.executor(), transportConfiguration: arguments.transportConfiguration(),
+                    layer: arguments.layer()
                 )
             ]
         case "storm":

@@ -2,6 +2,24 @@ import BenchCore
 import BenchReport
 import OAuth2
 
+/// What the callers send through.
+enum Layer: String {
+    /// `OAuth2Client.send`: the token, signing, the 401 analysis, then the transport.
+    case client
+    /// `CurlTransport.send` of a request signed once beforehand: the
+    /// transport alone, so that the client's share is the difference.
+    case transport
+}
+
+/// Sends one request: the client or the transport itself (``Layer``); a
+/// generic parameter, so that neither path pays for the choice.
+protocol RequestSender: Sendable {
+    func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse
+}
+
+extension OAuth2Client: RequestSender {}
+extension CurlTransport: RequestSender {}
+
 /// Where the callers' tasks run.
 enum CallerExecutor: String {
     /// Swift's global concurrent executor, as for any task.
@@ -23,12 +41,13 @@ enum RequestBenchmark {
         concurrency: Int,
         executor: CallerExecutor,
         transportConfiguration: CurlTransport.Configuration = CurlTransport.Configuration(),
-        store: BenchStore = .memory
+        store: BenchStore = .memory,
+        layer: Layer = .client
     ) async throws -> Report {
         try await store.with(configuration: target.configuration()) { tokenStore in
             try await run(
                 target: target, requests: requests, concurrency: concurrency, executor: executor,
-                transportConfiguration: transportConfiguration,
+                transportConfiguration: transportConfiguration, layer: layer,
                 tokenStore: tokenStore, name: (concurrency == 1 ? "sequential" : "concurrent") + store.suffix
             )
         }
@@ -40,6 +59,7 @@ enum RequestBenchmark {
         concurrency: Int,
         executor: CallerExecutor,
         transportConfiguration: CurlTransport.Configuration,
+        layer: Layer,
         tokenStore: any TokenStore,
         name: String
     ) async throws -> Report {
@@ -52,13 +72,20 @@ enum RequestBenchmark {
         let start = ProcessMetrics.nanoseconds()
         let preferred = executor == .transport ? transport.executor : nil
         let (latencies, errors) = try await withTaskExecutorPreference(preferred) {
-            try await sendAll(client: client, request: request, requests: requests, concurrency: concurrency)
+            switch layer {
+            case .client:
+                return try await sendAll(sender: client, request: request, requests: requests, concurrency: concurrency)
+            case .transport:
+                var signed = request
+                signed.headers[.authorization] = "Bearer \(try await client.token().accessToken.value)"
+                return try await sendAll(sender: transport, request: signed, requests: requests, concurrency: concurrency)
+            }
         }
         let seconds = Double(ProcessMetrics.nanoseconds() - start) / 1e9
         await transport.shutdown()
 
         return Report(
-            scenario: executor == .transport ? name + "-on-transport" : name,
+            scenario: (executor == .transport ? name + "-on-transport" : name) + (layer == .transport ? "-transport-layer" : ""),
             requests: requests,
             concurrency: concurrency,
             errors: errors,
@@ -71,19 +98,19 @@ enum RequestBenchmark {
     /// Sends `requests` requests from `concurrency` callers; returns every
     /// latency (unless `recording` is off) and the count of non-200 answers.
     static func sendAll(
-        client: OAuth2Client,
+        sender: some RequestSender,
         request: HTTPTransportRequest,
         requests: Int,
         concurrency: Int,
         recording: Bool = true
     ) async throws -> (Latencies, Int) {
         if concurrency <= 1 {
-            return try await caller(client: client, request: request, count: requests, recording: recording)
+            return try await caller(sender: sender, request: request, count: requests, recording: recording)
         }
         return try await withThrowingTaskGroup(of: (Latencies, Int).self) { group in
             for index in 0..<concurrency {
                 let count = requests / concurrency + (index < requests % concurrency ? 1 : 0)
-                group.addTask { try await caller(client: client, request: request, count: count, recording: recording) }
+                group.addTask { try await caller(sender: sender, request: request, count: count, recording: recording) }
             }
             var all = Latencies(capacity: recording ? requests : 0)
             var errors = 0
@@ -96,12 +123,14 @@ enum RequestBenchmark {
     }
 
     /// One caller: `count` sends, one after the other.
-    static func caller(client: OAuth2Client, request: HTTPTransportRequest, count: Int, recording: Bool) async throws -> (Latencies, Int) {
+    static func caller(
+        sender: some RequestSender, request: HTTPTransportRequest, count: Int, recording: Bool
+    ) async throws -> (Latencies, Int) {
         var latencies = Latencies(capacity: recording ? count : 0)
         var errors = 0
         for _ in 0..<count {
             let started = ProcessMetrics.nanoseconds()
-            let response = try await client.send(request)
+            let response = try await sender.send(request)
             if recording {
                 latencies.record(ProcessMetrics.nanoseconds() - started)
             }
