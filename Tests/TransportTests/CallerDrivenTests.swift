@@ -126,27 +126,12 @@ extension CurlTransportTests {
         // request runs before its second, where without the yield it would
         // wait for up to eight leads in a row.
         @Test func onOneCPUACallerYieldsToTheTasksReadyOnItsThreadBeforeItLeads() async throws {
-            let server = try currentServer()
-            let url = try server.url("/echo/x")
-            let executor = OneThreadExecutor()
-            let order = LockedOrder()
-            try await withTransport(Self.longLead, allowedCPUs: 1) { transport in
-                let sender = Task(executorPreference: executor) {
-                    var other: Task<Void, Never>?
-                    for index in 0..<20 {
-                        _ = try await transport.send(HTTPTransportRequest(url: url))
-                        order.append("request")
-                        if index == 0 {
-                            other = Task(executorPreference: executor) { order.append("other") }
-                        }
-                    }
-                    await other?.value
-                }
-                try await sender.value
+            let url = try currentServer().url("/echo/x")
+            let order = try await withTransport(Self.longLead, allowedCPUs: 1) { transport in
+                try await Self.order(ofRequests: 20, to: url, through: transport)
             }
-            executor.stop()
-            #expect(order.values.firstIndex(of: "other") == 1)
-            #expect(order.values.count == 21)
+            #expect(order.firstIndex(of: "other") == 1)
+            #expect(order.count == 21)
         }
 
         // The tasks that run while a caller yields before its lead send their
@@ -173,30 +158,36 @@ extension CurlTransportTests {
         }
 
         @Test func aCallerWhoseRequestsAllCompleteWhileItLeadsStillLetsOtherTasksOnItsThreadRun() async throws {
-            let server = try currentServer()
-            let url = try server.url("/echo/x")
-            let executor = OneThreadExecutor()
-            let order = LockedOrder()
-            try await withTransport(Self.longLead) { transport in
-                let sender = Task(executorPreference: executor) {
-                    var other: Task<Void, Never>?
-                    for index in 0..<100 {
-                        _ = try await transport.send(HTTPTransportRequest(url: url))
-                        order.append("request")
-                        if index == 0 {
-                            // Queued behind the sender on the executor's one thread: it can run
-                            // only when the sender suspends.
-                            other = Task(executorPreference: executor) { order.append("other") }
-                        }
-                    }
-                    await other?.value
-                }
-                try await sender.value
+            let url = try currentServer().url("/echo/x")
+            let order = try await withTransport(Self.longLead) { transport in
+                try await Self.order(ofRequests: 100, to: url, through: transport)
             }
-            executor.stop()
-            let other = try #require(order.values.firstIndex(of: "other"))
+            let other = try #require(order.firstIndex(of: "other"))
             #expect(other < 100, "the other task ran only after all of the sender's requests")
-            #expect(order.values.count == 101)
+            #expect(order.count == 101)
+        }
+
+        /// A task on a one-thread executor sends `count` requests; after the
+        /// first, another task on that executor becomes ready, queued behind
+        /// the sender: it can run only when the sender suspends or yields.
+        /// Returns the order of the answers ("request") and the other task ("other").
+        private static func order(ofRequests count: Int, to url: URL, through transport: CurlTransport) async throws -> [String] {
+            let executor = OneThreadExecutor()
+            defer { executor.stop() }
+            let order = LockedOrder()
+            let sender = Task(executorPreference: executor) {
+                var other: Task<Void, Never>?
+                for index in 0..<count {
+                    _ = try await transport.send(HTTPTransportRequest(url: url))
+                    order.append("request")
+                    if index == 0 {
+                        other = Task(executorPreference: executor) { order.append("other") }
+                    }
+                }
+                await other?.value
+            }
+            try await sender.value
+            return order.values
         }
     }
 }

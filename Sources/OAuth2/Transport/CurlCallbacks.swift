@@ -103,10 +103,9 @@ extension CurlTransfer {
         responseHeaderLines.append(bytes)
         if ResponseHeaderLines.isContinuation(bytes) {
             // Obsolete line folding (RFC 9112 §5.2): the line continues the previous value.
-            guard let pending = pendingFact else { return }
-            let more = ResponseHeaderLines.trimmedString(bytes)
-            guard !more.isEmpty else { return }
-            pendingFact = (pending.field, pending.value.isEmpty ? more : pending.value + " " + more)
+            if let pending = pendingFact, let value = ResponseHeaderLines.value(pending.value, continuedBy: bytes) {
+                pendingFact = (pending.field, value)
+            }
             return
         }
         flushPendingHeader()

@@ -39,10 +39,9 @@ struct ResponseHeaderLines: Sendable, Equatable {
                 guard end > start else { continue }
                 let line = UnsafeBufferPointer(rebasing: all[start..<end])
                 if Self.isContinuation(line) {
-                    guard let field = pending else { continue }
-                    let more = Self.trimmedString(line)
-                    guard !more.isEmpty else { continue }
-                    pending = (field.name, field.value.isEmpty ? more : field.value + " " + more)
+                    if let field = pending, let value = Self.value(field.value, continuedBy: line) {
+                        pending = (field.name, value)
+                    }
                     continue
                 }
                 flush()
@@ -74,6 +73,15 @@ struct ResponseHeaderLines: Sendable, Equatable {
     /// Whether a line continues the previous field's value (it starts with a space or a tab).
     static func isContinuation(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
         line.first == UInt8(ascii: " ") || line.first == UInt8(ascii: "\t")
+    }
+
+    /// What a continuation line (obsolete line folding, RFC 9112 §5.2) makes
+    /// of the value before it: its trimmed text after one space; `nil` when
+    /// it adds nothing.
+    static func value(_ value: String, continuedBy line: UnsafeBufferPointer<UInt8>) -> String? {
+        let more = trimmedString(line)
+        guard !more.isEmpty else { return nil }
+        return value.isEmpty ? more : value + " " + more
     }
 
     /// The bytes without leading and trailing spaces and tabs, as a string.
