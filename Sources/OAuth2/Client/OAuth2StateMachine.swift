@@ -79,9 +79,20 @@ struct OAuth2StateMachine: Sendable {
         }
     }
 
+    /// Whether a token is held, in whatever state; unlike `currentToken != nil`,
+    /// without a copy of it (a token is a dozen references to retain and
+    /// release, and every signed request of a client that obtained its token
+    /// by a grant, never reading the store, asks).
+    private var holdsToken: Bool {
+        switch state {
+        case .unloaded, .noToken, .authorizationPending(_, nil), .exchanging(nil), .failed(_, nil): false
+        case .authorizationPending, .exchanging, .authorized, .refreshing, .failed: true
+        }
+    }
+
     /// Whether the client knows its token: the store was read, or a token was obtained since.
     var isLoaded: Bool {
-        hasReadStore || currentToken != nil
+        hasReadStore || holdsToken
     }
 
     // MARK: - Obtaining a token
