@@ -54,6 +54,23 @@ extension CurlTransportTests {
             #expect(stats.connections == 1)
         }
 
+        // A lead whose answer does not come in time means a host too slow for
+        // leading to help: nobody leads for a while after it, so its callers'
+        // threads (with one CPU, the pool's only one) are not blocked for the
+        // whole wait every time. A quick answer changes nothing.
+        @Test(arguments: [nil, 1] as [Int?])
+        func aLeadThatRunsOutOfTimePausesLeadsAndAQuickAnswerDoesNot(allowedCPUs: Int?) async throws {
+            let server = try currentServer()
+            try await withTransport(.init(callerDrivenWait: .milliseconds(150)), allowedCPUs: allowedCPUs) { transport in
+                let quick = try await transport.send(HTTPTransportRequest(url: try server.url("/echo/quick")))
+                #expect(quick.bodyText == "quick")
+                #expect(!transport.leadsArePaused)
+                let slow = try await transport.send(HTTPTransportRequest(url: try server.url("/slow?delay=1")))
+                #expect(slow.bodyText == "slow")
+                #expect(transport.leadsArePaused)
+            }
+        }
+
         @Test func anotherRequestTakesLibcurlFromALeadingCaller() async throws {
             let server = try currentServer()
             let tag = uniqueTag()

@@ -114,7 +114,8 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     private var engineParked = false
     /// No caller leads before this time (CLOCK_MONOTONIC ns): set when a lead
     /// had to give way to another request, a sign of concurrent callers, for
-    /// whom handing every request to the engine thread is cheaper.
+    /// whom handing every request to the engine thread is cheaper; and when a
+    /// lead's time ran out before its answer came (``slowAnswersPause``).
     private var noLeadUntil: Int64 = 0
     /// Leads since a caller last suspended for its response; see `maxLeadsInARow`.
     private var leadsInARow = 0
@@ -435,6 +436,11 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
                 break
             }
             guard case .running = phase, incoming.isEmpty, cancelled.isEmpty, remaining > 0 else {
+                if remaining <= 0 {
+                    // The answer takes longer than a lead may wait (a remote
+                    // host): leading would only block callers' threads.
+                    noLeadUntil = Swift.max(noLeadUntil, Self.monotonicNanoseconds() + Self.slowAnswersPause)
+                }
                 handToEngineLocked()
                 lock.unlock()
                 return .handedOff
@@ -505,6 +511,18 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
 
     /// How long no caller leads after a lead gave way to another request (10 ms).
     private static let concurrentCallersPause: Int64 = 10_000_000
+
+    /// How long no caller leads after a lead's time ran out before its answer
+    /// came (1 s): answers that slow come from a host a lead cannot help
+    /// with, and each lead would block its caller's thread for the whole
+    /// wait, with one CPU the only thread of Swift's pool.
+    private static let slowAnswersPause: Int64 = 1_000_000_000
+
+    /// Whether no caller may lead now (a pause after concurrent callers or a
+    /// slow answer). For tests.
+    var leadsArePaused: Bool {
+        lock.withLock { Self.monotonicNanoseconds() < noLeadUntil }
+    }
 
     /// CLOCK_MONOTONIC in nanoseconds: cheap, and never goes back.
     private static func monotonicNanoseconds() -> Int64 {

@@ -56,6 +56,14 @@ public final class CurlTransport: HTTPTransport, Sendable {
         engine = Self.startEngine(configuration, allowedCPUs: allowedCPUs)
     }
 
+    /// Whether callers do not lead for now: after a lead gave way to other
+    /// requests, or ran out of time before its answer came
+    /// (``Configuration/callerDrivenWait``). For tests.
+    package var leadsArePaused: Bool {
+        if case .success(let engine) = engine { return engine.leadsArePaused }
+        return false
+    }
+
     private static func startEngine(_ configuration: Configuration, allowedCPUs: Int?) -> Result<CurlEngine, HTTPTransportError> {
         do {
             return .success(try CurlEngine(configuration: configuration, allowedCPUs: allowedCPUs))
