@@ -20,7 +20,7 @@ package enum EndpointPolicy {
         if bytes.elementsEqual("::1".utf8) || bytes.elementsEqual("0:0:0:0:0:0:0:1".utf8) {
             return true
         }
-        if asciiCaseInsensitiveEquals(bytes, "localhost") {
+        if bytes.equalsIgnoringASCIICase("localhost") {
             return true
         }
         return isLoopbackIPv4(bytes)
@@ -60,11 +60,11 @@ package enum EndpointPolicy {
     /// Whether a URL may carry secrets: `https`, or `http` to a loopback host.
     package static func isSecure(_ url: URL) -> Bool {
         guard let scheme = url.scheme else { return false }
-        if asciiCaseInsensitiveEquals(Substring(scheme).utf8[...], "https") {
+        if scheme.utf8.equalsIgnoringASCIICase("https") {
             guard let host = host(of: url) else { return false }
             return !host.isEmpty
         }
-        if asciiCaseInsensitiveEquals(Substring(scheme).utf8[...], "http") {
+        if scheme.utf8.equalsIgnoringASCIICase("http") {
             return isLoopback(host: host(of: url))
         }
         return false
@@ -79,15 +79,5 @@ package enum EndpointPolicy {
             return written
         }
         return url.host
-    }
-
-    /// Compares bytes with a lowercase ASCII word, ignoring ASCII case.
-    private static func asciiCaseInsensitiveEquals(_ bytes: Substring.UTF8View.SubSequence, _ lowercaseWord: StaticString) -> Bool {
-        guard bytes.count == lowercaseWord.utf8CodeUnitCount else { return false }
-        return lowercaseWord.withUTF8Buffer { word in
-            zip(bytes, word).allSatisfy { byte, expected in
-                byte == expected || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") && byte | 0x20 == expected)
-            }
-        }
     }
 }

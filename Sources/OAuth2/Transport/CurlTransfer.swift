@@ -140,24 +140,14 @@ package final class CurlTransfer: @unchecked Sendable {
 
             /// The field a name spells in any case, if it is one of these.
             init?(name: UnsafeBufferPointer<UInt8>) {
-                switch name.count {
-                case 8 where Self.equalsIgnoringCase(name, "location"): self = .location
-                case 14 where Self.equalsIgnoringCase(name, "content-length"): self = .contentLength
-                case 17 where Self.equalsIgnoringCase(name, "transfer-encoding"): self = .transferEncoding
-                default: return nil
-                }
-            }
-
-            /// ASCII case-insensitive equality with a lowercase name of the same length.
-            private static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
-                lowercase.withUTF8Buffer { expected in
-                    guard expected.count == bytes.count else { return false }
-                    for index in 0..<bytes.count {
-                        let byte = bytes[index]
-                        let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
-                        guard folded == expected[index] else { return false }
-                    }
-                    return true
+                if name.equalsIgnoringASCIICase("location") {
+                    self = .location
+                } else if name.equalsIgnoringASCIICase("content-length") {
+                    self = .contentLength
+                } else if name.equalsIgnoringASCIICase("transfer-encoding") {
+                    self = .transferEncoding
+                } else {
+                    return nil
                 }
             }
         }
