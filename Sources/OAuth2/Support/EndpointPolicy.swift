@@ -9,15 +9,19 @@ package import Foundation
 package enum EndpointPolicy {
     /// Whether the host is a loopback host: `localhost`, 127.0.0.0/8 or `::1`.
     ///
-    /// Reads the UTF-8 bytes without building strings: every signed request
-    /// asks, so this sits on the hot path.
+    /// Reads the UTF-8 bytes in place, without building strings: every
+    /// signed request asks, so this sits on the hot path.
     package static func isLoopback(host: String?) -> Bool {
-        guard let host else { return false }
-        var bytes = Substring(host).utf8[...]
+        guard var host else { return false }
+        return host.withUTF8 { isLoopback(bytes: $0[...]) }
+    }
+
+    private static func isLoopback(bytes all: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        var bytes = all
         if bytes.first == UInt8(ascii: "["), bytes.last == UInt8(ascii: "]") {
             bytes = bytes.dropFirst().dropLast()
         }
-        if bytes.elementsEqual("::1".utf8) || bytes.elementsEqual("0:0:0:0:0:0:0:1".utf8) {
+        if spells(bytes, "::1") || spells(bytes, "0:0:0:0:0:0:0:1") {
             return true
         }
         if bytes.equalsIgnoringASCIICase("localhost") {
@@ -26,12 +30,17 @@ package enum EndpointPolicy {
         return isLoopbackIPv4(bytes)
     }
 
+    /// Whether the bytes are exactly `word`.
+    private static func spells(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, _ word: StaticString) -> Bool {
+        word.withUTF8Buffer { bytes.elementsEqual($0) }
+    }
+
     /// Whether the bytes are a dotted quad `127.a.b.c`, each part 1 to 3 ASCII digits and at most 255.
     ///
     /// A part with a leading 0 is octal to libcurl and the resolver
     /// (`inet_aton`): one holding an 8 or a 9 is no number to them, so they
     /// look the whole host up in DNS, which may answer with any address.
-    private static func isLoopbackIPv4(_ bytes: Substring.UTF8View.SubSequence) -> Bool {
+    private static func isLoopbackIPv4(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
         var octets = 0
         var value = 0
         var digits = 0
@@ -75,7 +84,7 @@ package enum EndpointPolicy {
     /// Reads the host as written when it has no `%`, which is then the same
     /// text: `url.host` decodes it on every call, and every request asks.
     package static func host(of url: URL) -> String? {
-        if let written = url.host(percentEncoded: true), !written.utf8.contains(UInt8(ascii: "%")) {
+        if var written = url.host(percentEncoded: true), !written.withUTF8({ $0.contains(UInt8(ascii: "%")) }) {
             return written
         }
         return url.host

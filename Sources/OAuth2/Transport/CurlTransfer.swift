@@ -174,14 +174,18 @@ package final class CurlTransfer: @unchecked Sendable {
     ///   absolute `http`/`https` URL with a host; ``HTTPTransportError/invalidRequest``
     ///   for a malformed method or header.
     package init(request: HTTPTransportRequest, configuration: CurlTransport.Configuration) throws(HTTPTransportError) {
-        let scheme = request.url.scheme?.lowercased()
-        guard scheme == "http" || scheme == "https", let host = EndpointPolicy.host(of: request.url), !host.isEmpty else {
+        // The scheme and URL are read as bytes in place: every request is checked.
+        let scheme = request.url.scheme?.utf8
+        let isHTTPS = scheme?.equalsIgnoringASCIICase("https") ?? false
+        guard isHTTPS || scheme?.equalsIgnoringASCIICase("http") == true, let host = EndpointPolicy.host(of: request.url),
+            !host.isEmpty
+        else {
             throw .unsupportedURL
         }
-        isHTTPS = scheme == "https"
+        self.isHTTPS = isHTTPS
         isLoopbackHost = EndpointPolicy.isLoopback(host: host)
-        let urlString = request.url.absoluteString
-        guard !urlString.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+        var urlString = request.url.absoluteString
+        guard !urlString.withUTF8({ $0.contains(where: { $0 <= 0x20 || $0 == 0x7F }) }) else {
             throw HTTPTransportError.unsupportedURL.with(message: "the URL contains spaces or control characters")
         }
         // HTTPRequest.Method is a valid token by construction.
