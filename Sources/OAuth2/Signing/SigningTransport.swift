@@ -65,6 +65,7 @@ public struct SigningTransport: HTTPTransport {
     ///   errors (`not_authenticated`, `reauthorization_required`, …),
     ///   `invalid_token` / `unauthorized` after the retry, `insufficient_scope`, `rate_limited`,
     ///   `insecure_redirect`, `timeout`, `tls_error`, `transport_error`, `cancelled`.
+    @inline(__always) // One async frame fewer per signed request (BENCHMARKS.md, issue 15, eighth pass).
     public func send(_ request: HTTPTransportRequest) async throws(OAuth2Error) -> HTTPTransportResponse {
         try await telemetry.withClientSpan(
             "oauth2.signed_request", url: request.url, method: request.method, errorType: \.code.rawValue
@@ -133,6 +134,7 @@ public struct SigningTransport: HTTPTransport {
     }
 
     /// A token from the source, its failures as ``OAuth2Error``.
+    @inline(__always) // One async frame fewer per signed request (BENCHMARKS.md, issue 15, eighth pass).
     private static func sourced(_ body: () async throws -> AccessToken) async throws(OAuth2Error) -> AccessToken {
         do {
             return try await body()
