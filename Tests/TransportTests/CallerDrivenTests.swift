@@ -152,12 +152,12 @@ extension CurlTransportTests {
         }
 
         // The tasks that run while a caller yields before its lead send their
-        // own requests: the lead is given up before it starts, and every
-        // caller on the one thread gets its own answer.
+        // own requests, which cannot run while it drives: its lead starts them
+        // with its own, and every caller on the one thread gets its own answer.
         @Test func onOneCPUCallersSharingOneThreadEachGetTheirOwnAnswer() async throws {
             let server = try currentServer()
             let executor = OneThreadExecutor()
-            try await withTransport(Self.longLead, allowedCPUs: 1) { transport in
+            let ledAlong = try await withTransport(Self.longLead, allowedCPUs: 1) { transport in
                 for round in 0..<20 {
                     let bodies = try await withThrowingTaskGroup(of: (Int, String).self) { group in
                         for index in 0..<8 {
@@ -170,8 +170,42 @@ extension CurlTransportTests {
                     }
                     #expect(bodies == Dictionary(uniqueKeysWithValues: (0..<8).map { ($0, "\(round)-\($0)") }))
                 }
+                return transport.requestsStartedByOthersLeads
             }
             executor.stop()
+            // Each round's first caller yields, the seven others queue, and it
+            // leads all eight (unless the transport was busy when it claimed).
+            #expect(ledAlong >= 7, "the requests queued while a caller yielded were not started by its lead")
+        }
+
+        // A request another caller's lead took along is its own caller's
+        // still: cancelling it ends the lead (the transport thread takes the
+        // rest over), its caller throws at once, and the leading caller still
+        // gets its answer.
+        @Test func onOneCPUARequestLedAlongCanBeCancelledWithoutLosingTheLeadersAnswer() async throws {
+            let server = try currentServer()
+            let tag = uniqueTag()
+            let executor = OneThreadExecutor()
+            defer { executor.stop() }
+            try await withTransport(Self.longLead, allowedCPUs: 1) { transport in
+                // A first request leaves the transport idle, so the next caller leads.
+                _ = try await transport.send(HTTPTransportRequest(url: try server.url("/echo/warm-up")))
+                // Both made on the executor's thread, so neither starts before both are queued.
+                let (leader, ledAlong) = await Task(executorPreference: executor) {
+                    let leader = Task(executorPreference: executor) {
+                        try await transport.send(HTTPTransportRequest(url: try server.url("/slow?delay=0.5")))
+                    }
+                    let ledAlong = Task(executorPreference: executor) {
+                        try await transport.send(taggedRequest(try server.url("/slow?delay=30"), tag: tag))
+                    }
+                    return (leader, ledAlong)
+                }.value
+                try await server.waitForRequests(tag: tag)
+                #expect(transport.requestsStartedByOthersLeads == 1)
+                ledAlong.cancel()
+                await #expect(throws: CancellationError.self) { try await ledAlong.value }
+                #expect(try await leader.value.bodyText == "slow")
+            }
         }
 
         @Test func aCallerWhoseRequestsAllCompleteWhileItLeadsStillLetsOtherTasksOnItsThreadRun() async throws {

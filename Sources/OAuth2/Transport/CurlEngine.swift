@@ -35,6 +35,14 @@ import Darwin
 /// the time is up, a leading caller hands `multi` to the
 /// engine thread and waits for its response like everyone else.
 ///
+/// With one CPU (``yieldsBeforeLeading``) a caller yields before it leads,
+/// and the requests the other tasks queue meanwhile wake nobody: they cannot
+/// run while it drives anyway, so its lead starts them along with its own,
+/// and the one CPU goes to libcurl, the server and the callers instead of to
+/// waking the engine thread and switching to it (BENCHMARKS.md, issue 15,
+/// eighth pass). The others' callers are resumed as their answers come; what
+/// is still running when the leader's own answer comes goes to the engine thread.
+///
 /// The driver gives libcurl at most ``CurlTransport/Configuration/maxConnectionsPerHost``
 /// transfers per host; the others wait in `hosts`, in order, each until one
 /// to its host ends or its own timeout runs out. libcurl's own per-host limit
@@ -91,8 +99,8 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// Whether a caller yields before it leads (``claimLead()``): with one
     /// CPU, Swift's cooperative pool has one thread, which a leading caller
     /// blocks in `poll`. Yielding first lets the tasks ready on it run, and
-    /// send their own requests, which end the lead before it starts
-    /// (BENCHMARKS.md, issue 15, seventh pass).
+    /// send their own requests, which its lead then starts with its own
+    /// (BENCHMARKS.md, issue 15, seventh and eighth passes).
     let yieldsBeforeLeading: Bool
     /// A caller has claimed the next lead and is yielding first (``claimLead()``).
     private let leadClaimed = Atomic<Bool>(false)
@@ -128,6 +136,9 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// What a leading caller's turn completed; kept, emptied, between turns,
     /// so that a lead allocates no array.
     private var leadFinished: [Finished] = []
+    /// The requests a caller found queued after its yield, which it starts
+    /// with its own (``lead(_:afterYield:)``); kept, emptied, between leads.
+    private var leadCompany: [CurlTransfer] = []
     private var idleHandles: [CurlEasyHandle] = []
     /// Per host (``CurlTransfer/hostKey``) with a transfer in libcurl or held back.
     private var hosts: [String: HostQueue] = [:]
@@ -231,7 +242,11 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         case (.running, .created):
             transfer.state = .waiting(continuation)
             incoming.append(transfer)
-            wakeIfSleepingLocked()
+            if !leadClaimed.load(ordering: .relaxed) {
+                wakeIfSleepingLocked()
+            }
+            // Else a caller yields before it leads (`claimLead()`), and takes
+            // this request along or wakes the driver when it is back (`lead`).
             outcome = .queued
         case (_, .cancelledEarly):
             transfer.state = .finished
@@ -367,8 +382,8 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
 
     /// With ``yieldsBeforeLeading``: whether the caller may yield and then
     /// try to lead (``lead(_:afterYield:)``). One caller at a time: the tasks
-    /// that run while it yields do not lead, they queue their requests, and
-    /// so end its lead before it starts.
+    /// that run while it yields do not lead, they queue their requests
+    /// without waking the driver, and its lead takes them along.
     func claimLead() -> Bool {
         mayLead && leadClaimed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
     }
@@ -384,17 +399,25 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// drives the transfer just as the engine would.
     ///
     /// `afterYield`: the caller claimed the lead (``claimLead()``) and has
-    /// yielded since; the claim ends here.
+    /// yielded since; the claim ends here. The requests queued meanwhile are
+    /// started with its own when it leads, and the driver is woken for them
+    /// when it does not.
     func lead(_ transfer: CurlTransfer, afterYield: Bool = false) -> LeadOutcome {
         if afterYield {
             leadClaimed.store(false, ordering: .relaxed)
         }
-        guard mayLead else { return .declined }
+        guard afterYield || mayLead else { return .declined }
         let now = Self.monotonicNanoseconds()
         lock.lock()
-        guard case .running = phase, case .nobody = driver, case .created = transfer.state, incoming.isEmpty, cancelled.isEmpty,
-            now >= noLeadUntil
+        // After a yield, the requests the other tasks queued meanwhile come
+        // along: with one CPU they could not run while this caller drives.
+        guard case .running = phase, case .nobody = driver, case .created = transfer.state, incoming.isEmpty || afterYield,
+            cancelled.isEmpty, now >= noLeadUntil, callerDrivenNanoseconds > 0
         else {
+            if afterYield && !incoming.isEmpty {
+                // Requests queued while this caller yielded did not wake the driver.
+                wakeIfSleepingLocked()
+            }
             lock.unlock()
             return .declined
         }
@@ -410,15 +433,24 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         }
         driver = .caller
         transfer.state = .leading
+        swap(&incoming, &leadCompany)
+        // Skip the ones cancelled while queued, as the engine thread does.
+        leadCompany.removeAll { if case .finished = $0.state { true } else { false } }
+        requestsLedAlong += leadCompany.count
         lock.unlock()
 
         let deadline = now + callerDrivenNanoseconds
         start(transfer)
+        for other in leadCompany {
+            admit(other)
+        }
+        leadCompany.removeAll(keepingCapacity: true)
         var stillRunning: Int32 = 0
         while true {
             if transfer.easy != nil {
                 _ = ccurl_multi_perform(multi, &stillRunning)
                 collectCompleted()
+                startHeld()
             }
             let remaining = deadline - Self.monotonicNanoseconds()
             lock.lock()
@@ -459,7 +491,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// Gives `multi` back after a lead: to nobody when nothing is left, else
     /// to the engine thread. Called under the lock by the leading caller.
     private func handBackLocked() {
-        if case .running = phase, active.isEmpty, incoming.isEmpty, cancelled.isEmpty {
+        if case .running = phase, active.isEmpty, heldCount == 0, incoming.isEmpty, cancelled.isEmpty {
             driver = .nobody
         } else {
             handToEngineLocked()
@@ -517,6 +549,15 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// with, and each lead would block its caller's thread for the whole
     /// wait, with one CPU the only thread of Swift's pool.
     private static let slowAnswersPause: Int64 = 1_000_000_000
+
+    /// How many requests a leading caller has started along with its own
+    /// (queued while it yielded, with one CPU). Guarded. For tests.
+    private var requestsLedAlong = 0
+
+    /// ``requestsLedAlong``, read under the lock. For tests.
+    var requestsStartedByOthersLeads: Int {
+        lock.withLock { requestsLedAlong }
+    }
 
     /// Whether no caller may lead now (a pause after concurrent callers or a
     /// slow answer). For tests.

@@ -64,6 +64,13 @@ public final class CurlTransport: HTTPTransport, Sendable {
         return false
     }
 
+    /// How many requests a caller's lead has started along with its own: with
+    /// one CPU, those the other tasks queued while it yielded. For tests.
+    package var requestsStartedByOthersLeads: Int {
+        if case .success(let engine) = engine { return engine.requestsStartedByOthersLeads }
+        return 0
+    }
+
     private static func startEngine(_ configuration: Configuration, allowedCPUs: Int?) -> Result<CurlEngine, HTTPTransportError> {
         do {
             return .success(try CurlEngine(configuration: configuration, allowedCPUs: allowedCPUs))
