@@ -35,9 +35,11 @@ import Darwin
 /// the time is up, a leading caller hands `multi` to the
 /// engine thread and waits for its response like everyone else.
 ///
-/// With one CPU (``yieldsBeforeLeading``) a caller yields before it leads,
-/// and the requests the other tasks queue meanwhile wake nobody: they cannot
-/// run while it drives anyway, so its lead starts them along with its own,
+/// With one CPU (``yieldsBeforeLeading``) a caller yields before it leads
+/// when other callers seem to be sending, and after ``maxLeadsInARow``
+/// leads without one anyway; the requests the other tasks queue
+/// meanwhile wake nobody: they cannot run while it drives, so its lead
+/// starts them along with its own,
 /// and the one CPU goes to libcurl, the server and the callers instead of to
 /// waking the engine thread and switching to it (BENCHMARKS.md, issue 15,
 /// eighth pass). The others' callers are resumed as their answers come; what
@@ -96,7 +98,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     private let parked = LockCondition()
     /// How long a caller may drive its own transfer, in nanoseconds; 0: never.
     private let callerDrivenNanoseconds: Int64
-    /// Whether a caller yields before it leads (``claimLead()``): with one
+    /// Whether a caller may yield before it leads (``claimLead()``): with one
     /// CPU, Swift's cooperative pool has one thread, which a leading caller
     /// blocks in `poll`. Yielding first lets the tasks ready on it run, and
     /// send their own requests, which its lead then starts with its own
@@ -104,6 +106,15 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     let yieldsBeforeLeading: Bool
     /// A caller has claimed the next lead and is yielding first (``claimLead()``).
     private let leadClaimed = Atomic<Bool>(false)
+    /// With one CPU: whether other callers seem to be sending too (a lead
+    /// took their requests along, or one was queued while nobody could lead),
+    /// so that a caller yields before it leads. A lead after a yield that
+    /// finds nothing queued clears it.
+    private let othersMaySend = Atomic<Bool>(false)
+    /// With one CPU: leads without a yield since the last yield; after
+    /// ``maxLeadsInARow`` of them a caller yields, so that other tasks ready
+    /// on the one thread run.
+    private let leadsWithoutYield = Atomic<Int>(0)
 
     // Guarded by `lock`.
     private var phase = Phase.running
@@ -245,6 +256,9 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             if !leadClaimed.load(ordering: .relaxed) {
                 wakeIfSleepingLocked()
             }
+            if yieldsBeforeLeading {
+                othersMaySend.store(true, ordering: .relaxed)
+            }
             // Else a caller yields before it leads (`claimLead()`), and takes
             // this request along or wakes the driver when it is back (`lead`).
             outcome = .queued
@@ -380,12 +394,32 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         callerDrivenNanoseconds > 0 && nobodyDrives.load(ordering: .relaxed) && !leadClaimed.load(ordering: .relaxed)
     }
 
-    /// With ``yieldsBeforeLeading``: whether the caller may yield and then
-    /// try to lead (``lead(_:afterYield:)``). One caller at a time: the tasks
-    /// that run while it yields do not lead, they queue their requests
-    /// without waking the driver, and its lead takes them along.
-    func claimLead() -> Bool {
-        mayLead && leadClaimed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
+    /// With ``yieldsBeforeLeading``: whether the caller may lead, and whether
+    /// it yields first (``lead(_:afterYield:)``). It yields when other callers
+    /// seem to be sending (`othersMaySend`) and after ``maxLeadsInARow``
+    /// leads without one; a yield costs a caller alone about 3 µs of
+    /// CPU per request (eighth pass). One caller at a time yields: the tasks
+    /// that run meanwhile do not lead, they queue their requests without
+    /// waking the driver, and its lead takes them along.
+    func claimLead() -> LeadClaim {
+        guard mayLead else { return .no }
+        if !othersMaySend.load(ordering: .relaxed) && leadsWithoutYield.load(ordering: .relaxed) < Self.maxLeadsInARow {
+            leadsWithoutYield.wrappingAdd(1, ordering: .relaxed)
+            return .now
+        }
+        guard leadClaimed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return .no }
+        leadsWithoutYield.store(0, ordering: .relaxed)
+        return .afterYield
+    }
+
+    /// What ``claimLead()`` allows a caller with one CPU.
+    enum LeadClaim {
+        /// Submit the request as usual.
+        case no
+        /// Lead at once (``lead(_:afterYield:)`` without the yield).
+        case now
+        /// Yield, then lead (``lead(_:afterYield:)``), taking along what the others queued meanwhile.
+        case afterYield
     }
 
     /// Drives `transfer` on the calling thread when nothing else is in flight,
@@ -433,6 +467,9 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         }
         driver = .caller
         transfer.state = .leading
+        if afterYield {
+            othersMaySend.store(!incoming.isEmpty, ordering: .relaxed)
+        }
         swap(&incoming, &leadCompany)
         // Skip the ones cancelled while queued, as the engine thread does.
         leadCompany.removeAll { if case .finished = $0.state { true } else { false } }
@@ -537,8 +574,8 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// A task whose requests all complete while it leads never suspends, and
     /// would keep its thread from every other task on it (a custom executor's
     /// one thread): after this many leads in a row, one request goes through
-    /// the engine thread and its caller suspends. Not with
-    /// ``yieldsBeforeLeading``, where the caller yields before each lead.
+    /// the engine thread and its caller suspends; with
+    /// ``yieldsBeforeLeading``, the caller yields before the next lead instead.
     private static let maxLeadsInARow = 8
 
     /// How long no caller leads after a lead gave way to another request (10 ms).

@@ -128,10 +128,13 @@ public final class CurlTransport: HTTPTransport, Sendable {
             let outcome: CurlEngine.LeadOutcome
             if engine.yieldsBeforeLeading {
                 // One CPU: the tasks ready on this thread go first (see `CurlEngine.yieldsBeforeLeading`).
-                if engine.claimLead() {
+                switch engine.claimLead() {
+                case .afterYield:
                     await Task.yield()
                     outcome = engine.lead(transfer, afterYield: true)
-                } else {
+                case .now:
+                    outcome = engine.lead(transfer)
+                case .no:
                     outcome = .declined
                 }
             } else {
