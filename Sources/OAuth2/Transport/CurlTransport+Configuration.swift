@@ -60,9 +60,12 @@ extension CurlTransport {
         ///   requests all complete while it leads still lets others run;
         /// - in a process allowed on one CPU only, whose cooperative pool has
         ///   one thread that a leading caller blocks, the caller first yields
-        ///   (`Task.yield()`): the tasks ready to run go first, and a request
-        ///   any of them sends means no lead. Tasks that become ready while
-        ///   the caller then leads wait for its answer, or this long at most.
+        ///   (`Task.yield()`) while other callers seem to be sending, and
+        ///   after eight leads without a yield: the tasks ready to run go
+        ///   first, and the requests they send go along with its lead, since
+        ///   they could not run before its answer anyway. Tasks that become
+        ///   ready while the caller leads wait for its answer, or this long
+        ///   at most.
         ///
         /// At most 10 s is used.
         public var callerDrivenWait: Duration
