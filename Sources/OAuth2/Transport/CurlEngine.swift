@@ -36,14 +36,14 @@ import Darwin
 /// engine thread and waits for its response like everyone else.
 ///
 /// With one CPU (``yieldsBeforeLeading``) a caller yields before it leads
-/// when other callers seem to be sending, and after ``maxLeadsInARow``
-/// leads without one anyway; the requests the other tasks queue
-/// meanwhile wake nobody: they cannot run while it drives, so its lead
-/// starts them along with its own,
-/// and the one CPU goes to libcurl, the server and the callers instead of to
-/// waking the engine thread and switching to it (BENCHMARKS.md, issue 15,
-/// eighth pass). The others' callers are resumed as their answers come; what
-/// is still running when the leader's own answer comes goes to the engine thread.
+/// when other callers seem to be sending, and after ``maxLeadsInARow`` leads
+/// without one anyway. The requests the other tasks queue meanwhile wake
+/// nobody: they could not run while it drives, so its lead starts them along
+/// with its own, and the one CPU goes to libcurl, the server and the callers
+/// instead of to waking the engine thread and switching to it (BENCHMARKS.md,
+/// issue 15, eighth pass). The others' callers are resumed as their answers
+/// come; what is still running when the leader's own answer comes goes to
+/// the engine thread.
 ///
 /// The driver gives libcurl at most ``CurlTransport/Configuration/maxConnectionsPerHost``
 /// transfers per host; the others wait in `hosts`, in order, each until one
@@ -253,14 +253,15 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         case (.running, .created):
             transfer.state = .waiting(continuation)
             incoming.append(transfer)
+            // While a caller yields before its lead (`claimLead()`), nobody is
+            // woken: the caller takes this request along, or wakes the driver
+            // for it, when it is back (`lead`).
             if !leadClaimed.load(ordering: .relaxed) {
                 wakeIfSleepingLocked()
             }
             if yieldsBeforeLeading {
                 othersMaySend.store(true, ordering: .relaxed)
             }
-            // Else a caller yields before it leads (`claimLead()`), and takes
-            // this request along or wakes the driver when it is back (`lead`).
             outcome = .queued
         case (_, .cancelledEarly):
             transfer.state = .finished
