@@ -139,9 +139,9 @@ extension CurlTransportTests {
         }
 
         // With one CPU, Swift's pool is one thread, as the executor here. A
-        // caller that seems alone leads at once, but yields before at least
-        // every eighth lead: a task made ready by its first request runs
-        // after eight of its requests at most, not after all twenty.
+        // caller that seems alone leads at once, but yields after eight leads
+        // without a yield: a task made ready by its first request runs after
+        // eight of its requests at most, not after all twenty.
         @Test func onOneCPUACallerYieldsToTheTasksReadyOnItsThreadAtLeastEveryEighthLead() async throws {
             let url = try currentServer().url("/echo/x")
             let order = try await withTransport(Self.longLead, allowedCPUs: 1) { transport in
@@ -174,8 +174,9 @@ extension CurlTransportTests {
                 return transport.requestsStartedByOthersLeads
             }
             executor.stop()
-            // Each round's first caller yields, the seven others queue, and it
-            // leads all eight (unless the transport was busy when it claimed).
+            // Once a caller has yielded (after eight leads alone at most), each
+            // round's first caller yields, the seven others queue, and it leads
+            // all eight (unless the transport was busy when it claimed).
             #expect(ledAlong >= 7, "the requests queued while a caller yielded were not started by its lead")
         }
 
