@@ -16,63 +16,64 @@ public struct AccessToken: Sendable, Hashable, Codable {
     /// machine, under its lock) and its fields are many strings, arrays and
     /// optionals: copying and destroying them field by field was a seventh of
     /// the client's own work per request (BENCHMARKS.md, issue 15, eighth
-    /// pass). A copy now costs one retain.
-    private var storage: Storage
+    /// pass). A copy now costs one retain. Equality, hashing and the stored
+    /// form are the fields' own, synthesized as the token's were before.
+    private var box: Box
 
     /// The access token sent as `Authorization: Bearer`.
     public var accessToken: Secret {
-        get { storage.accessToken }
-        set { uniqueStorage().accessToken = newValue }
+        get { box.fields.accessToken }
+        set { uniqueBox().fields.accessToken = newValue }
     }
     /// The token type as the provider spelled it; only `Bearer` is used.
     public var tokenType: String {
-        get { storage.tokenType }
-        set { uniqueStorage().tokenType = newValue }
+        get { box.fields.tokenType }
+        set { uniqueBox().fields.tokenType = newValue }
     }
     /// When the token expires, computed from the time the request was sent; `nil` when the provider did not say.
     public var expiresAt: Date? {
-        get { storage.expiresAt }
-        set { uniqueStorage().expiresAt = newValue }
+        get { box.fields.expiresAt }
+        set { uniqueBox().fields.expiresAt = newValue }
     }
     /// When the token was requested: the start of its lifetime. `nil` for a
     /// token made by hand or stored before this was recorded.
     public var issuedAt: Date? {
-        get { storage.issuedAt }
-        set { uniqueStorage().issuedAt = newValue }
+        get { box.fields.issuedAt }
+        set { uniqueBox().fields.issuedAt = newValue }
     }
     /// The refresh token, when the provider issued one.
     public var refreshToken: Secret? {
-        get { storage.refreshToken }
-        set { uniqueStorage().refreshToken = newValue }
+        get { box.fields.refreshToken }
+        set { uniqueBox().fields.refreshToken = newValue }
     }
     /// The scopes granted: the provider's `scope` when it sent one, else those requested.
     public var scopes: [String] {
-        get { storage.scopes }
-        set { uniqueStorage().scopes = newValue }
+        get { box.fields.scopes }
+        set { uniqueBox().fields.scopes = newValue }
     }
     /// The response's other fields, verbatim.
     public var extraFields: [String: JSONValue] {
-        get { storage.extraFields }
-        set { uniqueStorage().extraFields = newValue }
+        get { box.fields.extraFields }
+        set { uniqueBox().fields.extraFields = newValue }
     }
     /// The provider and client the token was issued to; `nil` for a token
     /// stored before bindings existed (the client stamps it when it next saves).
     public var binding: TokenBinding? {
-        get { storage.binding }
-        set { uniqueStorage().binding = newValue }
+        get { box.fields.binding }
+        set { uniqueBox().fields.binding = newValue }
     }
     /// The grant that obtained the token, when the client ran it; lets a
     /// token without a refresh token be renewed by running the grant again.
     public var grant: TokenGrant? {
-        get { storage.grant }
-        set { uniqueStorage().grant = newValue }
+        get { box.fields.grant }
+        set { uniqueBox().fields.grant = newValue }
     }
     /// The verified claims of the OpenID Connect ID token that came with the
     /// token (or with the sign-in it was refreshed from); `nil` without OpenID Connect.
     /// The signed ID token itself is in ``extraFields`` as `id_token`.
     public var idToken: IDToken? {
-        get { storage.idToken }
-        set { uniqueStorage().idToken = newValue }
+        get { box.fields.idToken }
+        set { uniqueBox().fields.idToken = newValue }
     }
 
     /// Creates a token.
@@ -87,25 +88,23 @@ public struct AccessToken: Sendable, Hashable, Codable {
         grant: TokenGrant? = nil,
         idToken: IDToken? = nil
     ) {
-        storage = Storage(
-            accessToken: accessToken, tokenType: tokenType, expiresAt: expiresAt, refreshToken: refreshToken, scopes: scopes,
-            extraFields: extraFields, binding: binding, grant: grant, idToken: idToken)
+        box = Box(
+            Fields(
+                accessToken: accessToken, tokenType: tokenType, expiresAt: expiresAt, refreshToken: refreshToken,
+                scopes: scopes, extraFields: extraFields, binding: binding, grant: grant, idToken: idToken))
     }
 
-    /// The storage, copied first when another token shares it.
-    private mutating func uniqueStorage() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) {
-            storage = storage.copy()
+    /// The box, copied first when another token shares it.
+    private mutating func uniqueBox() -> Box {
+        if !isKnownUniquelyReferenced(&box) {
+            box = Box(box.fields)
         }
-        return storage
+        return box
     }
 
-    /// The fields of one or more equal tokens.
-    ///
-    /// `@unchecked Sendable`: a storage is changed only through
-    /// `uniqueStorage()`, by the one token that holds it, so a storage that
-    /// two tokens (or two threads) can see is never written.
-    private final class Storage: @unchecked Sendable {
+    /// A token's stored fields, in the order and with the names the token's
+    /// synthesized conformances used: its `Codable` form is the token's.
+    private struct Fields: Sendable, Hashable, Codable {
         var accessToken: Secret
         var tokenType: String
         var expiresAt: Date?
@@ -116,86 +115,35 @@ public struct AccessToken: Sendable, Hashable, Codable {
         var binding: TokenBinding?
         var grant: TokenGrant?
         var idToken: IDToken?
+    }
 
-        init(
-            accessToken: Secret, tokenType: String, expiresAt: Date?, issuedAt: Date? = nil, refreshToken: Secret?,
-            scopes: [String], extraFields: [String: JSONValue], binding: TokenBinding?, grant: TokenGrant?, idToken: IDToken?
-        ) {
-            self.accessToken = accessToken
-            self.tokenType = tokenType
-            self.expiresAt = expiresAt
-            self.issuedAt = issuedAt
-            self.refreshToken = refreshToken
-            self.scopes = scopes
-            self.extraFields = extraFields
-            self.binding = binding
-            self.grant = grant
-            self.idToken = idToken
-        }
+    /// The fields of one or more equal tokens.
+    ///
+    /// `@unchecked Sendable`: a box is changed only through `uniqueBox()`,
+    /// by the one token that holds it, so a box that two tokens (or two
+    /// threads) can see is never written.
+    private final class Box: @unchecked Sendable {
+        var fields: Fields
 
-        func copy() -> Storage {
-            Storage(
-                accessToken: accessToken, tokenType: tokenType, expiresAt: expiresAt, issuedAt: issuedAt,
-                refreshToken: refreshToken, scopes: scopes, extraFields: extraFields, binding: binding, grant: grant,
-                idToken: idToken)
+        init(_ fields: Fields) {
+            self.fields = fields
         }
     }
 
-    // MARK: Equatable, Hashable, Codable: field by field, as synthesized for the stored fields they were
-
     public static func == (lhs: AccessToken, rhs: AccessToken) -> Bool {
-        if lhs.storage === rhs.storage { return true }
-        return lhs.accessToken == rhs.accessToken && lhs.tokenType == rhs.tokenType && lhs.expiresAt == rhs.expiresAt
-            && lhs.issuedAt == rhs.issuedAt && lhs.refreshToken == rhs.refreshToken && lhs.scopes == rhs.scopes
-            && lhs.extraFields == rhs.extraFields && lhs.binding == rhs.binding && lhs.grant == rhs.grant
-            && lhs.idToken == rhs.idToken
+        lhs.box === rhs.box || lhs.box.fields == rhs.box.fields
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(accessToken)
-        hasher.combine(tokenType)
-        hasher.combine(expiresAt)
-        hasher.combine(issuedAt)
-        hasher.combine(refreshToken)
-        hasher.combine(scopes)
-        hasher.combine(extraFields)
-        hasher.combine(binding)
-        hasher.combine(grant)
-        hasher.combine(idToken)
-    }
-
-    /// The stored form's keys: the fields' names, as the synthesized conformance had them.
-    private enum CodingKeys: String, CodingKey {
-        case accessToken, tokenType, expiresAt, issuedAt, refreshToken, scopes, extraFields, binding, grant, idToken
+        box.fields.hash(into: &hasher)
     }
 
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        storage = Storage(
-            accessToken: try container.decode(Secret.self, forKey: .accessToken),
-            tokenType: try container.decode(String.self, forKey: .tokenType),
-            expiresAt: try container.decodeIfPresent(Date.self, forKey: .expiresAt),
-            issuedAt: try container.decodeIfPresent(Date.self, forKey: .issuedAt),
-            refreshToken: try container.decodeIfPresent(Secret.self, forKey: .refreshToken),
-            scopes: try container.decode([String].self, forKey: .scopes),
-            extraFields: try container.decode([String: JSONValue].self, forKey: .extraFields),
-            binding: try container.decodeIfPresent(TokenBinding.self, forKey: .binding),
-            grant: try container.decodeIfPresent(TokenGrant.self, forKey: .grant),
-            idToken: try container.decodeIfPresent(IDToken.self, forKey: .idToken))
+        box = Box(try Fields(from: decoder))
     }
 
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(accessToken, forKey: .accessToken)
-        try container.encode(tokenType, forKey: .tokenType)
-        try container.encodeIfPresent(expiresAt, forKey: .expiresAt)
-        try container.encodeIfPresent(issuedAt, forKey: .issuedAt)
-        try container.encodeIfPresent(refreshToken, forKey: .refreshToken)
-        try container.encode(scopes, forKey: .scopes)
-        try container.encode(extraFields, forKey: .extraFields)
-        try container.encodeIfPresent(binding, forKey: .binding)
-        try container.encodeIfPresent(grant, forKey: .grant)
-        try container.encodeIfPresent(idToken, forKey: .idToken)
+        try box.fields.encode(to: encoder)
     }
 
     /// The signed ID token (`id_token`) the provider sent, for an
