@@ -127,7 +127,7 @@ public final class CurlTransport: HTTPTransport, Sendable {
         return try await withTaskCancellationHandler {
             let outcome: CurlEngine.LeadOutcome
             if engine.yieldsBeforeLeading {
-                // One CPU: the tasks ready on this thread go first (see `CurlEngine.yieldsBeforeLeading`).
+                // One CPU: a caller may yield first, so the tasks ready on this thread go first (see `CurlEngine.claimLead()`).
                 switch engine.claimLead() {
                 case .afterYield:
                     await Task.yield()
