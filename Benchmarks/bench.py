@@ -597,6 +597,7 @@ def table(results, rounds):
     lines.append("| in process, no network | per second | p50 µs | p99 µs |")
     lines.append("|---|---|---|---|")
     for key, label in (("parse-token-response", "parse a token response"), ("parse-redirect", "validate a redirect URL"),
+                       ("prepare-transfer", "prepare a signed GET for libcurl (`CurlTransport`, caller's side)"),
                        ("send-in-process", "`send` through a transport that answers at once")):
         recs = records(key, "swift-oauth2")
         lines.append(

@@ -31,7 +31,10 @@ enum ParsingBenchmark {
     }
 
     static func run(target: BenchTarget, iterations: Int) async throws -> [Report] {
-        [try runTokenResponses(iterations: iterations), try await runRedirects(target: target, iterations: iterations)]
+        [
+            try runTokenResponses(iterations: iterations), try await runRedirects(target: target, iterations: iterations),
+            try runTransfers(target: target, iterations: iterations),
+        ]
     }
 
     static func runTokenResponses(iterations: Int) throws -> Report {
@@ -56,7 +59,16 @@ enum ParsingBenchmark {
         }
     }
 
-    static func measure(scenario: String, iterations: Int, _ body: () throws(OAuth2Error) -> Void) throws -> Report {
+    /// The signed GET of the request scenarios, as the transport prepares it for libcurl.
+    static func runTransfers(target: BenchTarget, iterations: Int) throws -> Report {
+        var request = target.resourceRequest
+        request.headers[.authorization] = "Bearer eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJiZW5jaC1jbGllbnQifQ.c2lnbmF0dXJl"
+        return try measure(scenario: "prepare-transfer", iterations: iterations) { () throws(HTTPTransportError) in
+            try _OAuth2Benchmarks.prepareTransfer(request)
+        }
+    }
+
+    static func measure<Failure: Error>(scenario: String, iterations: Int, _ body: () throws(Failure) -> Void) throws -> Report {
         let cpuStart = ProcessMetrics.cpuSeconds()
         let batches = Swift.max(iterations / batch, 1)
         var latencies = Latencies(capacity: batches)

@@ -33,4 +33,15 @@ public enum _OAuth2Benchmarks {
     public static func validateRedirect(_ redirect: String, pending: PendingAuthorization) throws(OAuth2Error) -> Secret {
         try RedirectValidator.validate(redirect, pending: pending)
     }
+
+    /// Prepares a request for libcurl exactly as ``CurlTransport/send(_:)``
+    /// does on the caller's thread before libcurl sees it (the URL's checks,
+    /// the header list, the body's copy), then lets it go.
+    ///
+    /// - Throws: the ``HTTPTransportError`` the transport would throw for this request.
+    public static func prepareTransfer(_ request: HTTPTransportRequest) throws(HTTPTransportError) {
+        _ = try CurlTransfer(request: request, configuration: transferConfiguration)
+    }
+
+    private static let transferConfiguration = CurlTransport.Configuration()
 }
