@@ -31,7 +31,8 @@ import OAuth2
 /// - what the library calls a loopback host, libcurl's host is too (by a
 ///   judgement of its own: `localhost`, 127.0.0.0/8, ::1), and a URL the
 ///   library deems secure is https or http to such a host for libcurl;
-/// - `URLParts`, where it reads the same string, sees the same host and port.
+/// - `URLParts`, where it reads the same string, sees the same host and port;
+/// - `HTTPTarget`, where it reads a plain URL's text, reads what `URL` reads.
 /// A URL that only one side parses is no leak: Foundation refusing means no
 /// request; libcurl refusing means the request fails before any connection.
 /// The other way round, a host libcurl calls loopback and the library does
@@ -64,6 +65,9 @@ enum HostTarget {
         }
         guard origin.port == curl.port else {
             violation("port: Foundation \(origin.port), libcurl \(curl.port)")
+        }
+        if let plain = HTTPTarget(plain: transfer.urlString), plain != HTTPTarget(parsed: url) {
+            violation("HTTPTarget reads \(plain.host):\(plain.port) from the text, URL \(origin.host):\(origin.port)")
         }
         let loopback = EndpointPolicy.isLoopback(host: EndpointPolicy.host(of: url))
         guard loopback == transfer.isLoopbackHost else { violation("the transfer's loopback judgement differs from EndpointPolicy's") }

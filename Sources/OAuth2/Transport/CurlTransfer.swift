@@ -174,17 +174,13 @@ package final class CurlTransfer: @unchecked Sendable {
     ///   absolute `http`/`https` URL with a host; ``HTTPTransportError/invalidRequest``
     ///   for a malformed method or header.
     package init(request: HTTPTransportRequest, configuration: CurlTransport.Configuration) throws(HTTPTransportError) {
-        // The scheme and URL are read as bytes in place: every request is checked.
-        let scheme = request.url.scheme?.utf8
-        let isHTTPS = scheme?.equalsIgnoringASCIICase("https") ?? false
-        guard isHTTPS || scheme?.equalsIgnoringASCIICase("http") == true, let host = EndpointPolicy.host(of: request.url),
-            !host.isEmpty
-        else {
+        // Read once: `absoluteString` is built on every call.
+        var urlString = request.url.absoluteString
+        guard let target = HTTPTarget(request.url, text: urlString) else {
             throw .unsupportedURL
         }
-        self.isHTTPS = isHTTPS
-        isLoopbackHost = EndpointPolicy.isLoopback(host: host)
-        var urlString = request.url.absoluteString
+        isHTTPS = target.isHTTPS
+        isLoopbackHost = target.isLoopback
         guard !urlString.withUTF8({ $0.contains(where: { $0 <= 0x20 || $0 == 0x7F }) }) else {
             throw HTTPTransportError.unsupportedURL.with(message: "the URL contains spaces or control characters")
         }
@@ -219,7 +215,7 @@ package final class CurlTransfer: @unchecked Sendable {
 
         self.url = request.url
         self.urlString = urlString
-        hostKey = "\(host.lowercased()):\(request.url.port ?? (isHTTPS ? 443 : 80))"
+        hostKey = target.hostKey
         timeoutMilliseconds = (request.timeout ?? configuration.timeout).curlMilliseconds
         maxResponseSize = Swift.max(request.maxResponseSize ?? configuration.maxResponseSize, 0)
         followRedirects = request.redirects == .follow
@@ -246,10 +242,30 @@ package final class CurlTransfer: @unchecked Sendable {
             }
             list = longer
         }
-        // Passing a String where C wants a pointer copies it into an array
-        // first; withCString does not for a native or small string.
-        func append(_ line: String) throws(HTTPTransportError) {
-            try append(line.withCString { ccurl_slist_append(list, $0) })
+        // The line is put together on the stack, in the form libcurl copies
+        // (C string): no string is built for it.
+        func append(name: String, value: String) throws(HTTPTransportError) {
+            var name = name
+            var value = value
+            let longer = name.withUTF8 { name in
+                value.withUTF8 { value in
+                    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: name.count + value.count + 3) { line in
+                        var end = line.initialize(fromContentsOf: name)
+                        if value.isEmpty {
+                            // "Name;" is libcurl's spelling of a header with an empty value ("Name:" would remove it).
+                            line[end] = UInt8(ascii: ";")
+                            end += 1
+                        } else {
+                            line[end] = UInt8(ascii: ":")
+                            line[end + 1] = UInt8(ascii: " ")
+                            end = line[(end + 2)...].initialize(fromContentsOf: value)
+                        }
+                        line[end] = 0
+                        return line.withMemoryRebound(to: CChar.self) { ccurl_slist_append(list, $0.baseAddress) }
+                    }
+                }
+            }
+            try append(longer)
         }
         func append(_ line: StaticString) throws(HTTPTransportError) {
             try append(ccurl_slist_append(list, UnsafeRawPointer(line.utf8Start).assumingMemoryBound(to: CChar.self)))
@@ -272,8 +288,7 @@ package final class CurlTransfer: @unchecked Sendable {
             hasAccept = hasAccept || field.name == .accept
             hasExpect = hasExpect || field.name == .expect
             hasContentType = hasContentType || field.name == .contentType
-            // "Name;" is libcurl's spelling of a header with an empty value ("Name:" would remove it).
-            try append(field.value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(field.value)")
+            try append(name: field.name.rawName, value: field.value)
         }
         // libcurl adds headers of its own (Accept: */*, Expect: 100-continue for a
         // large body, a form Content-Type); "Name:" removes one, so a request goes
