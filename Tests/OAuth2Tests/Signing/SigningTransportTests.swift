@@ -49,6 +49,21 @@ import Testing
         #expect(source.calls == ["token"])
     }
 
+    @Test func replacesAnAuthorizationTheRequestCarriesAlready() async throws {
+        let inner = CannedTransport()
+        inner.enqueue(HTTPTransportResponse(status: 200), for: api)
+        let source = FixedTokenSource(first: "t-1", replacement: "t-2")
+        var request = HTTPTransportRequest(url: api, headers: [.accept: "application/json"])
+        request.headers.append(HTTPField(name: .authorization, value: "Basic dXNlcjpwYXNz"))
+        request.headers.append(HTTPField(name: .authorization, value: "Bearer stale"))
+
+        _ = try await SigningTransport(wrapping: inner, tokenSource: source).send(request)
+
+        let sent = try #require(inner.requests.first)
+        #expect(sent.headers[values: .authorization] == ["Bearer t-1"])
+        #expect(sent.headers[.accept] == "application/json")
+    }
+
     @Test func a401AsksTheSourceForAReplacementOnceAndRetriesOnce() async throws {
         let inner = CannedTransport()
         inner.enqueue(HTTPTransportResponse(status: 401, headers: invalidToken), for: api)
