@@ -156,9 +156,10 @@ package struct HTTPTarget: Equatable {
     package var hostKey: String {
         var host = host
         return host.withUTF8 { bytes in
-            guard bytes.allSatisfy({ $0 < 0x80 }) else { return "\(self.host.lowercased()):\(port)" }
+            // URL reads ports beyond 65535 (libcurl refuses them): those, and hosts beyond ASCII, the long way.
+            guard (0...65535).contains(port), bytes.allSatisfy({ $0 < 0x80 }) else { return "\(self.host.lowercased()):\(port)" }
             // In one pass, without the strings `lowercased()` and interpolation build.
-            return String(unsafeUninitializedCapacity: bytes.count + 6) { key in
+            return String(unsafeUninitializedCapacity: bytes.count + 6) { key in // ":" and at most 5 digits
                 var count = 0
                 for byte in bytes {
                     key[count] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte

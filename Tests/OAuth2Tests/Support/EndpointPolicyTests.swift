@@ -97,6 +97,9 @@ import Testing
     @Test(arguments: [
         ("HTTPS://API.Example.COM/v1", "api.example.com:443"), ("http://Localhost/", "localhost:80"),
         ("http://127.0.0.1:8/", "127.0.0.1:8"), ("http://127.0.0.1:10000/", "127.0.0.1:10000"), ("http://[::1]:9000/", "::1:9000"),
+        // Found by the host fuzz target (Fuzz/Corpus/host/port-beyond-65535):
+        // URL reads a port libcurl refuses, and the key has room for its digits.
+        ("HTTP://LOCALHOTS:6553565533", "localhots:6553565533"), ("http://127.0.0.1:65536/", "127.0.0.1:65536"),
     ])
     func countsConnectionsByTheLowercasedHostAndThePort(_ text: String, _ key: String) throws {
         let url = try #require(URL(string: text))
