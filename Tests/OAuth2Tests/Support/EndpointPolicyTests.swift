@@ -76,6 +76,8 @@ import Testing
         "http://127.0.0.1:8080:90/", "httpx://127.0.0.1/",
     ])
     func leavesAnyOtherURLToURL(_ text: String) throws {
+        #expect(HTTPTarget(plain: text) == nil)
+        // Where URL takes the text too, the target is URL's reading of it.
         guard let url = URL(string: text) else { return }
         #expect(HTTPTarget(plain: url.absoluteString) == nil)
         #expect(HTTPTarget(url) == HTTPTarget(parsed: url))
