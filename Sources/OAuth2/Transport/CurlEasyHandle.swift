@@ -29,14 +29,16 @@ final class CurlEasyHandle {
     let handle: UnsafeMutableRawPointer
     /// libcurl writes a failure's detail here (CURLOPT_ERRORBUFFER); it must outlive the handle's use.
     private let errorBuffer: UnsafeMutablePointer<CChar>
+    // The driver's only; `@exclusivity(unchecked)` for the reasons given beside CurlEngine's state.
+
     /// What the handle is configured for; `nil` when fresh or when it must be reset before reuse.
-    private var kind: Kind?
+    @exclusivity(unchecked) private var kind: Kind?
     /// Whether no transfer has been configured on the handle yet (no reset needed).
-    private var isFresh = true
+    @exclusivity(unchecked) private var isFresh = true
     /// The URL set on the handle, kept by libcurl until the handle is reset;
     /// `nil` when none or unknown. A client sends to a few URLs again and
     /// again: setting the same one again would copy it twice for nothing.
-    private var url: String?
+    @exclusivity(unchecked) private var url: String?
 
     /// Creates a handle, or `nil` when libcurl cannot allocate one.
     init?() {

@@ -116,49 +116,59 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// on the one thread run.
     private let leadsWithoutYield = Atomic<Int>(0)
 
+    // The mutable state below, a transfer's and an easy handle's, is
+    // `@exclusivity(unchecked)`: Swift's run-time check that two accesses to
+    // a class property never overlap took 37 calls into the runtime per
+    // request, about a microsecond of CPU with one CPU (BENCHMARKS.md, issue
+    // 15, ninth pass). Each property is touched under `lock` or by the one
+    // driver, and no access spans a call that could reach the same property
+    // again: libcurl's callbacks, inside `curl_multi_perform`, touch only the
+    // transfer's response fields, which nothing else accesses meanwhile. The
+    // tests ran with the check on before it went, and never tripped it.
+
     // Guarded by `lock`.
-    private var phase = Phase.running
+    @exclusivity(unchecked) private var phase = Phase.running
     /// Whether the engine thread has already cleaned up `multi`.
-    private var multiCleanedUp = false
-    private var incoming: [CurlTransfer] = []
-    private var cancelled: [CurlTransfer] = []
+    @exclusivity(unchecked) private var multiCleanedUp = false
+    @exclusivity(unchecked) private var incoming: [CurlTransfer] = []
+    @exclusivity(unchecked) private var cancelled: [CurlTransfer] = []
     /// Whether the thread is in (or about to enter) `curl_multi_poll` and needs a wakeup.
-    private var sleeping = false
-    private var driver = Driver.engine {
+    @exclusivity(unchecked) private var sleeping = false
+    @exclusivity(unchecked) private var driver = Driver.engine {
         didSet { nobodyDrives.store(driver == .nobody, ordering: .relaxed) }
     }
     /// Whether a leading caller is in (or about to enter) `curl_multi_poll`.
-    private var callerPolling = false
+    @exclusivity(unchecked) private var callerPolling = false
     /// Whether the engine thread waits on `parked`.
-    private var engineParked = false
+    @exclusivity(unchecked) private var engineParked = false
     /// No caller leads before this time (CLOCK_MONOTONIC ns): set when a lead
     /// had to give way to another request, a sign of concurrent callers, for
     /// whom handing every request to the engine thread is cheaper; and when a
     /// lead's time ran out before its answer came (``slowAnswersPause``).
-    private var noLeadUntil: Int64 = 0
+    @exclusivity(unchecked) private var noLeadUntil: Int64 = 0
     /// Leads since a caller last suspended for its response; see `maxLeadsInARow`.
-    private var leadsInARow = 0
-    private var stopWaiters: [CheckedContinuation<Void, Never>] = []
+    @exclusivity(unchecked) private var leadsInARow = 0
+    @exclusivity(unchecked) private var stopWaiters: [CheckedContinuation<Void, Never>] = []
     /// Jobs of tasks that prefer this engine as their executor (``CurlTransport/executor``).
-    private var jobs: [UnownedJob] = []
+    @exclusivity(unchecked) private var jobs: [UnownedJob] = []
 
     // The driver only.
-    private var active: [CurlTransfer] = []
+    @exclusivity(unchecked) private var active: [CurlTransfer] = []
     /// What a leading caller's turn completed; kept, emptied, between turns,
     /// so that a lead allocates no array.
-    private var leadFinished: [Finished] = []
+    @exclusivity(unchecked) private var leadFinished: [Finished] = []
     /// The requests a caller found queued after its yield, which it starts
     /// with its own (``lead(_:afterYield:)``); kept, emptied, between leads.
-    private var leadCompany: [CurlTransfer] = []
-    private var idleHandles: [CurlEasyHandle] = []
+    @exclusivity(unchecked) private var leadCompany: [CurlTransfer] = []
+    @exclusivity(unchecked) private var idleHandles: [CurlEasyHandle] = []
     /// Per host (``CurlTransfer/hostKey``) with a transfer in libcurl or held back.
-    private var hosts: [String: HostQueue] = [:]
+    @exclusivity(unchecked) private var hosts: [String: HostQueue] = [:]
     /// Hosts where a transfer ended while others were held back.
-    private var hostsWithRoom: [String] = []
+    @exclusivity(unchecked) private var hostsWithRoom: [String] = []
     /// Transfers held back in `hosts` (cancelled ones included until dropped).
-    private var heldCount = 0
+    @exclusivity(unchecked) private var heldCount = 0
     /// No held transfer's deadline is before this (CLOCK_MONOTONIC ns).
-    private var nextHeldDeadline = Int64.max
+    @exclusivity(unchecked) private var nextHeldDeadline = Int64.max
     /// ``CurlTransport/Configuration/maxConnectionsPerHost``, at least 1.
     private let maxTransfersPerHost: Int
 
@@ -590,7 +600,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
 
     /// How many requests a leading caller has started along with its own
     /// (queued while it yielded, with one CPU). Guarded. For tests.
-    private var requestsLedAlong = 0
+    @exclusivity(unchecked) private var requestsLedAlong = 0
 
     /// ``requestsLedAlong``, read under the lock. For tests.
     var requestsStartedByOthersLeads: Int {

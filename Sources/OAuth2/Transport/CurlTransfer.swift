@@ -15,7 +15,9 @@ import CCurl
 package final class CurlTransfer: @unchecked Sendable {
     // @unchecked: `state` is guarded by the engine's lock; `easy`, `activeIndex`
     // and the response fields are touched only by the engine thread (and handed
-    // over through that lock); everything else is immutable after init.
+    // over through that lock); everything else is immutable after init. The
+    // mutable fields are `@exclusivity(unchecked)`, for the reasons given
+    // beside CurlEngine's state.
 
     #if DEBUG
     /// The caller's continuation: checked in debug builds, so the tests catch
@@ -67,7 +69,7 @@ package final class CurlTransfer: @unchecked Sendable {
         case custom(String)
     }
 
-    var state: State = .created
+    @exclusivity(unchecked) var state: State = .created
 
     let url: URL
     package let urlString: String
@@ -88,36 +90,36 @@ package final class CurlTransfer: @unchecked Sendable {
     let followRedirects: Bool
 
     // Engine thread only.
-    var easy: CurlEasyHandle?
-    var activeIndex = -1
+    @exclusivity(unchecked) var easy: CurlEasyHandle?
+    @exclusivity(unchecked) var activeIndex = -1
     /// The host and port the request goes to ("example.com:443"), lowercased:
     /// the engine counts what it gives libcurl per host against
     /// ``CurlTransport/Configuration/maxConnectionsPerHost``.
     let hostKey: String
     /// While the engine holds the transfer back for its host to have room: the
     /// deadline its timeout sets (CLOCK_MONOTONIC ns); 0 otherwise. The driver's.
-    var heldDeadline: Int64 = 0
+    @exclusivity(unchecked) var heldDeadline: Int64 = 0
     /// Cancelled while held back: skipped when its turn comes. The driver's.
-    var heldCancelled = false
+    @exclusivity(unchecked) var heldCancelled = false
     /// The status code of the response being read, from its status line.
-    package var responseStatus = 0
+    @exclusivity(unchecked) package var responseStatus = 0
     /// Whether the response being read is HTTP/1.x, from its status line.
-    var responseIsHTTP1 = false
+    @exclusivity(unchecked) var responseIsHTTP1 = false
     /// The header lines of the response being read, parsed by whoever reads its fields.
-    var responseHeaderLines = ResponseHeaderLines()
+    @exclusivity(unchecked) var responseHeaderLines = ResponseHeaderLines()
     /// The fields of the response being read, as a reader of the response gets them.
     package var responseHeaders: HTTPFields { responseHeaderLines.fields }
     /// The field being read when it is one that ``ResponseFacts`` notes, kept
     /// back until the next line shows it is not folded onto.
-    var pendingFact: (field: ResponseFacts.Field, value: String)?
-    var responseBody = Data()
-    var headerBytes = 0
+    @exclusivity(unchecked) var pendingFact: (field: ResponseFacts.Field, value: String)?
+    @exclusivity(unchecked) var responseBody = Data()
+    @exclusivity(unchecked) var headerBytes = 0
     /// What the response being read says of its body and redirect, noted as
     /// its fields are added, so that no check at the end of the headers has
     /// to search them (a search builds an index of every field name).
-    var responseFacts = ResponseFacts()
+    @exclusivity(unchecked) var responseFacts = ResponseFacts()
     /// Set when a callback refused data for being over a limit.
-    package var exceededLimit = false
+    @exclusivity(unchecked) package var exceededLimit = false
 
     /// What the header fields of one response say about its body and redirect.
     struct ResponseFacts {
