@@ -11,50 +11,60 @@ package import CCurl
 // the engine keeps the transfer alive for as long as its easy handle is in the
 // multi handle, and resets the handle before letting go of it.
 
+// Neither callback retains the transfer for the call (`_withUnsafeGuaranteedRef`):
+// the engine holds it for as long as libcurl has it, and a retain and a
+// release for every header line and body chunk added up to a sixth of the
+// transport's reference counting per request (BENCHMARKS.md, issue 15, ninth pass).
+
 /// Appends body bytes, refusing (and so aborting the transfer) past the size limit.
 let curlWriteCallback: ccurl_data_callback = { data, size, count, context in
     guard let context else { return 0 }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-    let length = size &* count
-    guard length > 0, let data else { return length }
-    guard length <= transfer.maxResponseSize &- transfer.responseBody.count else {
-        transfer.exceededLimit = true
-        return 0
-    }
-    if transfer.responseBody.isEmpty, let easy = transfer.easy {
-        var announced: curl_off_t = -1
-        if ccurl_easy_getinfo_off_t(easy.handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced) == CURLE_OK,
-            announced > length, announced <= transfer.maxResponseSize
-        {
-            transfer.responseBody.reserveCapacity(Int(announced))
-        }
-    }
-    data.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in
-        transfer.responseBody.append(bytes, count: length)
-    }
-    return length
+    return Unmanaged<CurlTransfer>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.receiveBody(data, length: size &* count) }
 }
 
 /// Collects the header fields of the last response; a status line starts a new response.
 package let curlHeaderCallback: ccurl_data_callback = { data, size, count, context in
     guard let context else { return 0 }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-    let length = size &* count
-    guard length > 0, let data else { return length }
-    transfer.headerBytes &+= length
-    guard transfer.headerBytes <= CurlTransfer.maxHeaderBytes else {
-        transfer.exceededLimit = true
-        return 0
-    }
-    let line = UnsafeRawBufferPointer(start: data, count: length)
-    guard transfer.receiveHeaderLine(line) else {
-        transfer.exceededLimit = true
-        return 0
-    }
-    return length
+    return Unmanaged<CurlTransfer>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.receiveHeader(data, length: size &* count) }
 }
 
 extension CurlTransfer {
+    /// What ``curlWriteCallback`` does: `length` if taken, 0 to refuse.
+    func receiveBody(_ data: UnsafeMutablePointer<CChar>?, length: Int) -> Int {
+        guard length > 0, let data else { return length }
+        guard length <= maxResponseSize &- responseBody.count else {
+            exceededLimit = true
+            return 0
+        }
+        if responseBody.isEmpty, let easy {
+            var announced: curl_off_t = -1
+            if ccurl_easy_getinfo_off_t(easy.handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced) == CURLE_OK,
+                announced > length, announced <= maxResponseSize
+            {
+                responseBody.reserveCapacity(Int(announced))
+            }
+        }
+        data.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in
+            responseBody.append(bytes, count: length)
+        }
+        return length
+    }
+
+    /// What ``curlHeaderCallback`` does: `length` if taken, 0 to refuse.
+    func receiveHeader(_ data: UnsafeMutablePointer<CChar>?, length: Int) -> Int {
+        guard length > 0, let data else { return length }
+        headerBytes &+= length
+        guard headerBytes <= Self.maxHeaderBytes else {
+            exceededLimit = true
+            return 0
+        }
+        guard receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: length)) else {
+            exceededLimit = true
+            return 0
+        }
+        return length
+    }
+
     /// Takes one header line as libcurl delivers it (CRLF included).
     ///
     /// The line is kept as bytes (``ResponseHeaderLines``) and made into a
