@@ -884,10 +884,11 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// Resumes the callers of `finished` and empties it. Touches no libcurl
     /// state, so it may run after the engine thread has given libcurl up.
     private func resume(_ finished: inout [Finished]) {
-        for (transfer, result) in finished {
+        // Taken out rather than iterated (which copies, and retains, every
+        // response on its way to its caller); the array keeps its capacity.
+        while let (transfer, result) = finished.popLast() {
             resume(transfer, with: result)
         }
-        finished.removeAll(keepingCapacity: true)
     }
 
     /// Takes `transfer` out of libcurl and returns its handle to the pool.
@@ -927,13 +928,17 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
 
     /// Resumes the caller unless a cancellation (or shutdown) already did; a
     /// caller without a continuation yet (it led) finds the result in the state.
-    private func resume(_ transfer: CurlTransfer, with result: Result<HTTPTransportResponse, HTTPTransportError>) {
+    private func resume(_ transfer: CurlTransfer, with result: consuming Result<HTTPTransportResponse, HTTPTransportError>) {
         lock.lock()
         switch transfer.state {
         case .waiting(let continuation):
             transfer.state = .finished
             lock.unlock()
-            continuation.resume(with: result.mapError { $0 })
+            // Moved into the continuation, not mapped (`mapError` copies the response).
+            switch consume result {
+            case .success(let response): continuation.resume(returning: response)
+            case .failure(let error): continuation.resume(throwing: error)
+            }
         case .leading:
             transfer.state = .completed(result)
             lock.unlock()

@@ -40,13 +40,15 @@ extension CurlTransfer {
                 responseURL = parsed
             }
         }
-        // The lines are parsed when the caller reads the fields, on its own thread.
+        // The lines are parsed when the caller reads the fields, on its own
+        // thread. Lines and body are moved into the response, not copied.
+        var lines = ResponseHeaderLines()
+        swap(&lines, &responseHeaderLines)
+        var body = Data()
+        swap(&body, &responseBody)
         var response = HTTPTransportResponse(
-            status: HTTPResponse.Status(code: min(max(status, 0), 999)), headerLines: responseHeaderLines, body: responseBody,
-            url: responseURL)
+            status: HTTPResponse.Status(code: min(max(status, 0), 999)), headerLines: lines, body: body, url: responseURL)
         response.bodyEndedWithConnection = bodyEndsWithConnection(status: status)
-        responseHeaderLines = ResponseHeaderLines()
-        responseBody = Data()
         return .success(response)
     }
 
