@@ -13,7 +13,7 @@ package import CCurl
 
 // Neither callback retains the transfer for the call (`_withUnsafeGuaranteedRef`):
 // the engine holds it for as long as libcurl has it, and a retain and a
-// release for every header line and body chunk added up to a sixth of the
+// release for every header line and body chunk made about a tenth of the
 // transport's reference counting per request (BENCHMARKS.md, issue 15, ninth pass).
 
 /// Appends body bytes, refusing (and so aborting the transfer) past the size limit.
