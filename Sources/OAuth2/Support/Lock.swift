@@ -92,7 +92,12 @@ package final class LockCondition: @unchecked Sendable {
 package final class LockedValue<Value>: @unchecked Sendable {
     // @unchecked: every access to `value` goes through `lock`.
     private let lock = Lock()
-    private var value: Value
+    // No run-time exclusivity check either: the lock already keeps accesses
+    // apart (a nested `withLock` on the same value deadlocks before it could
+    // overlap), and with the Swift runtime shared each check is a call and a
+    // thread-local lookup; `OAuth2Client` takes this lock on every signed
+    // request (BENCHMARKS.md, issue 15, tenth pass).
+    @exclusivity(unchecked) private var value: Value
 
     /// Wraps an initial value.
     package init(_ value: Value) {

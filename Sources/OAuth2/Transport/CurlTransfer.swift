@@ -249,6 +249,9 @@ package final class CurlTransfer: @unchecked Sendable {
         func append(name: String, value: String) throws(HTTPTransportError) {
             var name = name
             var value = value
+            // Read once out here: `list` is captured by these functions, and a
+            // read inside the closures below would be a run-time exclusivity check.
+            let shorter = list
             let longer = name.withUTF8 { name in
                 value.withUTF8 { value in
                     withUnsafeTemporaryAllocation(of: UInt8.self, capacity: name.count + value.count + 3) { line in
@@ -263,7 +266,7 @@ package final class CurlTransfer: @unchecked Sendable {
                             end = line[(end + 2)...].initialize(fromContentsOf: value)
                         }
                         line[end] = 0
-                        return line.withMemoryRebound(to: CChar.self) { ccurl_slist_append(list, $0.baseAddress) }
+                        return line.withMemoryRebound(to: CChar.self) { ccurl_slist_append(shorter, $0.baseAddress) }
                     }
                 }
             }
