@@ -162,6 +162,7 @@ public struct SigningTransport: HTTPTransport {
     ///
     /// - Returns: the final response, and whether the request it answers
     ///   carried the token (a redirect to another origin drops it).
+    @inline(__always) // One async frame fewer per signed request (BENCHMARKS.md, issue 15, tenth pass).
     private func sendSigned(_ request: HTTPTransportRequest, token: AccessToken) async throws(OAuth2Error) -> (
         response: HTTPTransportResponse, carriedToken: Bool
     ) {
