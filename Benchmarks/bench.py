@@ -61,6 +61,13 @@ START_STATIC = os.path.join(START_STATIC_SCRATCH, "release", "oauth2-start")
 # GET. A Swift program with the runtime linked in that does what the C baseline does, handing
 # its GET to a thread from an async main, and nothing of OAuth2.
 START_FLOOR_STATIC = os.path.join(START_STATIC_SCRATCH, "release", "handoff-floor")
+# The request benchmark and the hand-off floor with the Swift runtime linked in, as
+# server images are usually built (`swift build --static-swift-stdlib`): the request rows
+# run them too. With the runtime shared, every thread-local the runtime reads (the current
+# task, on each async frame's allocation; the exclusivity checks' access set) is a call to
+# `__tls_get_addr`; linked in, it is one instruction (BENCHMARKS.md, issue 15, tenth pass).
+BENCH_STATIC = os.path.join(START_STATIC_SCRATCH, "release", "oauth2-bench")
+FLOOR_STATIC = START_FLOOR_STATIC
 BASELINE = os.path.join(BUILD, "curl-baseline")
 GO_BENCH = os.path.join(BUILD, "go-oauth2-bench")
 # The hand-off floor: Swift callers on the default executor handing raw libcurl
@@ -118,7 +125,7 @@ def build(swift_flags=(), scratch=None):
         command += ["--scratch-path", scratch]
     run(command + list(swift_flags))
     if not scratch:
-        for product in ("oauth2-start", "handoff-floor"):
+        for product in ("oauth2-start", "handoff-floor", "oauth2-bench"):
             run(["swift", "build", "-c", "release", "--package-path", HERE, "--product", product,
                  "--static-swift-stdlib", "--scratch-path", START_STATIC_SCRATCH])
     os.makedirs(BUILD, exist_ok=True)
@@ -316,9 +323,15 @@ def scenarios(url, requests, token_log, stores=None, pin_cpu=0):
          [GO_BENCH, "concurrent", url, str(requests), "64"],
          [FLOOR, "concurrent", url, str(requests), "64"]),
     ]
+    def linked_in(command):
+        # The same program built with the Swift runtime linked in.
+        return [{BENCH: BENCH_STATIC, FLOOR: FLOOR_STATIC}.get(part, part) for part in command]
+
     rows = []
     for key, label, detail, baseline, ours, go, floor in request_scenarios:
         rows.append((key, f"{label}, {detail}" if detail else label, baseline, ours, go, floor, False))
+        rows.append((f"{key}-static", f"{label}, the Swift runtime linked in", key, linked_in(ours), None,
+                     linked_in(floor), False))
         rows.append((f"{key}-on-transport", f"{label}, on the transport's executor", key,
                      ours + ["--executor", "transport"], None, None, False))
         # CurlTransport.send of a request signed once: the client's share is
@@ -341,6 +354,8 @@ def scenarios(url, requests, token_log, stores=None, pin_cpu=0):
     for key, label, _, baseline, ours, go, floor in request_scenarios:
         rows.append((f"{key}-one-cpu", f"{label}, nginx and client on one CPU", pin + baseline, pin + ours, pin + go,
                      pin + floor, True))
+        rows.append((f"{key}-one-cpu-static", f"{label}, one CPU, the Swift runtime linked in", f"{key}-one-cpu",
+                     pin + linked_in(ours), None, pin + linked_in(floor), True))
         rows.append((f"{key}-one-cpu-transport-layer", f"{label}, one CPU, `CurlTransport` alone (no client)",
                      f"{key}-one-cpu", pin + ours + ["--layer", "transport"], None, None, True))
         if key == "sequential":
@@ -526,9 +541,10 @@ def table(results, rounds):
         return [base[r]["requests_per_second"] / other[r]["requests_per_second"] for r in common]
 
     for key, label, baseline, _, _, _, _ in scenarios("", 0, ""):
+        # A row compared with another's baseline shows that row's libcurl and Go, of the same rounds.
         base = records(baseline if isinstance(baseline, str) else key, "libcurl")
         ours = records(key, "swift-oauth2")
-        go = records(key, "go-x-oauth2")
+        go = records(baseline if isinstance(baseline, str) else key, "go-x-oauth2")
         med = lambda recs, field, fmt: fmt(statistics.median([rec[field] for rec in recs.values()])) if recs else "–"
         mib = lambda v: f"{v / 1024:.1f}"
         three = lambda field, fmt: " / ".join(med(recs, field, fmt) for recs in (base, ours, go))
@@ -550,8 +566,10 @@ def table(results, rounds):
     for key, label, baseline, _, _, floor, _ in scenarios("", 0, ""):
         if floor is None:
             continue
-        base, ours, go, low = (records(key, implementation) for implementation in
-                               ("libcurl", "swift-oauth2", "go-x-oauth2", "handoff-floor"))
+        # A row compared with another's baseline takes that row's libcurl and Go, of the same rounds.
+        same_round = baseline if isinstance(baseline, str) else key
+        base, go = records(same_round, "libcurl"), records(same_round, "go-x-oauth2")
+        ours, low = records(key, "swift-oauth2"), records(key, "handoff-floor")
         lines.append(
             f"| {label} | {median_range(time_ratios(base, low), ratio)} | {median_range(time_ratios(low, ours), ratio)}"
             f" | {median_range(time_ratios(base, go), ratio)}"
