@@ -904,12 +904,14 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         transfer.easy = nil
         transfer.activeIndex = -1
         recycle(easy)
+        // One hash of the key, not two or three: found once, then changed or removed in place.
         let key = transfer.hostKey
-        if let queue = hosts[key] {
+        if let index = hosts.index(forKey: key) {
+            let queue = hosts.values[index]
             if queue.running <= 1 && !queue.hasHeld {
-                hosts[key] = nil
+                hosts.remove(at: index)
             } else {
-                hosts[key, default: HostQueue()].running -= 1
+                hosts.values[index].running -= 1
                 if queue.hasHeld && queue.running == maxTransfersPerHost {
                     hostsWithRoom.append(key)
                 }
