@@ -502,17 +502,17 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             }
             let remaining = deadline - Self.monotonicNanoseconds()
             lock.lock()
-            switch transfer.state {
-            case .completed(let result):
-                transfer.state = .finished
+            if let result = transfer.takeCompletedResult() {
                 handBackLocked()
                 lock.unlock()
                 return .completed(result)
+            }
+            switch transfer.state {
             case .finished:
                 handBackLocked()
                 lock.unlock()
                 return .cancelled
-            case .leading, .created, .cancelledEarly, .waiting:
+            case .leading, .created, .cancelledEarly, .waiting, .completed:
                 break
             }
             guard case .running = phase, incoming.isEmpty, cancelled.isEmpty, remaining > 0 else {
@@ -564,14 +564,21 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// engine thread, or resumes it at once when it already ended.
     func attach(_ transfer: CurlTransfer, continuation: CurlTransfer.Continuation) {
         lock.lock()
+        if let result = transfer.takeCompletedResult() {
+            lock.unlock()
+            switch consume result {
+            case .success(let response): continuation.resume(returning: response)
+            case .failure(let error): continuation.resume(throwing: error)
+            }
+            return
+        }
         switch transfer.state {
         case .leading:
             transfer.state = .waiting(continuation)
             lock.unlock()
-        case .completed(let result):
-            transfer.state = .finished
+        case .completed:
+            // Taken above.
             lock.unlock()
-            continuation.resume(with: result.mapError { $0 })
         case .finished:
             // Cancelled since the hand-off; `cancel` queued it for removal.
             lock.unlock()
@@ -887,7 +894,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         // Taken out rather than iterated (which copies, and retains, every
         // response on its way to its caller); the array keeps its capacity.
         while let (transfer, result) = finished.popLast() {
-            resume(transfer, with: result)
+            resume(transfer, with: consume result)
         }
     }
 
@@ -942,7 +949,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             case .failure(let error): continuation.resume(throwing: error)
             }
         case .leading:
-            transfer.state = .completed(result)
+            transfer.state = .completed(consume result)
             lock.unlock()
         case .created, .cancelledEarly, .completed, .finished:
             lock.unlock()

@@ -61,6 +61,20 @@ package final class CurlTransfer: @unchecked Sendable {
         case finished
     }
 
+    /// The result of a `completed` transfer, moved out, the state left
+    /// `finished`; `nil` (the state untouched) in any other state. Reading
+    /// `.completed(let result)` would copy the response, and overwriting
+    /// the state would release the original. Call it holding the engine's lock.
+    func takeCompletedResult() -> Result<HTTPTransportResponse, HTTPTransportError>? {
+        guard case .completed = state else { return nil }
+        var taken = State.finished
+        swap(&taken, &state)
+        switch consume taken {
+        case .completed(let result): return result
+        case .created, .leading, .cancelledEarly, .waiting, .finished: return nil
+        }
+    }
+
     /// How the method is expressed to libcurl.
     enum Method: Equatable {
         case get
@@ -175,7 +189,7 @@ package final class CurlTransfer: @unchecked Sendable {
     /// - Throws: ``HTTPTransportError/unsupportedURL`` for anything but an
     ///   absolute `http`/`https` URL with a host; ``HTTPTransportError/invalidRequest``
     ///   for a malformed method or header.
-    package init(request: HTTPTransportRequest, configuration: CurlTransport.Configuration) throws(HTTPTransportError) {
+    package init(request: borrowing HTTPTransportRequest, configuration: CurlTransport.Configuration) throws(HTTPTransportError) {
         // Read once: `absoluteString` is built on every call.
         var urlString = request.url.absoluteString
         guard let target = HTTPTarget(request.url, text: urlString) else {

@@ -50,11 +50,12 @@ public struct HTTPTransportResponse: Sendable {
     }
 
     /// A response whose fields are parsed from `headerLines` when read.
-    init(status: HTTPResponse.Status, headerLines: ResponseHeaderLines, body: Data, url: URL?) {
+    init(status: HTTPResponse.Status, headerLines: ResponseHeaderLines, body: Data, url: URL?, bodyEndedWithConnection: Bool = false) {
         self.status = status
         self.headerStorage = .lines(headerLines)
         self.body = body
         self.url = url
+        self.bodyEndedWithConnection = bodyEndedWithConnection
     }
 
     /// Creates a response from a swift-http-types response head and a body.
