@@ -70,8 +70,8 @@ public struct SigningTransport: HTTPTransport {
         try await telemetry.withClientSpan(
             "oauth2.signed_request", url: request.url, method: request.method, errorType: \.code.rawValue
         ) { (span) async throws(OAuth2Error) in
-            var request = request
-            span.inject(into: &request.headers)
+            // The span's context goes into the copy `sendSigned` makes anyway,
+            // not into one of its own here (BENCHMARKS.md, issue 15, tenth pass).
             let response = try await sendInSpan(request, span: span)
             span.set("http.response.status_code", response.status.code)
             return response
@@ -81,7 +81,7 @@ public struct SigningTransport: HTTPTransport {
     private func sendInSpan(_ request: HTTPTransportRequest, span: ClientSpan) async throws(OAuth2Error) -> HTTPTransportResponse {
         try EndpointPolicy.requireSecure(request.url, role: "URL a bearer token is sent to")
         let token = try await Self.sourced { () async throws in try await tokenSource.token() }
-        let (response, carriedToken) = try await sendSigned(request, token: token)
+        let (response, carriedToken) = try await sendSigned(request, token: token, span: span)
         if response.status.code == 429 { throw Self.rateLimited(response, request) }
         guard carriedToken else { return response }
         switch BearerRejection(response) {
@@ -101,7 +101,7 @@ public struct SigningTransport: HTTPTransport {
         let retryCarriedToken: Bool
         do throws(OAuth2Error) {
             fresh = try await Self.sourced { () async throws in try await tokenSource.token(replacing: token) }
-            (retried, retryCarriedToken) = try await sendSigned(request, token: fresh)
+            (retried, retryCarriedToken) = try await sendSigned(request, token: fresh, span: span)
         } catch {
             telemetry.unauthorizedRetryFinished(outcome: error.code.rawValue)
             throw error
@@ -160,14 +160,18 @@ public struct SigningTransport: HTTPTransport {
     /// Sends with the token, following redirects by hand unless told not to,
     /// so the token never leaves its origin or its TLS.
     ///
+    /// The request carries `span`'s context (``ClientSpan/inject(into:)``)
+    /// on every hop.
+    ///
     /// - Returns: the final response, and whether the request it answers
     ///   carried the token (a redirect to another origin drops it).
     @inline(__always) // One async frame fewer per signed request (BENCHMARKS.md, issue 15, tenth pass).
-    private func sendSigned(_ request: HTTPTransportRequest, token: AccessToken) async throws(OAuth2Error) -> (
+    private func sendSigned(_ request: HTTPTransportRequest, token: AccessToken, span: ClientSpan) async throws(OAuth2Error) -> (
         response: HTTPTransportResponse, carriedToken: Bool
     ) {
         let authorization = "Bearer \(token.accessToken.value)"
         var current = request
+        span.inject(into: &current.headers)
         current.redirects = .never
         if current.headers.contains(where: { $0.name == .authorization }) {
             current.headers[.authorization] = authorization
@@ -238,7 +242,9 @@ enum BearerRejection {
     case insufficientScope(String?)
     case unauthorized
 
-    init(_ response: HTTPTransportResponse) {
+    // Borrowed: an initializer owns its arguments by default, which copied
+    // the response the caller goes on to return (BENCHMARKS.md, issue 15, tenth pass).
+    init(_ response: borrowing HTTPTransportResponse) {
         switch response.status.code {
         case 401:
             let values = response.headers[values: .wwwAuthenticate]

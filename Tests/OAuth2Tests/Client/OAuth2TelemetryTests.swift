@@ -69,6 +69,31 @@ import Tracing
         #expect(count("oauth2_refreshes_total", [("outcome", "refreshed")]) == 1)
         let signed = try #require(tracer.finishedSpans.first { $0.operationName == "oauth2.signed_request" })
         #expect(signed.attributes["oauth2.retried"]?.toSpanAttribute() == .bool(true))
+        // The retry carries the span's context too, as the first attempt did, and the new token.
+        let sent = harness.transport.requests(for: Fixture.apiURL)
+        #expect(sent.count == 2)
+        #expect(sent.map { $0.headers[HTTPField.Name(InMemoryTracer.spanIDKey)!] } == [signed.spanID, signed.spanID])
+        #expect(sent.last?.headers[.authorization] == "Bearer at-2")
+    }
+
+    @Test func everyHopOfARedirectedSignedRequestCarriesTheSpansContext() async throws {
+        let harness = try harness()
+        try await harness.seed(expiresIn: 3600)
+        let moved = try #require(URL(string: "https://api.example/v2/me"))
+        let elsewhere = try #require(URL(string: "https://cdn.example/me"))
+        harness.transport.enqueue(HTTPTransportResponse(status: 302, headers: [.location: moved.absoluteString]), for: Fixture.apiURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 307, headers: [.location: elsewhere.absoluteString]), for: moved)
+        harness.transport.enqueue(json: "{}", for: elsewhere)
+
+        let response = try await harness.client().send(HTTPTransportRequest(url: Fixture.apiURL))
+
+        #expect(response.status == 200)
+        let signed = try #require(tracer.finishedSpans.first { $0.operationName == "oauth2.signed_request" })
+        let hops = [Fixture.apiURL, moved, elsewhere].compactMap { harness.transport.requests(for: $0).first }
+        #expect(hops.count == 3)
+        #expect(hops.map { $0.headers[HTTPField.Name(InMemoryTracer.spanIDKey)!] } == Array(repeating: signed.spanID, count: 3))
+        // The token stays on its origin; the trace context is not a secret and goes along.
+        #expect(hops.map { $0.headers[.authorization] != nil } == [true, true, false])
     }
 
     @Test func aSecondRejectionIsCountedAndTheSpanFailsWithTheCodeOnly() async throws {
