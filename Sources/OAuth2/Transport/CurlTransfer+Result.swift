@@ -46,8 +46,10 @@ extension CurlTransfer {
         swap(&lines, &responseHeaderLines)
         var body = Data()
         swap(&body, &responseBody)
-        // Built whole and handed on: setting a field afterwards made the
-        // compiler copy the response into the result (BENCHMARKS.md, issue 15, tenth pass).
+        // Swift 6.3 copies the response into the result here and destroys the
+        // original (5 retains and releases), however it is spelled: built whole,
+        // consumed, its initializer kept out of line, no default value for a
+        // field (BENCHMARKS.md, issue 15, tenth pass).
         return .success(
             HTTPTransportResponse(
                 status: HTTPResponse.Status(code: min(max(status, 0), 999)), headerLines: lines, body: body, url: responseURL,
