@@ -566,10 +566,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         lock.lock()
         if let result = transfer.takeCompletedResult() {
             lock.unlock()
-            switch consume result {
-            case .success(let response): continuation.resume(returning: response)
-            case .failure(let error): continuation.resume(throwing: error)
-            }
+            Self.resume(continuation, with: result)
             return
         }
         switch transfer.state {
@@ -943,16 +940,24 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         case .waiting(let continuation):
             transfer.state = .finished
             lock.unlock()
-            // Moved into the continuation, not mapped (`mapError` copies the response).
-            switch consume result {
-            case .success(let response): continuation.resume(returning: response)
-            case .failure(let error): continuation.resume(throwing: error)
-            }
+            Self.resume(continuation, with: result)
         case .leading:
             transfer.state = .completed(consume result)
             lock.unlock()
         case .created, .cancelledEarly, .completed, .finished:
             lock.unlock()
+        }
+    }
+
+    /// Resumes a caller with its transfer's outcome, moved into the
+    /// continuation rather than mapped (`mapError` copies the response).
+    @inline(__always)
+    private static func resume(
+        _ continuation: CurlTransfer.Continuation, with result: consuming Result<HTTPTransportResponse, HTTPTransportError>
+    ) {
+        switch consume result {
+        case .success(let response): continuation.resume(returning: response)
+        case .failure(let error): continuation.resume(throwing: error)
         }
     }
 
