@@ -75,6 +75,7 @@ def main():
             "one-cpu-pingpong, no work": [pingpong, port, n, "8", "0", "0"],
             "one-cpu-pingpong, 12 µs of work per answer": [pingpong, port, n, "8", "0", "12000"],
             "the same, answers read before sends": [pingpong, port, n, "8", "1", "12000"],
+            "the same, libcurl's order, writes corked until the turn ends": [pingpong, port, n, "8", "2", "12000"],
         }
         pin = ["taskset", "-c", str(args.cpu)]
         rows = collections.defaultdict(list)
