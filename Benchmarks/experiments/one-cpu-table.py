@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """8 callers with nginx and the client on one CPU: what each client costs,
 and how the kernel schedules it (BENCHMARKS.md, issue 15, eleventh pass).
+With --unpinned, the same programs with nginx and the client free to use
+every CPU, and ours also on the transport's executor.
 
 Not part of `make bench`. Needs the programs `make bench` builds (run it, or
 bench.py, once) and a C compiler; with `perf` it also counts, per program,
 the share of requests sent on its busiest connection.
 
-    python3 Benchmarks/experiments/one-cpu-table.py [--requests N] [--rounds R]
+    python3 Benchmarks/experiments/one-cpu-table.py [--requests N] [--rounds R] [--unpinned]
 
 Each round runs every program once, interleaved, pinned with nginx to one
-CPU, and reads its CPU time and context switches from wait4(2); the table
-shows medians.
+CPU, and reads its CPU time and context switches from wait4(2), and nginx's
+CPU time from /proc; the table shows medians.
 """
 import argparse
 import collections
@@ -38,6 +40,20 @@ def run(command):
     return json.loads(output.strip().splitlines()[-1]), usage
 
 
+def server_cpu_seconds(server):
+    """The CPU time nginx's master and workers have used so far."""
+    master = server.process.pid
+    with open(f"/proc/{master}/task/{master}/children") as children:
+        pids = [master] + [int(pid) for pid in children.read().split()]
+    nanoseconds = 0
+    for pid in pids:
+        for thread in os.listdir(f"/proc/{pid}/task"):
+            # The first field: time on a CPU, in nanoseconds (clock ticks are too coarse).
+            with open(f"/proc/{pid}/task/{thread}/schedstat") as schedstat:
+                nanoseconds += int(schedstat.read().split()[0])
+    return nanoseconds / 1e9
+
+
 def busiest_connection_share(command, requests, scratch):
     """The share of the requests sent on the connection that carried the most, from `perf`."""
     data = os.path.join(scratch, "perf.data")
@@ -56,6 +72,7 @@ def main():
     parser.add_argument("--requests", type=int, default=20000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--cpu", type=int, default=min(os.sched_getaffinity(0)))
+    parser.add_argument("--unpinned", action="store_true", help="leave nginx and the client on every CPU")
     args = parser.parse_args()
     scratch = tempfile.mkdtemp(prefix="one-cpu-")
     pingpong = os.path.join(scratch, "one-cpu-pingpong")
@@ -64,12 +81,15 @@ def main():
     server.start()
     n = str(args.requests)
     try:
-        server.set_cpus({args.cpu})
+        if not args.unpinned:
+            server.set_cpus({args.cpu})
         url = server.base_url
         port = url.rsplit(":", 1)[1]
         programs = {
             "raw libcurl (C)": [bench.BASELINE, "concurrent", url, n, "8"],
             "swift-oauth2": [bench.BENCH, "concurrent", "--url", url, "--requests", n, "--concurrency", "8"],
+            "swift-oauth2 on the transport's executor":
+                [bench.BENCH, "concurrent", "--url", url, "--requests", n, "--concurrency", "8", "--executor", "transport"],
             "hand-off floor": [bench.FLOOR, "concurrent", url, n, "8"],
             "Go x/oauth2": [bench.GO_BENCH, "concurrent", url, n, "8"],
             "one-cpu-pingpong, no work": [pingpong, port, n, "8", "0", "0"],
@@ -77,37 +97,43 @@ def main():
             "the same, answers read before sends": [pingpong, port, n, "8", "1", "12000"],
             "the same, libcurl's order, writes corked until the turn ends": [pingpong, port, n, "8", "2", "12000"],
         }
-        pin = ["taskset", "-c", str(args.cpu)]
+        pin = [] if args.unpinned else ["taskset", "-c", str(args.cpu)]
         rows = collections.defaultdict(list)
         for _ in range(args.rounds):
             for name, command in programs.items():
+                server_before = server_cpu_seconds(server)
                 result, usage = run(pin + command)
+                server_seconds = server_cpu_seconds(server) - server_before
                 rows[name].append((
                     result["requests_per_second"],
                     (usage.ru_utime + usage.ru_stime) * 1e6 / args.requests,
                     usage.ru_nvcsw / args.requests,
                     usage.ru_nivcsw / args.requests,
+                    server_seconds * 1e6 / args.requests,
                 ))
         shares = {}
         if shutil.which("perf"):
             for name, command in programs.items():
                 shares[name] = busiest_connection_share(pin + command, args.requests, scratch)
     finally:
-        server.set_cpus(set(range(os.cpu_count())))
+        if not args.unpinned:
+            server.set_cpus(set(range(os.cpu_count())))
         server.stop()
         shutil.rmtree(scratch, ignore_errors=True)
 
-    print(f"8 callers (connections), nginx and the client on CPU {args.cpu}; {args.requests} requests, "
+    placement = "free to use every CPU" if args.unpinned else f"on CPU {args.cpu}"
+    print(f"8 callers (connections), nginx and the client {placement}; {args.requests} requests, "
           f"medians of {args.rounds} interleaved rounds")
     print()
-    print("| client | req/s | CPU µs/req | sleeps/req | preemptions/req | requests on the busiest connection |")
-    print("|---|---|---|---|---|---|")
+    print("| client | req/s | CPU µs/req | sleeps/req | preemptions/req | nginx CPU µs/req | requests on the busiest connection |")
+    print("|---|---|---|---|---|---|---|")
     for name, values in rows.items():
         def median(i):
             return statistics.median(value[i] for value in values)
         share = shares.get(name)
         share_text = f"{share * 100:.0f}%" if share is not None else "–"
-        print(f"| {name} | {median(0):,.0f} | {median(1):.1f} | {median(2):.2f} | {median(3):.2f} | {share_text} |")
+        print(f"| {name} | {median(0):,.0f} | {median(1):.1f} | {median(2):.2f} | {median(3):.2f} | {median(4):.1f} "
+              f"| {share_text} |")
 
 
 if __name__ == "__main__":
