@@ -11,7 +11,7 @@ the share of requests sent on its busiest connection.
     python3 Benchmarks/experiments/one-cpu-table.py [--requests N] [--rounds R] [--unpinned]
 
 Each round runs every program once, interleaved, pinned with nginx to one
-CPU, and reads its CPU time and context switches from wait4(2), and nginx's
+CPU (unless --unpinned), and reads its CPU time and context switches from wait4(2), and nginx's
 CPU time from /proc; the table shows medians.
 """
 import argparse
@@ -30,13 +30,13 @@ sys.path.insert(0, os.path.dirname(HERE))
 import bench  # noqa: E402  (Benchmarks/bench.py: the server and the built programs)
 
 
-def run(command):
+def run(name, command):
     """Runs `command`; returns its JSON line and its rusage (all its threads)."""
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     output = process.stdout.read()
     _, status, usage = os.wait4(process.pid, 0)
     if status != 0:
-        raise RuntimeError(f"{command[2]} exited with status {status}")
+        raise RuntimeError(f"{name} ({' '.join(command)}) exited with wait status {status}")
     return json.loads(output.strip().splitlines()[-1]), usage
 
 
@@ -58,8 +58,10 @@ def busiest_connection_share(command, requests, scratch):
     """The share of the requests sent on the connection that carried the most, from `perf`."""
     data = os.path.join(scratch, "perf.data")
     probes = "syscalls:sys_enter_sendto,syscalls:sys_enter_write"
-    subprocess.run(["perf", "record", "-q", "-e", probes, "-o", data, "--"] + command,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    recorded = subprocess.run(["perf", "record", "-q", "-e", probes, "-o", data, "--"] + command,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if recorded.returncode != 0:
+        return None  # No tracepoints for this user, say: the column shows "–".
     script = subprocess.run(["perf", "script", "-i", data, "-F", "trace"], capture_output=True, text=True).stdout
     per_fd = collections.Counter(re.findall(r"fd: (0x[0-9a-f]+)", script))
     # Writes to anything but the connections (the logs, a pipe) are a handful.
@@ -102,7 +104,7 @@ def main():
         for _ in range(args.rounds):
             for name, command in programs.items():
                 server_before = server_cpu_seconds(server)
-                result, usage = run(pin + command)
+                result, usage = run(name, pin + command)
                 server_seconds = server_cpu_seconds(server) - server_before
                 rows[name].append((
                     result["requests_per_second"],
