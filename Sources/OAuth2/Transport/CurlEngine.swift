@@ -171,6 +171,13 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     @exclusivity(unchecked) private var nextHeldDeadline = Int64.max
     /// ``CurlTransport/Configuration/maxConnectionsPerHost``, at least 1.
     private let maxTransfersPerHost: Int
+    /// The engine thread, set once it is created.
+    @exclusivity(unchecked) private var thread = pthread_t()
+
+    /// Whether the caller runs on the engine thread (a task that prefers it as executor).
+    var isCurrentThread: Bool {
+        pthread_equal(pthread_self(), thread) != 0
+    }
 
     /// The transfers of one host: how many libcurl has, and those held back
     /// until it has fewer than `maxTransfersPerHost`, oldest first.
@@ -241,6 +248,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             throw .other("could not start the transport thread (error \(result))")
         }
         pthread_detach(thread)
+        self.thread = thread
     }
 
     deinit {

@@ -22,7 +22,8 @@ extension CurlTransport {
         /// How many idle connections are kept open for reuse (64).
         ///
         /// Keep it at least as high as the number of concurrent requests the
-        /// transport serves, or connections are closed and reopened.
+        /// transport serves, or connections are closed and reopened. With two
+        /// threads (``maxThreads``) each keeps half.
         public var maxConnections: Int
         /// How many requests to one host (its name and port) run at once, and
         /// so how many connections are opened to it at most (64).
@@ -33,6 +34,9 @@ extension CurlTransport {
         /// request that waits longer fails with ``HTTPTransportError/timeout``
         /// without having been sent. Requests to other hosts do not wait. A
         /// request that follows a redirect counts against the host it was sent to.
+        ///
+        /// With two threads (``maxThreads``) each has half of the limit and
+        /// its own queue.
         public var maxConnectionsPerHost: Int
         /// A PEM file of certificate authorities to trust instead of the system's, or `nil`.
         ///
@@ -69,6 +73,24 @@ extension CurlTransport {
         ///
         /// At most 10 s is used.
         public var callerDrivenWait: Duration
+        /// How many threads may drive libcurl (2): 1 keeps to one; more than 2 counts as 2.
+        ///
+        /// The transport starts with one thread. With 2, a second thread,
+        /// with a libcurl and connections of its own, starts the first time
+        /// the first has 4 requests in flight (8 in a process allowed on one
+        /// CPU), and from then on takes a request whenever the first has at
+        /// least that many and more than the second. One thread drives
+        /// libcurl for every request it serves, the kernel's share of sending
+        /// and receiving included: with many concurrent requests to a quick
+        /// server it is the limit, and a second one serves about a tenth
+        /// more (BENCHMARKS.md, issue 15, twelfth pass).
+        ///
+        /// Each thread has half of ``maxConnections`` and half of
+        /// ``maxConnectionsPerHost`` (the first from the start), and the
+        /// requests held back for a host wait their turn per thread. So a
+        /// second thread is used only when both limits are at least 16: with
+        /// fewer, every request keeps to one thread and one queue.
+        public var maxThreads: Int
 
         /// Creates a configuration; every parameter has a default.
         public init(
@@ -78,7 +100,8 @@ extension CurlTransport {
             maxConnections: Int = 64,
             maxConnectionsPerHost: Int = 64,
             caFile: String? = nil,
-            callerDrivenWait: Duration = .milliseconds(1)
+            callerDrivenWait: Duration = .milliseconds(1),
+            maxThreads: Int = 2
         ) {
             self.timeout = timeout
             self.connectTimeout = connectTimeout
@@ -87,6 +110,26 @@ extension CurlTransport {
             self.maxConnectionsPerHost = maxConnectionsPerHost
             self.caFile = caFile
             self.callerDrivenWait = callerDrivenWait
+            self.maxThreads = maxThreads
+        }
+
+        /// The smallest ``maxConnections`` and ``maxConnectionsPerHost`` that
+        /// a second thread splits.
+        static let smallestSplitLimit = 16
+
+        /// The settings of the first thread and, when a second may start, of
+        /// the second: each with half of the connection limits.
+        var perThread: (first: Configuration, second: Configuration?) {
+            guard maxThreads >= 2, maxConnections >= Self.smallestSplitLimit,
+                maxConnectionsPerHost >= Self.smallestSplitLimit
+            else { return (self, nil) }
+            var first = self
+            var second = self
+            first.maxConnections = (maxConnections + 1) / 2
+            second.maxConnections = maxConnections / 2
+            first.maxConnectionsPerHost = (maxConnectionsPerHost + 1) / 2
+            second.maxConnectionsPerHost = maxConnectionsPerHost / 2
+            return (first, second)
         }
     }
 }

@@ -4,14 +4,19 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The default ``HTTPTransport``: libcurl, one multi handle, one thread.
+import Synchronization
+
+/// The default ``HTTPTransport``: libcurl, driven by one thread, and by a
+/// second one when many requests are in flight at once.
 ///
 /// Create one transport and share it: every client, every account and every
 /// task can send through it at once. Connections are kept alive and reused
 /// (HTTP/1.1 keep-alive, HTTP/2 when an `https` server offers it).
 ///
 /// - A request goes to a dedicated thread that drives libcurl; the caller's
-///   task waits without blocking a thread. When nothing else is in flight, the
+///   task waits without blocking a thread. With many requests in flight, a
+///   second thread with a libcurl of its own takes part of them
+///   (``Configuration/maxThreads``). When nothing else is in flight, the
 ///   caller first drives its request itself for a moment
 ///   (``Configuration/callerDrivenWait``): a quick answer then costs no thread
 ///   hand-off. Tasks may also run on the transport's thread (``executor``),
@@ -30,22 +35,42 @@ import Foundation
 ///   apply, except to loopback hosts, which are always reached directly.
 ///
 /// Call ``shutdown()`` when done. A transport released without it stops its
-/// thread in the background: nothing can be in flight then, since every
+/// threads in the background: nothing can be in flight then, since every
 /// `send` keeps the transport alive until it returns.
 public final class CurlTransport: HTTPTransport, Sendable {
     /// The settings this transport was created with.
     public let configuration: Configuration
+    /// The first engine: every request goes to it unless it is busy and a second may help.
     private let engine: Result<CurlEngine, HTTPTransportError>
+    /// The second engine, started the first time the first one is busy
+    /// (``secondThreadThreshold``); never when ``secondConfiguration`` is `nil`.
+    private let second = AtomicLazyReference<CurlEngine>()
+    /// The second engine's settings (half of the connection limits), or `nil`
+    /// when this transport keeps to one thread (``Configuration/maxThreads``).
+    private let secondConfiguration: Configuration?
+    /// Requests in ``send(_:)`` on the first and on the second engine.
+    private let firstLoad = Atomic<Int>(0)
+    private let secondLoad = Atomic<Int>(0)
+    /// A request goes to the second engine when the first has at least this
+    /// many in flight, and more than the second: 4, or 8 with one CPU, where
+    /// 8 callers run best led on the one thread (BENCHMARKS.md, issue 15,
+    /// twelfth pass).
+    private let secondThreadThreshold: Int
+    /// The second engine could not start: one thread it is.
+    private let secondFailed = Atomic<Bool>(false)
+    /// ``shutdown()`` has begun: a second engine started now stops at once.
+    private let isShutDown = Atomic<Bool>(false)
+    /// How many CPUs the engines behave as having (`nil`: as the process may use).
+    private let allowedCPUs: Int?
 
-    /// Creates a transport and starts its thread; the first transport of the
+    /// Creates a transport and starts its (first) thread; the first transport of the
     /// process opens libcurl (`libcurl.so.4`), which is not linked.
     ///
     /// Should libcurl or the thread fail to start (out of memory, libcurl
     /// missing or broken), every `send` throws ``HTTPTransportError/other(_:)``
     /// saying why.
-    public init(configuration: Configuration = Configuration()) {
-        self.configuration = configuration
-        engine = Self.startEngine(configuration, allowedCPUs: nil)
+    public convenience init(configuration: Configuration = Configuration()) {
+        self.init(configuration: configuration, allowedCPUs: nil)
     }
 
     /// A transport that behaves as in a process allowed on `allowedCPUs`
@@ -53,7 +78,20 @@ public final class CurlTransport: HTTPTransport, Sendable {
     /// yield before they lead (``Configuration/callerDrivenWait``). For tests.
     package init(configuration: Configuration, allowedCPUs: Int?) {
         self.configuration = configuration
-        engine = Self.startEngine(configuration, allowedCPUs: allowedCPUs)
+        self.allowedCPUs = allowedCPUs
+        let (first, second) = configuration.perThread
+        secondConfiguration = second
+        let engine = Self.startEngine(first, allowedCPUs: allowedCPUs)
+        self.engine = engine
+        // The first engine found out how many CPUs the process may use.
+        let oneCPU = if case .success(let started) = engine { started.yieldsBeforeLeading } else { false }
+        secondThreadThreshold = oneCPU ? 8 : 4
+    }
+
+    /// How many threads drive libcurl so far: 1, or 2 once the second engine
+    /// has started. For tests.
+    package var threadsStarted: Int {
+        second.load() == nil ? 1 : 2
     }
 
     /// Whether callers do not lead for now: after a lead gave way to other
@@ -83,6 +121,7 @@ public final class CurlTransport: HTTPTransport, Sendable {
         if case .success(let engine) = engine {
             engine.stop()
         }
+        second.load()?.stop()
     }
 
     /// An executor that runs tasks on the transport's own thread, or `nil`
@@ -104,7 +143,9 @@ public final class CurlTransport: HTTPTransport, Sendable {
     /// between libcurl's turns: blocking there, or heavy work such as decoding
     /// a large body, stalls every request of the transport meanwhile, and many
     /// concurrent callers are faster on the global executor, which has every
-    /// core. After ``shutdown()`` such tasks go on on the global executor.
+    /// core. Their requests stay on this thread, never on a second one
+    /// (``Configuration/maxThreads``). After ``shutdown()`` such tasks go on
+    /// on the global executor.
     public var executor: (any TaskExecutor)? {
         if case .success(let engine) = engine { return engine }
         return nil
@@ -122,6 +163,53 @@ public final class CurlTransport: HTTPTransport, Sendable {
     ///   `.responseTooLarge`, `.connectionLost`, `.tooManyRedirects`, `.other`).
     public func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
         let engine = try self.engine.get()
+        let inFlight = firstLoad.load(ordering: .relaxed)
+        if inFlight >= secondThreadThreshold, inFlight > secondLoad.load(ordering: .relaxed),
+            let second = secondEngine(besides: engine)
+        {
+            secondLoad.add(1, ordering: .relaxed)
+            defer { secondLoad.subtract(1, ordering: .relaxed) }
+            return try await send(request, on: second)
+        }
+        firstLoad.add(1, ordering: .relaxed)
+        defer { firstLoad.subtract(1, ordering: .relaxed) }
+        return try await send(request, on: engine)
+    }
+
+    /// The second engine, started if need be; `nil` when this transport keeps
+    /// to one thread, the second could not start, or the caller runs on the
+    /// first engine's thread (a task on ``executor``, whose requests the first
+    /// engine serves without waking a thread).
+    private func secondEngine(besides first: CurlEngine) -> CurlEngine? {
+        guard let secondConfiguration, !first.isCurrentThread else { return nil }
+        if let running = second.load() {
+            return running
+        }
+        guard !secondFailed.load(ordering: .relaxed), !isShutDown.load(ordering: .relaxed) else { return nil }
+        let started: CurlEngine
+        do {
+            started = try CurlEngine(configuration: secondConfiguration, allowedCPUs: allowedCPUs)
+        } catch {
+            // Out of threads or memory: the first engine goes on alone.
+            secondFailed.store(true, ordering: .relaxed)
+            return nil
+        }
+        let kept = second.storeIfNil(started)
+        if kept !== started {
+            // Another caller started one first.
+            started.stop()
+        }
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        if isShutDown.load(ordering: .sequentiallyConsistent) {
+            // `shutdown()` may have looked for a second engine before this one
+            // was stored: it stops now, with nothing in flight, and its thread
+            // exits by itself.
+            kept.stop()
+        }
+        return kept
+    }
+
+    private func send(_ request: HTTPTransportRequest, on engine: CurlEngine) async throws -> HTTPTransportResponse {
         try Task.checkCancellation()
         let transfer = try CurlTransfer(request: request, configuration: configuration)
         return try await withTaskCancellationHandler {
@@ -160,13 +248,16 @@ public final class CurlTransport: HTTPTransport, Sendable {
     }
 
     /// Fails every queued and running request with ``HTTPTransportError/shutDown``,
-    /// stops the thread, frees every libcurl handle and closes every connection.
+    /// stops the threads, frees every libcurl handle and closes every connection.
     ///
     /// Returns once all of that is done. Later sends throw
     /// ``HTTPTransportError/shutDown``. Calling it again is harmless.
     public func shutdown() async {
+        isShutDown.store(true, ordering: .sequentiallyConsistent)
         if case .success(let engine) = engine {
             await engine.stopAndWait()
         }
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        await second.load()?.stopAndWait()
     }
 }
