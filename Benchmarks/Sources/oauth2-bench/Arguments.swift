@@ -21,6 +21,8 @@ struct Arguments {
           CurlTransport.send itself, not OAuth2Client.send (default: client).
         --caller-driven-wait-us N: CurlTransport.Configuration.callerDrivenWait in µs
           (sequential and concurrent; default: the library's, 0: the caller never drives).
+        --max-threads N: CurlTransport.Configuration.maxThreads (sequential and concurrent;
+          default: the library's, 1: one thread drives libcurl).
         STORE: --store memory (default) | --store file --store-dir DIR
              | --store postgres --database-url URL --database-password-file PATH [--table NAME]
         Prints one JSON line per result.
@@ -50,7 +52,7 @@ struct Arguments {
         options[name]
     }
 
-    /// `--caller-driven-wait-us`: the transport's configuration.
+    /// `--caller-driven-wait-us` and `--max-threads`: the transport's configuration.
     func transportConfiguration() throws(BenchError) -> CurlTransport.Configuration {
         var configuration = CurlTransport.Configuration()
         if let text = options["caller-driven-wait-us"] {
@@ -58,6 +60,12 @@ struct Arguments {
                 throw BenchError("--caller-driven-wait-us must be a whole number of microseconds")
             }
             configuration.callerDrivenWait = .microseconds(microseconds)
+        }
+        if let text = options["max-threads"] {
+            guard let threads = Int(text), threads >= 1 else {
+                throw BenchError("--max-threads must be a positive whole number")
+            }
+            configuration.maxThreads = threads
         }
         return configuration
     }
