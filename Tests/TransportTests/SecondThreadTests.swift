@@ -20,6 +20,14 @@ extension CurlTransportTests {
             return tasks
         }
 
+        /// Cancels `tasks`, each of which must then throw `CancellationError`.
+        private func cancelAll(_ tasks: [Task<HTTPTransportResponse, any Error>]) async {
+            for task in tasks { task.cancel() }
+            for task in tasks {
+                await #expect(throws: CancellationError.self) { try await task.value }
+            }
+        }
+
         @Test func sequentialRequestsKeepToOneThread() async throws {
             let server = try currentServer()
             try await withTransport { transport in
@@ -40,10 +48,7 @@ extension CurlTransportTests {
                 #expect(transport.threadsStarted == 1, "\(threshold) in flight are the first thread's")
                 hanging += try await hang(1, on: transport, tag: uniqueTag())
                 #expect(transport.threadsStarted == 2)
-                for task in hanging { task.cancel() }
-                for task in hanging {
-                    await #expect(throws: CancellationError.self) { try await task.value }
-                }
+                await cancelAll(hanging)
             }
         }
 
@@ -87,10 +92,7 @@ extension CurlTransportTests {
             try await withTransport(configuration) { transport in
                 let hanging = try await hang(8, on: transport, tag: tag)
                 #expect(transport.threadsStarted == 1)
-                for task in hanging { task.cancel() }
-                for task in hanging {
-                    await #expect(throws: CancellationError.self) { try await task.value }
-                }
+                await cancelAll(hanging)
             }
         }
 
@@ -105,10 +107,7 @@ extension CurlTransportTests {
                 let tasks = (0..<8).map { _ in Task(executorPreference: executor) { try await transport.send(request) } }
                 try await server.waitForRequests(tag: tag, count: 8)
                 #expect(transport.threadsStarted == 1)
-                for task in tasks { task.cancel() }
-                for task in tasks {
-                    await #expect(throws: CancellationError.self) { try await task.value }
-                }
+                await cancelAll(tasks)
             }
         }
 
