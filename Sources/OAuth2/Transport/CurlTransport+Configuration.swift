@@ -89,7 +89,10 @@ extension CurlTransport {
         /// ``maxConnectionsPerHost`` (the first from the start), and the
         /// requests held back for a host wait their turn per thread. So a
         /// second thread is used only when both limits are at least 16: with
-        /// fewer, every request keeps to one thread and one queue.
+        /// fewer, every request keeps to one thread and one queue. Tasks on
+        /// ``CurlTransport/executor`` keep to the first thread and its half:
+        /// with 64 of them sending at once to one host, 1 is faster (1.3× raw
+        /// libcurl's time against 1.5×).
         public var maxThreads: Int
 
         /// Creates a configuration; every parameter has a default.

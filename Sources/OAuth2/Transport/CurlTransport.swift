@@ -144,8 +144,11 @@ public final class CurlTransport: HTTPTransport, Sendable {
     /// a large body, stalls every request of the transport meanwhile, and many
     /// concurrent callers are faster on the global executor, which has every
     /// core. Their requests stay on this thread, never on a second one
-    /// (``Configuration/maxThreads``). After ``shutdown()`` such tasks go on
-    /// on the global executor.
+    /// (``Configuration/maxThreads``), and so within its half of the
+    /// connection limits: when tasks here send more requests to one host at
+    /// once than half of ``Configuration/maxConnectionsPerHost``, set
+    /// `maxThreads` to 1. After ``shutdown()`` such tasks go on on the global
+    /// executor.
     public var executor: (any TaskExecutor)? {
         if case .success(let engine) = engine { return engine }
         return nil
