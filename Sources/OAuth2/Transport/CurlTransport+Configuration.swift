@@ -73,7 +73,7 @@ extension CurlTransport {
         ///
         /// At most 10 s is used.
         public var callerDrivenWait: Duration
-        /// How many threads may drive libcurl (2): 1 keeps to one; more than 2 counts as 2.
+        /// How many threads may drive libcurl (2): 1 or less keeps to one, more than 2 counts as 2.
         ///
         /// The transport starts with one thread. With 2, a second thread,
         /// with a libcurl and connections of its own, starts the first time
