@@ -619,10 +619,12 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         lock.withLock { requestsLedAlong }
     }
 
-    /// Whether no caller may lead now (a pause after concurrent callers or a
-    /// slow answer). For tests.
-    var leadsArePaused: Bool {
-        lock.withLock { Self.monotonicNanoseconds() < noLeadUntil }
+    /// How long until callers may lead again (a pause after concurrent
+    /// callers or a slow answer); negative once they may, and far below zero
+    /// when no pause was ever set. For tests, which time the pause without
+    /// racing its end.
+    var leadPauseRemaining: Duration {
+        lock.withLock { .nanoseconds(noLeadUntil - Self.monotonicNanoseconds()) }
     }
 
     /// CLOCK_MONOTONIC in nanoseconds: cheap, and never goes back.

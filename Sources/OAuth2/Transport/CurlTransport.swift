@@ -94,12 +94,13 @@ public final class CurlTransport: HTTPTransport, Sendable {
         second.load() == nil ? 1 : 2
     }
 
-    /// Whether callers do not lead for now: after a lead gave way to other
-    /// requests, or ran out of time before its answer came
-    /// (``Configuration/callerDrivenWait``). For tests.
-    package var leadsArePaused: Bool {
-        if case .success(let engine) = engine { return engine.leadsArePaused }
-        return false
+    /// How long until callers of the first thread may lead again: a pause
+    /// follows a lead that gave way to other requests, or that ran out of
+    /// time before its answer came (``Configuration/callerDrivenWait``).
+    /// Negative once they may; nil without an engine. For tests.
+    package var leadPauseRemaining: Duration? {
+        if case .success(let engine) = engine { return engine.leadPauseRemaining }
+        return nil
     }
 
     /// How many requests a caller's lead has started along with its own: with
