@@ -7,15 +7,16 @@ extension CurlTransportTests {
     /// the first has 4 requests in flight (8 with one CPU), takes part of
     /// them, and the connection limits hold over both.
     @Suite(.timeLimit(.minutes(1))) struct SecondThread {
-        /// Sends `count` requests to `/hang` at once, tagged `tag`, and returns
-        /// once the server has them all; they end when the tasks are cancelled
-        /// or the transport shuts down.
+        /// Sends `count` requests to `/hang` at once, tagged `tag`, from tasks
+        /// that prefer `executor` (none: the global one), and returns once the
+        /// server has them all; they end when the tasks are cancelled or the
+        /// transport shuts down.
         private func hang(
-            _ count: Int, on transport: CurlTransport, tag: String
+            _ count: Int, on transport: CurlTransport, tag: String, executor: (any TaskExecutor)? = nil
         ) async throws -> [Task<HTTPTransportResponse, any Error>] {
             let server = try currentServer()
             let request = taggedRequest(try server.url("/hang"), tag: tag)
-            let tasks = (0..<count).map { _ in Task { try await transport.send(request) } }
+            let tasks = (0..<count).map { _ in Task(executorPreference: executor) { try await transport.send(request) } }
             try await server.waitForRequests(tag: tag, count: count)
             return tasks
         }
@@ -46,8 +47,12 @@ extension CurlTransportTests {
             try await withTransport(allowedCPUs: allowedCPUs) { transport in
                 var hanging = try await hang(threshold, on: transport, tag: tag)
                 #expect(transport.threadsStarted == 1, "\(threshold) in flight are the first thread's")
+                #expect(transport.firstThreadLimits?.transfersPerHost == 64, "the whole limits while it is alone")
+                #expect(transport.firstThreadLimits?.connections == 64)
                 hanging += try await hang(1, on: transport, tag: uniqueTag())
                 #expect(transport.threadsStarted == 2)
+                #expect(transport.firstThreadLimits?.transfersPerHost == 32, "half, the second has the other")
+                #expect(transport.firstThreadLimits?.connections == 32)
                 await cancelAll(hanging)
             }
         }
@@ -92,6 +97,36 @@ extension CurlTransportTests {
             try await withTransport(configuration) { transport in
                 let hanging = try await hang(8, on: transport, tag: tag)
                 #expect(transport.threadsStarted == 1)
+                await cancelAll(hanging)
+            }
+        }
+
+        /// Tasks on the transport's executor never start a second thread, so
+        /// alone they have the whole per-host limit: 12 requests to one host
+        /// run at once under a limit of 16, though half of it is 8.
+        @Test func tasksOnTheExecutorAloneHaveTheWholeLimits() async throws {
+            let tag = uniqueTag()
+            try await withTransport(.init(maxConnectionsPerHost: 16)) { transport in
+                let executor = try #require(transport.executor)
+                let hanging = try await hang(12, on: transport, tag: tag, executor: executor)
+                #expect(transport.threadsStarted == 1)
+                #expect(transport.firstThreadLimits?.transfersPerHost == 16)
+                await cancelAll(hanging)
+            }
+        }
+
+        /// A second thread starts only while the first has no more than its
+        /// share of the limits in flight, so that the two shares keep them:
+        /// with 10 of the executor's requests in flight under a limit of 16,
+        /// another task's request goes to the first thread too.
+        @Test func noSecondThreadWhileTheFirstHasMoreThanItsShareInFlight() async throws {
+            let tag = uniqueTag()
+            try await withTransport(.init(maxConnectionsPerHost: 16)) { transport in
+                let executor = try #require(transport.executor)
+                var hanging = try await hang(10, on: transport, tag: tag, executor: executor)
+                hanging += try await hang(1, on: transport, tag: uniqueTag())
+                #expect(transport.threadsStarted == 1)
+                #expect(transport.firstThreadLimits?.transfersPerHost == 16)
                 await cancelAll(hanging)
             }
         }

@@ -46,8 +46,9 @@ import Darwin
 /// the engine thread.
 ///
 /// The driver gives libcurl at most ``CurlTransport/Configuration/maxConnectionsPerHost``
-/// transfers per host; the others wait in `hosts`, in order, each until one
-/// to its host ends or its own timeout runs out. libcurl's own per-host limit
+/// transfers per host (half once a second engine has started beside it);
+/// the others wait in `hosts`, in order, each until one to its host ends or
+/// its own timeout runs out. libcurl's own per-host limit
 /// (`CURLMOPT_MAX_HOST_CONNECTIONS`) is not used: libcurl 7.88 queues the
 /// transfers beyond it, wakes one per transfer that ends, and can lose such a
 /// wakeup. In a storm of 1,000 requests, transfers then sat without a
@@ -169,8 +170,17 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     @exclusivity(unchecked) private var heldCount = 0
     /// No held transfer's deadline is before this (CLOCK_MONOTONIC ns).
     @exclusivity(unchecked) private var nextHeldDeadline = Int64.max
-    /// ``CurlTransport/Configuration/maxConnectionsPerHost``, at least 1.
-    private let maxTransfersPerHost: Int
+    /// ``CurlTransport/Configuration/maxConnectionsPerHost``, at least 1,
+    /// until ``shareLimits(transfersPerHost:connections:)`` lowers it.
+    /// Read by the driver.
+    private let maxTransfersPerHost: Atomic<Int>
+    /// libcurl's connection cache size (`CURLMOPT_MAXCONNECTS`):
+    /// ``CurlTransport/Configuration/maxConnections``, at least 1, until
+    /// ``shareLimits(transfersPerHost:connections:)`` lowers it; the driver
+    /// hands it to libcurl (``applyConnectionCacheSize()``).
+    private let connectionCacheSize: Atomic<Int>
+    /// The cache size libcurl has. Driver only.
+    @exclusivity(unchecked) private var appliedConnectionCacheSize: Int
     /// The engine thread, set once it is created.
     @exclusivity(unchecked) private var thread = pthread_t()
 
@@ -225,8 +235,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         yieldsBeforeLeading = (allowedCPUs ?? Int(ccurl_allowed_cpus())) == 1
         let maxConnections = Swift.max(configuration.maxConnections, 1)
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxConnections)
+        connectionCacheSize = Atomic(maxConnections)
+        appliedConnectionCacheSize = maxConnections
         // The per-host limit is ours (`hosts`), not libcurl's: see the type's comment.
-        maxTransfersPerHost = Swift.max(configuration.maxConnectionsPerHost, 1)
+        maxTransfersPerHost = Atomic(Swift.max(configuration.maxConnectionsPerHost, 1))
         incoming.reserveCapacity(16)
         cancelled.reserveCapacity(16)
         leadFinished.reserveCapacity(4)
@@ -496,6 +508,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         lock.unlock()
 
         let deadline = now + callerDrivenNanoseconds
+        applyConnectionCacheSize()
         start(transfer)
         for other in leadCompany {
             admit(other)
@@ -627,6 +640,30 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         lock.withLock { .nanoseconds(noLeadUntil - Self.monotonicNanoseconds()) }
     }
 
+    /// Lowers the connection limits to this engine's share, when a second
+    /// engine starts beside it (``CurlTransport``). Transfers to a host above
+    /// its new limit run on; the next ones wait until it has fewer.
+    func shareLimits(transfersPerHost: Int, connections: Int) {
+        maxTransfersPerHost.store(Swift.max(transfersPerHost, 1), ordering: .relaxed)
+        connectionCacheSize.store(Swift.max(connections, 1), ordering: .relaxed)
+    }
+
+    /// The connection limits now, for tests.
+    var limits: (transfersPerHost: Int, connections: Int) {
+        (maxTransfersPerHost.load(ordering: .relaxed), connectionCacheSize.load(ordering: .relaxed))
+    }
+
+    /// Gives libcurl the connection cache size ``shareLimits(transfersPerHost:connections:)``
+    /// set, if it changed. Driver only.
+    @inline(__always)
+    private func applyConnectionCacheSize() {
+        let size = connectionCacheSize.load(ordering: .relaxed)
+        if size != appliedConnectionCacheSize {
+            appliedConnectionCacheSize = size
+            _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, size)
+        }
+    }
+
     /// CLOCK_MONOTONIC in nanoseconds: cheap, and never goes back.
     private static func monotonicNanoseconds() -> Int64 {
         var now = timespec()
@@ -691,6 +728,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             }
             jobBatch.removeAll(keepingCapacity: true)
             guard drives else { continue }
+            applyConnectionCacheSize()
 
             lock.lock()
             swap(&incoming, &batch)
@@ -754,7 +792,8 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// Starts `transfer` when its host has room in libcurl, else holds it
     /// back behind the others to that host.
     private func admit(_ transfer: CurlTransfer) {
-        guard let queue = hosts[transfer.hostKey], queue.running >= maxTransfersPerHost || queue.hasHeld else {
+        guard let queue = hosts[transfer.hostKey], queue.running >= maxTransfersPerHost.load(ordering: .relaxed) || queue.hasHeld
+        else {
             start(transfer)
             return
         }
@@ -771,8 +810,9 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     private func startHeld() {
         guard !hostsWithRoom.isEmpty else { return }
         let now = Self.monotonicNanoseconds()
+        let limit = maxTransfersPerHost.load(ordering: .relaxed)
         while let key = hostsWithRoom.popLast() {
-            while hosts[key].map({ $0.running < maxTransfersPerHost }) ?? false,
+            while hosts[key].map({ $0.running < limit }) ?? false,
                 let transfer = hosts[key, default: HostQueue()].takeHeld()
             {
                 heldCount -= 1
@@ -926,7 +966,9 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
                 hosts.remove(at: index)
             } else {
                 hosts.values[index].running -= 1
-                if queue.hasHeld && queue.running == maxTransfersPerHost {
+                // A limit lowered below `running` (`shareLimits`) is reached
+                // one ending at a time, so this catches it too.
+                if queue.hasHeld && queue.running == maxTransfersPerHost.load(ordering: .relaxed) {
                     hostsWithRoom.append(key)
                 }
             }

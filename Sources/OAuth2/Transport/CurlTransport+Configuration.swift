@@ -22,8 +22,8 @@ extension CurlTransport {
         /// How many idle connections are kept open for reuse (64).
         ///
         /// Keep it at least as high as the number of concurrent requests the
-        /// transport serves, or connections are closed and reopened. With two
-        /// threads (``maxThreads``) each keeps half.
+        /// transport serves, or connections are closed and reopened. Once a
+        /// second thread has started (``maxThreads``), each keeps half.
         public var maxConnections: Int
         /// How many requests to one host (its name and port) run at once, and
         /// so how many connections are opened to it at most (64).
@@ -35,8 +35,8 @@ extension CurlTransport {
         /// without having been sent. Requests to other hosts do not wait. A
         /// request that follows a redirect counts against the host it was sent to.
         ///
-        /// With two threads (``maxThreads``) each has half of the limit and
-        /// its own queue.
+        /// Once a second thread has started (``maxThreads``), each has half of
+        /// the limit and its own queue.
         public var maxConnectionsPerHost: Int
         /// A PEM file of certificate authorities to trust instead of the system's, or `nil`.
         ///
@@ -85,14 +85,15 @@ extension CurlTransport {
         /// server it is the limit, and a second one serves about a tenth
         /// more (BENCHMARKS.md, issue 15, twelfth pass).
         ///
-        /// Each thread has half of ``maxConnections`` and half of
-        /// ``maxConnectionsPerHost`` (the first from the start), and the
-        /// requests held back for a host wait their turn per thread. So a
-        /// second thread is used only when both limits are at least 16: with
-        /// fewer, every request keeps to one thread and one queue. Tasks on
-        /// ``CurlTransport/executor`` keep to the first thread and its half:
-        /// with 64 of them sending at once to one host, 1 is faster (1.3× raw
-        /// libcurl's time against 1.5×).
+        /// The first thread has the whole of ``maxConnections`` and
+        /// ``maxConnectionsPerHost`` until the second starts; from then on
+        /// each has half, and the requests held back for a host wait their
+        /// turn per thread. The second starts only while the first has no
+        /// more than its half in flight, so that the halves keep the limits,
+        /// and only when both limits are at least 16: with fewer, every
+        /// request keeps to one thread and one queue. Tasks on
+        /// ``CurlTransport/executor`` keep to the first thread and never start
+        /// the second: while only they send, they have the whole limits.
         public var maxThreads: Int
 
         /// Creates a configuration; every parameter has a default.

@@ -48,6 +48,9 @@ public final class CurlTransport: HTTPTransport, Sendable {
     /// The second engine's settings (half of the connection limits), or `nil`
     /// when this transport keeps to one thread (``Configuration/maxThreads``).
     private let secondConfiguration: Configuration?
+    /// The first engine's share of the connection limits once the second has
+    /// started (the other half); it has the whole limits until then.
+    private let firstShare: (transfersPerHost: Int, connections: Int)
     /// Requests in ``send(_:)`` on the first and on the second engine.
     private let firstLoad = Atomic<Int>(0)
     private let secondLoad = Atomic<Int>(0)
@@ -81,7 +84,11 @@ public final class CurlTransport: HTTPTransport, Sendable {
         self.allowedCPUs = allowedCPUs
         let (first, second) = configuration.perThread
         secondConfiguration = second
-        let engine = Self.startEngine(first, allowedCPUs: allowedCPUs)
+        firstShare = (first.maxConnectionsPerHost, first.maxConnections)
+        // The whole limits until a second engine starts: tasks on its
+        // executor, which never start one, keep them (BENCHMARKS.md, issue
+        // 15, thirteenth pass).
+        let engine = Self.startEngine(configuration, allowedCPUs: allowedCPUs)
         self.engine = engine
         // The first engine found out how many CPUs the process may use.
         let oneCPU = if case .success(let started) = engine { started.yieldsBeforeLeading } else { false }
@@ -92,6 +99,13 @@ public final class CurlTransport: HTTPTransport, Sendable {
     /// has started. For tests.
     package var threadsStarted: Int {
         second.load() == nil ? 1 : 2
+    }
+
+    /// The first thread's connection limits now: the configuration's, or its
+    /// share once a second thread has started. For tests.
+    package var firstThreadLimits: (transfersPerHost: Int, connections: Int)? {
+        if case .success(let engine) = engine { return engine.limits }
+        return nil
     }
 
     /// How long until callers of the first thread may lead again: a pause
@@ -145,11 +159,10 @@ public final class CurlTransport: HTTPTransport, Sendable {
     /// a large body, stalls every request of the transport meanwhile, and many
     /// concurrent callers are faster on the global executor, which has every
     /// core. Their requests stay on this thread, never on a second one
-    /// (``Configuration/maxThreads``), and so within its half of the
-    /// connection limits: when tasks here send more requests to one host at
-    /// once than half of ``Configuration/maxConnectionsPerHost``, set
-    /// `maxThreads` to 1. After ``shutdown()`` such tasks go on on the global
-    /// executor.
+    /// (``Configuration/maxThreads``), and never start one: while only such
+    /// tasks send, they have the whole connection limits; once other tasks'
+    /// requests have started a second thread, this one has half of them.
+    /// After ``shutdown()`` such tasks go on on the global executor.
     public var executor: (any TaskExecutor)? {
         if case .success(let engine) = engine { return engine }
         return nil
@@ -169,7 +182,7 @@ public final class CurlTransport: HTTPTransport, Sendable {
         let engine = try self.engine.get()
         let inFlight = firstLoad.load(ordering: .relaxed)
         if inFlight >= secondThreadThreshold, inFlight > secondLoad.load(ordering: .relaxed),
-            let second = secondEngine(besides: engine)
+            let second = secondEngine(besides: engine, inFlight: inFlight)
         {
             secondLoad.add(1, ordering: .relaxed)
             defer { secondLoad.subtract(1, ordering: .relaxed) }
@@ -184,12 +197,19 @@ public final class CurlTransport: HTTPTransport, Sendable {
     /// to one thread, the second could not start, or the caller runs on the
     /// first engine's thread (a task on ``executor``, whose requests the first
     /// engine serves without waking a thread).
-    private func secondEngine(besides first: CurlEngine) -> CurlEngine? {
+    ///
+    /// It starts only while the first engine has no more than its share of
+    /// the limits in flight (`inFlight`): the first then gets that share, and
+    /// so has no more transfers to any host than the share allows, and the
+    /// two shares keep the limits.
+    private func secondEngine(besides first: CurlEngine, inFlight: Int) -> CurlEngine? {
         guard let secondConfiguration, !first.isCurrentThread else { return nil }
         if let running = second.load() {
             return running
         }
-        guard !secondFailed.load(ordering: .relaxed), !isShutDown.load(ordering: .relaxed) else { return nil }
+        guard inFlight <= Swift.min(firstShare.transfersPerHost, firstShare.connections),
+            !secondFailed.load(ordering: .relaxed), !isShutDown.load(ordering: .relaxed)
+        else { return nil }
         let started: CurlEngine
         do {
             started = try CurlEngine(configuration: secondConfiguration, allowedCPUs: allowedCPUs)
@@ -198,6 +218,9 @@ public final class CurlTransport: HTTPTransport, Sendable {
             secondFailed.store(true, ordering: .relaxed)
             return nil
         }
+        // Before any request goes to the second engine. Another caller that
+        // started one at the same time does the same.
+        first.shareLimits(transfersPerHost: firstShare.transfersPerHost, connections: firstShare.connections)
         let kept = second.storeIfNil(started)
         if kept !== started {
             // Another caller started one first.
