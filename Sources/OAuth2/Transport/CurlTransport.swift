@@ -199,9 +199,10 @@ public final class CurlTransport: HTTPTransport, Sendable {
     /// engine serves without waking a thread).
     ///
     /// It starts only while the first engine has no more than its share of
-    /// the limits in flight (`inFlight`): the first then gets that share, and
-    /// so has no more transfers to any host than the share allows, and the
-    /// two shares keep the limits.
+    /// the limits in flight (`inFlight`, give or take the callers reading it
+    /// at the same moment): the first then gets that share, and so has no
+    /// more transfers to any host than the share allows, and the two shares
+    /// keep the limits.
     private func secondEngine(besides first: CurlEngine, inFlight: Int) -> CurlEngine? {
         guard let secondConfiguration, !first.isCurrentThread else { return nil }
         if let running = second.load() {
