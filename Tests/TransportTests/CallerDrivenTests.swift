@@ -195,12 +195,18 @@ extension CurlTransportTests {
         // and then nothing is taken along (each caller leads in turn); but
         // after eight leads without one a caller yields, so within five
         // attempts of two requests a lead takes the other request along.
+        // Each attempt starts once the transport thread has removed the last
+        // one's cancelled request: a caller that finds it still busy does not
+        // lead, and when that caller is the one that yields (the fifth
+        // attempt's first), no lead takes anything along (CI found it so once,
+        // with the whole suite running).
         @Test func onOneCPUARequestLedAlongCanBeCancelledWithoutLosingTheLeadersAnswer() async throws {
             let server = try currentServer()
             let executor = OneThreadExecutor()
             defer { executor.stop() }
             try await withTransport(Self.longLead, allowedCPUs: 1) { transport in
                 for attempt in 1...5 {
+                    try await waitUntilIdle(transport)
                     let tag = uniqueTag()
                     let ledBefore = transport.requestsStartedByOthersLeads
                     // Both made on the executor's thread, so neither starts before both are queued.
@@ -222,6 +228,14 @@ extension CurlTransportTests {
                     #expect(attempt < 5, "no lead took the other request along in five attempts")
                 }
             }
+        }
+
+        /// Waits (up to 5 s) until `transport`'s first thread has nothing in flight nor queued.
+        private func waitUntilIdle(_ transport: CurlTransport) async throws {
+            for _ in 0..<5000 where !transport.firstThreadIsIdle {
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            try #require(transport.firstThreadIsIdle, "the transport thread stayed busy")
         }
 
         @Test func aCallerWhoseRequestsAllCompleteWhileItLeadsStillLetsOtherTasksOnItsThreadRun() async throws {

@@ -648,6 +648,12 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         connectionCacheSize.store(Swift.max(connections, 1), ordering: .relaxed)
     }
 
+    /// Whether nothing is in flight nor queued, and so the next caller may
+    /// lead (unless a pause is on). For tests.
+    var isIdle: Bool {
+        lock.withLock { driver == .nobody && incoming.isEmpty && cancelled.isEmpty }
+    }
+
     /// The connection limits now, for tests.
     var limits: (transfersPerHost: Int, connections: Int) {
         (maxTransfersPerHost.load(ordering: .relaxed), connectionCacheSize.load(ordering: .relaxed))

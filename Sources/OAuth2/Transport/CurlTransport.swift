@@ -101,6 +101,13 @@ public final class CurlTransport: HTTPTransport, Sendable {
         second.load() == nil ? 1 : 2
     }
 
+    /// Whether the first thread has nothing in flight nor queued: the next
+    /// caller may lead. For tests.
+    package var firstThreadIsIdle: Bool {
+        if case .success(let engine) = engine { return engine.isIdle }
+        return false
+    }
+
     /// The first thread's connection limits now: the configuration's, or its
     /// share once a second thread has started. For tests.
     package var firstThreadLimits: (transfersPerHost: Int, connections: Int)? {
