@@ -121,19 +121,17 @@ extension CurlTransport {
         /// a second thread splits.
         static let smallestSplitLimit = 16
 
-        /// The settings of the first thread and, when a second may start, of
-        /// the second: each with half of the connection limits.
-        var perThread: (first: Configuration, second: Configuration?) {
+        /// When a second thread may start: its settings, with half of the
+        /// connection limits, and the first thread's share from then on (the
+        /// other half, rounded up); `nil` when the transport keeps to one.
+        var secondThread: (configuration: Configuration, firstShare: (transfersPerHost: Int, connections: Int))? {
             guard maxThreads >= 2, maxConnections >= Self.smallestSplitLimit,
                 maxConnectionsPerHost >= Self.smallestSplitLimit
-            else { return (self, nil) }
-            var first = self
+            else { return nil }
             var second = self
-            first.maxConnections = (maxConnections + 1) / 2
             second.maxConnections = maxConnections / 2
-            first.maxConnectionsPerHost = (maxConnectionsPerHost + 1) / 2
             second.maxConnectionsPerHost = maxConnectionsPerHost / 2
-            return (first, second)
+            return (second, ((maxConnectionsPerHost + 1) / 2, (maxConnections + 1) / 2))
         }
     }
 }

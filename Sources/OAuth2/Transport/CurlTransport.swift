@@ -43,14 +43,13 @@ public final class CurlTransport: HTTPTransport, Sendable {
     /// The first engine: every request goes to it unless it is busy and a second may help.
     private let engine: Result<CurlEngine, HTTPTransportError>
     /// The second engine, started the first time the first one is busy
-    /// (``secondThreadThreshold``); never when ``secondConfiguration`` is `nil`.
+    /// (``secondThreadThreshold``); never when ``secondThread`` is `nil`.
     private let second = AtomicLazyReference<CurlEngine>()
-    /// The second engine's settings (half of the connection limits), or `nil`
-    /// when this transport keeps to one thread (``Configuration/maxThreads``).
-    private let secondConfiguration: Configuration?
-    /// The first engine's share of the connection limits once the second has
-    /// started (the other half); it has the whole limits until then.
-    private let firstShare: (transfersPerHost: Int, connections: Int)
+    /// The second engine's settings (half of the connection limits) and the
+    /// first engine's share once the second has started (the other half; it
+    /// has the whole limits until then), or `nil` when this transport keeps
+    /// to one thread (``Configuration/maxThreads``).
+    private let secondThread: (configuration: Configuration, firstShare: (transfersPerHost: Int, connections: Int))?
     /// Requests in ``send(_:)`` on the first and on the second engine.
     private let firstLoad = Atomic<Int>(0)
     private let secondLoad = Atomic<Int>(0)
@@ -82,9 +81,7 @@ public final class CurlTransport: HTTPTransport, Sendable {
     package init(configuration: Configuration, allowedCPUs: Int?) {
         self.configuration = configuration
         self.allowedCPUs = allowedCPUs
-        let (first, second) = configuration.perThread
-        secondConfiguration = second
-        firstShare = (first.maxConnectionsPerHost, first.maxConnections)
+        secondThread = configuration.secondThread
         // The whole limits until a second engine starts: tasks on its
         // executor, which never start one, keep them (BENCHMARKS.md, issue
         // 15, thirteenth pass).
@@ -211,16 +208,17 @@ public final class CurlTransport: HTTPTransport, Sendable {
     /// more transfers to any host than the share allows, and the two shares
     /// keep the limits.
     private func secondEngine(besides first: CurlEngine, inFlight: Int) -> CurlEngine? {
-        guard let secondConfiguration, !first.isCurrentThread else { return nil }
+        guard let secondThread, !first.isCurrentThread else { return nil }
         if let running = second.load() {
             return running
         }
-        guard inFlight <= Swift.min(firstShare.transfersPerHost, firstShare.connections),
+        let share = secondThread.firstShare
+        guard inFlight <= Swift.min(share.transfersPerHost, share.connections),
             !secondFailed.load(ordering: .relaxed), !isShutDown.load(ordering: .relaxed)
         else { return nil }
         let started: CurlEngine
         do {
-            started = try CurlEngine(configuration: secondConfiguration, allowedCPUs: allowedCPUs)
+            started = try CurlEngine(configuration: secondThread.configuration, allowedCPUs: allowedCPUs)
         } catch {
             // Out of threads or memory: the first engine goes on alone.
             secondFailed.store(true, ordering: .relaxed)
@@ -228,7 +226,7 @@ public final class CurlTransport: HTTPTransport, Sendable {
         }
         // Before any request goes to the second engine. Another caller that
         // started one at the same time does the same.
-        first.shareLimits(transfersPerHost: firstShare.transfersPerHost, connections: firstShare.connections)
+        first.shareLimits(transfersPerHost: share.transfersPerHost, connections: share.connections)
         let kept = second.storeIfNil(started)
         if kept !== started {
             // Another caller started one first.
