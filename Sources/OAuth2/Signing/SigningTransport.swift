@@ -169,17 +169,17 @@ public struct SigningTransport: HTTPTransport {
     private func sendSigned(_ request: HTTPTransportRequest, token: AccessToken, span: ClientSpan) async throws(OAuth2Error) -> (
         response: HTTPTransportResponse, carriedToken: Bool
     ) {
-        let authorization = "Bearer \(token.accessToken.value)"
+        let authorization = token.authorizationField
         var current = request
         span.inject(into: &current.headers)
         current.redirects = .never
         if current.headers.contains(where: { $0.name == .authorization }) {
-            current.headers[.authorization] = authorization
+            current.headers[fields: .authorization] = [authorization]
         } else {
             // Most requests carry no Authorization of their own: appending
             // skips the search and splice of a replacement (BENCHMARKS.md,
             // issue 15, ninth pass).
-            current.headers.append(HTTPField(name: .authorization, value: authorization))
+            current.headers.append(authorization)
         }
         var carriesToken = true
         for _ in 0...Self.maxRedirects {
@@ -205,7 +205,7 @@ public struct SigningTransport: HTTPTransport {
                 carriesToken = false
             } else if !carriesToken {
                 // Back on the token's origin after a detour: sign again.
-                current.headers[.authorization] = authorization
+                current.headers[fields: .authorization] = [authorization]
                 carriesToken = true
             }
             if response.status.code == 303 || ((response.status.code == 301 || response.status.code == 302) && current.method == .post) {

@@ -23,7 +23,11 @@ public struct AccessToken: Sendable, Hashable, Codable {
     /// The access token sent as `Authorization: Bearer`.
     public var accessToken: Secret {
         get { box.fields.accessToken }
-        set { uniqueBox().fields.accessToken = newValue }
+        set {
+            let box = uniqueBox()
+            box.fields.accessToken = newValue
+            box.authorization = Box.authorization(for: newValue)
+        }
     }
     /// The token type as the provider spelled it; only `Bearer` is used.
     public var tokenType: String {
@@ -94,10 +98,16 @@ public struct AccessToken: Sendable, Hashable, Codable {
                 scopes: scopes, extraFields: extraFields, binding: binding, grant: grant, idToken: idToken))
     }
 
+    /// `Authorization: Bearer` and the token, the field a signed request
+    /// carries: built, and its value checked, once per token rather than on
+    /// every request (the check reads every byte of the token, and JWT
+    /// access tokens run to a kilobyte or more).
+    package var authorizationField: HTTPField { box.authorization }
+
     /// The box, copied first when another token shares it.
     private mutating func uniqueBox() -> Box {
         if !isKnownUniquelyReferenced(&box) {
-            box = Box(box.fields)
+            box = Box(copying: box)
         }
         return box
     }
@@ -124,9 +134,21 @@ public struct AccessToken: Sendable, Hashable, Codable {
     /// threads) can see is never written.
     private final class Box: @unchecked Sendable {
         var fields: Fields
+        /// ``AccessToken/authorizationField`` for `fields.accessToken`.
+        var authorization: HTTPField
 
         init(_ fields: Fields) {
             self.fields = fields
+            authorization = Self.authorization(for: fields.accessToken)
+        }
+
+        init(copying other: Box) {
+            fields = other.fields
+            authorization = other.authorization
+        }
+
+        static func authorization(for token: Secret) -> HTTPField {
+            HTTPField(name: .authorization, value: "Bearer \(token.value)")
         }
     }
 

@@ -34,4 +34,27 @@ import Testing
         #expect(short.isExpired(at: issued.addingTimeInterval(2)))
     }
 
+    @Test func theAuthorizationFieldFollowsTheAccessTokenThroughCopiesChangesAndTheStoredForm() throws {
+        var token = AccessToken(accessToken: Secret("first"), scopes: ["read"])
+        let copy = token
+        #expect(token.authorizationField == HTTPField(name: .authorization, value: "Bearer first"))
+
+        token.accessToken = Secret("second")
+        #expect(token.authorizationField.value == "Bearer second")
+        #expect(copy.authorizationField.value == "Bearer first")
+
+        // Held alone, the token changes its own box: the field changes with it.
+        token.accessToken = Secret("third")
+        #expect(token.authorizationField.value == "Bearer third")
+
+        // Other fields leave it as it is, in the copy they make.
+        var rescoped = token
+        rescoped.scopes = ["write"]
+        #expect(rescoped.authorizationField.value == "Bearer third")
+
+        let decoded = try JSONDecoder().decode(AccessToken.self, from: JSONEncoder().encode(token))
+        #expect(decoded.authorizationField.value == "Bearer third")
+        #expect(decoded == token)
+    }
+
 }
