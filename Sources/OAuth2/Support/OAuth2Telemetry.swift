@@ -42,18 +42,35 @@ public import Tracing
 /// carries the span's context in its headers (the tracer's propagation,
 /// such as W3C `traceparent`).
 public struct OAuth2Telemetry: Sendable {
-    private let metricsFactory: (any MetricsFactory)?
-    private let tracerOverride: (any Tracer)?
-    /// The `outcome` values recorded so far (``outcomeLabel(_:)``), shared by the copies of this telemetry.
-    private let outcomesSeen = LockedValue<Set<String>>([])
+    /// What the copies of this telemetry share. One reference: every signed
+    /// request copies its provider's telemetry, and two optional existentials
+    /// copied and destroyed field by field cost more than one retain.
+    private final class Storage: Sendable {
+        let metricsFactory: (any MetricsFactory)?
+        let tracerOverride: (any Tracer)?
+        /// Whether there is a `tracerOverride`, read without copying it.
+        let hasTracerOverride: Bool
+        /// The `outcome` values recorded so far (``outcomeLabel(_:)``).
+        let outcomesSeen = LockedValue<Set<String>>([])
+
+        init(metricsFactory: (any MetricsFactory)?, tracerOverride: (any Tracer)?) {
+            self.metricsFactory = metricsFactory
+            self.tracerOverride = tracerOverride
+            hasTracerOverride = tracerOverride != nil
+        }
+    }
+
+    private let storage: Storage
+    private var metricsFactory: (any MetricsFactory)? { storage.metricsFactory }
+    private var tracerOverride: (any Tracer)? { storage.tracerOverride }
+    private var outcomesSeen: LockedValue<Set<String>> { storage.outcomesSeen }
 
     /// The process's bootstrapped backends (`MetricsSystem.factory`, `InstrumentationSystem.tracer`).
     public static let global = OAuth2Telemetry(metricsFactory: nil, tracer: nil)
 
     /// Sends metrics to `metricsFactory` and spans to `tracer`; `nil` for either means the global one.
     public init(metricsFactory: (any MetricsFactory)? = nil, tracer: (any Tracer)? = nil) {
-        self.metricsFactory = metricsFactory
-        self.tracerOverride = tracer
+        storage = Storage(metricsFactory: metricsFactory, tracerOverride: tracer)
     }
 
     var factory: any MetricsFactory { metricsFactory ?? MetricsSystem.factory }
@@ -64,10 +81,11 @@ public struct OAuth2Telemetry: Sendable {
     /// protocol, each a conformance lookup, on every call: about 2% of a
     /// signed request's CPU time on one CPU (BENCHMARKS.md, issue 15, seventh
     /// pass). The instrument of a process that bootstrapped none is
-    /// `NoOpInstrument`, known by its type alone.
+    /// `NoOpInstrument`, known by its type alone: its metadata compared, not
+    /// cast to (`is` is a dynamic cast, 130 instructions a request).
     var activeTracer: (any Tracer)? {
-        if let tracerOverride { return tracerOverride }
-        if InstrumentationSystem.instrument is NoOpInstrument { return nil }
+        if storage.hasTracerOverride { return tracerOverride }
+        if type(of: InstrumentationSystem.instrument) == NoOpInstrument.self { return nil }
         return InstrumentationSystem.tracer
     }
 
@@ -138,7 +156,7 @@ public struct OAuth2Telemetry: Sendable {
     ) async throws(Failure) -> Value {
         guard let tracer = activeTracer else {
             // Nothing records: no span to start, end or make current.
-            return try await body(ClientSpan(span: nil, tracer: NoOpTracer()))
+            return try await body(ClientSpan(recording: nil))
         }
         let span = tracer.startSpan(name, context: ServiceContext.current ?? .topLevel, ofKind: .client)
         defer { span.end() }
@@ -151,10 +169,10 @@ public struct OAuth2Telemetry: Sendable {
             if let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil) {
                 span.attributes["server.port"] = port
             }
-            let clientSpan = ClientSpan(span: span, tracer: tracer)
+            let clientSpan = ClientSpan(recording: ClientSpan.Recording(span: span, tracer: tracer))
             outcome = await ServiceContext.$current.withValue(span.context) { await Self.outcome(of: body, in: clientSpan) }
         } else {
-            outcome = await Self.outcome(of: body, in: ClientSpan(span: nil, tracer: tracer))
+            outcome = await Self.outcome(of: body, in: ClientSpan(recording: nil))
         }
         switch outcome {
         case .success(let value):
@@ -184,19 +202,32 @@ public struct OAuth2Telemetry: Sendable {
 /// A client span as the library's code sees it: `nil` when it does not
 /// record, so that nothing is computed for it.
 struct ClientSpan {
-    let span: (any Span)?
-    let tracer: any Tracer
+    /// A recording span and its tracer.
+    final class Recording {
+        let span: any Span
+        let tracer: any Tracer
+
+        init(span: any Span, tracer: any Tracer) {
+            self.span = span
+            self.tracer = tracer
+        }
+    }
+
+    /// `nil` unless the span records: an optional reference, so that a
+    /// request without a span copies and checks a pointer, not two
+    /// existentials through the runtime's generic witnesses.
+    let recording: Recording?
 
     /// Sets an attribute of a recording span.
     func set(_ key: String, _ value: @autoclosure () -> any SpanAttributeConvertible) {
-        span?.attributes[key] = value().toSpanAttribute()
+        recording?.span.attributes[key] = value().toSpanAttribute()
     }
 
     /// Puts the span's context into `headers`, as the tracer propagates it
     /// (`traceparent`, …); nothing for a span that does not record.
     func inject(into headers: inout HTTPFields) {
-        guard let span else { return }
-        tracer.inject(span.context, into: &headers, using: HTTPFieldsInjector())
+        guard let recording else { return }
+        recording.tracer.inject(recording.span.context, into: &headers, using: HTTPFieldsInjector())
     }
 }
 
