@@ -173,7 +173,8 @@ public final class OAuth2Client: Sendable {
     public func token() async throws(OAuth2Error) -> AccessToken {
         while true {
             let decision = machine.withLock {
-                $0.tokenNeeded(now: provider.clock.now(), skew: configuration.expirySkew, renewableGrantTypes: provider.renewableGrantTypes)
+                $0.tokenNeeded(
+                    now: provider.clock.now(), skewSeconds: provider.expirySkewSeconds, renewableGrantTypes: provider.renewableGrantTypes)
             }
             switch decision {
             case .use(let token):

@@ -39,6 +39,10 @@ public final class OAuth2Provider: Sendable {
     private let anyUnsaved = Atomic<Bool>(false)
     /// Grant types whose tokens can be renewed by running the grant again.
     let renewableGrantTypes: Set<String>
+    /// `configuration.expirySkew` in seconds, converted once: every signed
+    /// request compares its token's expiry against it, and the conversion
+    /// divides a 128-bit count of attoseconds.
+    let expirySkewSeconds: Double
     /// OpenID Connect: the ID token verifier and the provider's key set, when configured.
     let idTokenVerifier: IDTokenVerifier?
     let keySet: KeySetCache?
@@ -70,6 +74,7 @@ public final class OAuth2Provider: Sendable {
         self.logger = logger
         self.telemetry = telemetry
         self.renewableGrantTypes = configuration.renewableGrantTypes
+        expirySkewSeconds = configuration.expirySkew.timeInterval
         if let openID = configuration.openID, let issuer = configuration.issuer {
             idTokenVerifier = IDTokenVerifier(settings: openID, issuer: issuer, clientID: configuration.clientID)
             keySet = KeySetCache(

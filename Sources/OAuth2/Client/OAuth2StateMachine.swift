@@ -71,6 +71,10 @@ struct OAuth2StateMachine: Sendable {
 
     /// The token currently held, in whatever state.
     var currentToken: AccessToken? {
+        // The usual state first: matched in place, where the switch below
+        // copies the whole state (a pending authorization's strings and all)
+        // to match it, on every signed request.
+        if case .authorized(let token) = state { return token }
         switch state {
         case .unloaded, .noToken: return nil
         case .authorizationPending(_, let previous), .exchanging(let previous): return previous
@@ -106,9 +110,14 @@ struct OAuth2StateMachine: Sendable {
     /// cannot be renewed is used anyway: the resource server's 401 decides.
     /// No token → `.notAuthenticated`.
     func tokenNeeded(now: Date, skew: Duration, renewableGrantTypes: Set<String> = []) -> TokenDecision {
+        tokenNeeded(now: now, skewSeconds: skew.timeInterval, renewableGrantTypes: renewableGrantTypes)
+    }
+
+    /// ``tokenNeeded(now:skew:renewableGrantTypes:)`` with the skew in seconds, as the client keeps it.
+    func tokenNeeded(now: Date, skewSeconds: Double, renewableGrantTypes: Set<String> = []) -> TokenDecision {
         guard isLoaded else { return .load }
         guard let token = currentToken else { return .notAuthenticated }
-        if token.isExpired(at: now, skew: skew), Self.canRenew(token, renewableGrantTypes) {
+        if token.isExpired(at: now, skewSeconds: skewSeconds), Self.canRenew(token, renewableGrantTypes) {
             return .refresh(token)
         }
         return .use(token)

@@ -182,8 +182,13 @@ public struct AccessToken: Sendable, Hashable, Codable {
     /// being refreshed before every use. A token without an expiry never
     /// expires by this test; the resource server's 401 tells when it has.
     public func isExpired(at now: Date, skew: Duration = .zero) -> Bool {
+        isExpired(at: now, skewSeconds: skew.timeInterval)
+    }
+
+    /// ``isExpired(at:skew:)`` with the skew in seconds.
+    package func isExpired(at now: Date, skewSeconds: Double) -> Bool {
         guard let expiresAt else { return false }
-        var margin = skew.timeInterval
+        var margin = skewSeconds
         if let issuedAt, margin > 0 {
             margin = min(margin, max(0, expiresAt.timeIntervalSince(issuedAt)) / 2)
         }
