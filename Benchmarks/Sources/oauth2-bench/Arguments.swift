@@ -12,7 +12,8 @@ struct Arguments {
           storm-process --url BASE STORE [--callers N]
                       (prints "ready", waits for a line on stdin, then N sends on the expired token)
           parse       --iterations N
-          overhead    --iterations N   (send through a transport that answers at once)
+          overhead    --iterations N [--token-bytes N]   (send through a transport that answers at once;
+                      an access token of N bytes instead of 18)
           memory      --url BASE --requests N --warmup N [--concurrency C]
           accounts    --sizes 1,1000,10000 --iterations N
                       (per-account memory and send time, in process, as accounts grow)

@@ -14,9 +14,12 @@ import OAuth2
 /// transport (policy check, token decision, signing, the 401 analysis), in
 /// one thread, with no wake-ups: the part of the gap to raw libcurl that
 /// the client code owns.
+///
+/// With `tokenBytes`, the access token is that long (a JWT access token
+/// runs to a kilobyte or more) instead of the benchmark's 18 bytes.
 enum ClientOverheadBenchmark {
-    static func run(target: BenchTarget, iterations: Int) async throws -> Report {
-        let transport = InstantTransport(tokenURL: target.tokenURL)
+    static func run(target: BenchTarget, iterations: Int, tokenBytes: Int? = nil) async throws -> Report {
+        let transport = InstantTransport(tokenURL: target.tokenURL, tokenBytes: tokenBytes)
         let client = try target.provider(transport: transport).client(account: "overhead")
         _ = try await client.authenticateWithClientCredentials()
         let request = target.resourceRequest
@@ -37,7 +40,7 @@ enum ClientOverheadBenchmark {
         }
         let seconds = Double(ProcessMetrics.nanoseconds() - start) / 1e9
         return Report(
-            scenario: "send-in-process",
+            scenario: tokenBytes == nil ? "send-in-process" : "send-in-process-long-token",
             requests: batches * batch,
             concurrency: 1,
             errors: errors,
@@ -52,12 +55,23 @@ enum ClientOverheadBenchmark {
 /// response nginx gives an authorized request, without suspending.
 struct InstantTransport: HTTPTransport {
     let tokenURL: URL
+    private let token: HTTPTransportResponse
 
-    private static let token = HTTPTransportResponse(
-        status: 200,
-        headers: [.contentType: "application/json", .cacheControl: "no-store"],
-        body: Data(#"{"access_token":"bench-access-token","token_type":"Bearer","expires_in":3600}"#.utf8)
-    )
+    /// `tokenBytes`: the access token's length, letters with a dot every 80
+    /// (as a JWT's parts are joined); `nil` for `bench-access-token`.
+    init(tokenURL: URL, tokenBytes: Int? = nil) {
+        self.tokenURL = tokenURL
+        var accessToken = "bench-access-token"
+        if let tokenBytes {
+            let bytes = (0..<tokenBytes).map { index -> UInt8 in index % 80 == 79 ? UInt8(ascii: ".") : UInt8(97 + index % 26) }
+            accessToken = String(decoding: bytes, as: UTF8.self)
+        }
+        token = HTTPTransportResponse(
+            status: 200,
+            headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: Data(#"{"access_token":"\#(accessToken)","token_type":"Bearer","expires_in":3600}"#.utf8)
+        )
+    }
     private static let resource = HTTPTransportResponse(
         status: 200,
         headers: [
@@ -68,6 +82,6 @@ struct InstantTransport: HTTPTransport {
     )
 
     func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
-        request.url == tokenURL ? Self.token : Self.resource
+        request.url == tokenURL ? token : Self.resource
     }
 }

@@ -68,7 +68,12 @@ enum OAuth2Bench {
             return try await ParsingBenchmark.run(target: target, iterations: arguments.int("iterations", default: 200_000))
         case "overhead":
             let target = try BenchTarget(baseURL: arguments.optionalString("url") ?? "http://127.0.0.1:1")
-            return [try await ClientOverheadBenchmark.run(target: target, iterations: arguments.int("iterations", default: 1_000_000))]
+            return [
+                try await ClientOverheadBenchmark.run(
+                    target: target, iterations: arguments.int("iterations", default: 1_000_000),
+                    tokenBytes: arguments.optionalString("token-bytes") == nil ? nil : arguments.int("token-bytes")
+                )
+            ]
         case "accounts":
             let target = try BenchTarget(baseURL: arguments.optionalString("url") ?? "http://127.0.0.1:1")
             return try await AccountsBenchmark.run(
