@@ -26,6 +26,22 @@ import Testing
         #expect(transfer.responseHeaders.count == 1)
     }
 
+    @Test func aLineWithoutAColonOrWithoutANameIsSkippedAndTheNextFieldCounts() throws {
+        let transfer = try receive([
+            "HTTP/1.1 200 OK\r\n", "no colon here\r\n", ": no name\r\n", "Content-Length: 7\r\n", "\r\n",
+        ])
+        #expect(transfer.responseFacts.announcedLength == 7)
+        #expect(transfer.responseHeaders.map(\.name.rawName) == ["Content-Length"])
+    }
+
+    @Test func nulAndCarriageReturnAnywhereInALineBecomeSpaces() throws {
+        let transfer = try receive(["HTTP/1.1 200 OK\r\n", "X-Ends: a\u{0}\r\n", "\u{0}X-Starts: b\r\n", "X-Both: \rc\u{0}d\r\n", "\r\n"])
+        // The NUL that began a line is a space now: the line continues the value before it.
+        #expect(transfer.responseHeaders[HTTPField.Name("X-Ends")!] == "a X-Starts: b")
+        #expect(transfer.responseHeaders[HTTPField.Name("X-Starts")!] == nil)
+        #expect(transfer.responseHeaders[HTTPField.Name("X-Both")!] == "c d")
+    }
+
     @Test func nulInAValueBecomesASpace() throws {
         let transfer = try receive(["HTTP/1.1 200 OK\r\n", "X-Value: a\u{0}b\r\n", "\r\n"])
         #expect(transfer.responseHeaders[HTTPField.Name("X-Value")!] == "a b")
