@@ -162,8 +162,16 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// with its own (``lead(_:afterYield:)``); kept, emptied, between leads.
     @exclusivity(unchecked) private var leadCompany: [CurlTransfer] = []
     @exclusivity(unchecked) private var idleHandles: [CurlEasyHandle] = []
-    /// Per host (``CurlTransfer/hostKey``) with a transfer in libcurl or held back.
+    /// Per host (``CurlTransfer/hostKey``) with a transfer in libcurl or
+    /// held back, while ``countsHosts``.
     @exclusivity(unchecked) private var hosts: [String: HostQueue] = [:]
+    /// Whether `hosts` counts the transfers in libcurl. Not while fewer than
+    /// `maxTransfersPerHost` are in libcurl and none is held back: no host
+    /// can be at its limit then, and a request skips the table (its host's
+    /// key made and looked up three times, 1,300 instructions; BENCHMARKS.md,
+    /// issue 15, fourteenth pass). Counting starts when a transfer arrives
+    /// with that many in libcurl, and stops when the table empties.
+    @exclusivity(unchecked) private var countsHosts = false
     /// Hosts where a transfer ended while others were held back.
     @exclusivity(unchecked) private var hostsWithRoom: [String] = []
     /// Transfers held back in `hosts` (cancelled ones included until dropped).
@@ -798,6 +806,18 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// Starts `transfer` when its host has room in libcurl, else holds it
     /// back behind the others to that host.
     private func admit(_ transfer: CurlTransfer) {
+        if !countsHosts {
+            // Nothing is held back while not counting (`heldCount` is 0).
+            guard active.count >= maxTransfersPerHost.load(ordering: .relaxed) else {
+                start(transfer)
+                return
+            }
+            countsHosts = true
+            for running in active {
+                hosts[running.hostKey, default: HostQueue()].running += 1
+                running.isCountedForHost = true
+            }
+        }
         guard let queue = hosts[transfer.hostKey], queue.running >= maxTransfersPerHost.load(ordering: .relaxed) || queue.hasHeld
         else {
             start(transfer)
@@ -912,7 +932,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         transfer.easy = easy
         transfer.activeIndex = active.count
         active.append(transfer)
-        hosts[transfer.hostKey, default: HostQueue()].running += 1
+        if countsHosts {
+            hosts[transfer.hostKey, default: HostQueue()].running += 1
+            transfer.isCountedForHost = true
+        }
     }
 
     /// Completes every transfer libcurl reports done (a leading caller's turn).
@@ -964,6 +987,11 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         transfer.easy = nil
         transfer.activeIndex = -1
         recycle(easy)
+        guard transfer.isCountedForHost else { return }
+        transfer.isCountedForHost = false
+        defer {
+            if hosts.isEmpty { countsHosts = false }
+        }
         // One hash of the key, not two or three: found once, then changed or removed in place.
         let key = transfer.hostKey
         if let index = hosts.index(forKey: key) {

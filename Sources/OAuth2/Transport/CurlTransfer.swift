@@ -106,10 +106,23 @@ package final class CurlTransfer: @unchecked Sendable {
     // Engine thread only.
     @exclusivity(unchecked) var easy: CurlEasyHandle?
     @exclusivity(unchecked) var activeIndex = -1
+    /// Where the request goes: its host's key is made from it when needed.
+    private let target: HTTPTarget
     /// The host and port the request goes to ("example.com:443"), lowercased:
     /// the engine counts what it gives libcurl per host against
-    /// ``CurlTransport/Configuration/maxConnectionsPerHost``.
-    let hostKey: String
+    /// ``CurlTransport/Configuration/maxConnectionsPerHost``. Made when the
+    /// engine first counts the transfer, which it does only once enough
+    /// transfers are in libcurl for a host to reach that limit. The driver's.
+    var hostKey: String {
+        if let madeHostKey { return madeHostKey }
+        let key = target.hostKey
+        madeHostKey = key
+        return key
+    }
+    @exclusivity(unchecked) private var madeHostKey: String?
+    /// Whether the engine counted the transfer in its host's running
+    /// transfers, to be taken off when it leaves libcurl. The driver's.
+    @exclusivity(unchecked) var isCountedForHost = false
     /// While the engine holds the transfer back for its host to have room: the
     /// deadline its timeout sets (CLOCK_MONOTONIC ns); 0 otherwise. The driver's.
     @exclusivity(unchecked) var heldDeadline: Int64 = 0
@@ -231,7 +244,7 @@ package final class CurlTransfer: @unchecked Sendable {
 
         self.url = request.url
         self.urlString = urlString
-        hostKey = target.hostKey
+        self.target = target
         timeoutMilliseconds = (request.timeout ?? configuration.timeout).curlMilliseconds
         maxResponseSize = Swift.max(request.maxResponseSize ?? configuration.maxResponseSize, 0)
         followRedirects = request.redirects == .follow
