@@ -197,12 +197,16 @@ package final class CurlTransfer: @unchecked Sendable {
     /// The most header bytes accepted over all responses of one request (redirects included).
     static let maxHeaderBytes = 256 * 1024
 
-    /// Validates and prepares a request.
+    /// Validates and prepares a request. `defaultTimeoutMilliseconds`:
+    /// `configuration.timeout` in milliseconds, when the caller has it
+    /// converted already.
     ///
     /// - Throws: ``HTTPTransportError/unsupportedURL`` for anything but an
     ///   absolute `http`/`https` URL with a host; ``HTTPTransportError/invalidRequest``
     ///   for a malformed method or header.
-    package init(request: borrowing HTTPTransportRequest, configuration: CurlTransport.Configuration) throws(HTTPTransportError) {
+    package init(
+        request: borrowing HTTPTransportRequest, configuration: CurlTransport.Configuration, defaultTimeoutMilliseconds: Int? = nil
+    ) throws(HTTPTransportError) {
         // Read once: `absoluteString` is built on every call.
         var urlString = request.url.absoluteString
         guard let target = HTTPTarget(request.url, text: urlString) else {
@@ -245,7 +249,7 @@ package final class CurlTransfer: @unchecked Sendable {
         self.url = request.url
         self.urlString = urlString
         self.target = target
-        timeoutMilliseconds = (request.timeout ?? configuration.timeout).curlMilliseconds
+        timeoutMilliseconds = request.timeout?.curlMilliseconds ?? defaultTimeoutMilliseconds ?? configuration.timeout.curlMilliseconds
         maxResponseSize = Swift.max(request.maxResponseSize ?? configuration.maxResponseSize, 0)
         followRedirects = request.redirects == .follow
     }

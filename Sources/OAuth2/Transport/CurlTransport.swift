@@ -40,6 +40,10 @@ import Synchronization
 public final class CurlTransport: HTTPTransport, Sendable {
     /// The settings this transport was created with.
     public let configuration: Configuration
+    /// `configuration.timeout` in milliseconds, for requests without a
+    /// timeout of their own: converted once, not per request (a `Duration`'s
+    /// components divide a 128-bit count, 190 instructions).
+    private let defaultTimeoutMilliseconds: Int
     /// The first engine: every request goes to it unless it is busy and a second may help.
     private let engine: Result<CurlEngine, HTTPTransportError>
     /// The second engine, started the first time the first one is busy
@@ -81,6 +85,7 @@ public final class CurlTransport: HTTPTransport, Sendable {
     package init(configuration: Configuration, allowedCPUs: Int?) {
         self.configuration = configuration
         self.allowedCPUs = allowedCPUs
+        defaultTimeoutMilliseconds = configuration.timeout.curlMilliseconds
         secondThread = configuration.secondThread
         // The whole limits until a second engine starts: tasks on its
         // executor, which never start one, keep them (BENCHMARKS.md, issue
@@ -244,7 +249,8 @@ public final class CurlTransport: HTTPTransport, Sendable {
 
     private func send(_ request: HTTPTransportRequest, on engine: CurlEngine) async throws -> HTTPTransportResponse {
         try Task.checkCancellation()
-        let transfer = try CurlTransfer(request: request, configuration: configuration)
+        let transfer = try CurlTransfer(
+            request: request, configuration: configuration, defaultTimeoutMilliseconds: defaultTimeoutMilliseconds)
         return try await withTaskCancellationHandler {
             let outcome: CurlEngine.LeadOutcome
             if engine.yieldsBeforeLeading {
