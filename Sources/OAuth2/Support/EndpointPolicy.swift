@@ -32,7 +32,7 @@ package enum EndpointPolicy {
 
     /// Whether the bytes are exactly `word`.
     private static func spells(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, _ word: StaticString) -> Bool {
-        word.withUTF8Buffer { bytes.elementsEqual($0) }
+        bytes.count == word.utf8CodeUnitCount && word.withUTF8Buffer { bytes.elementsEqual($0) }
     }
 
     /// Whether the bytes are a dotted quad `127.a.b.c`, each part 1 to 3 ASCII digits and at most 255.
@@ -40,7 +40,10 @@ package enum EndpointPolicy {
     /// A part with a leading 0 is octal to libcurl and the resolver
     /// (`inet_aton`): one holding an 8 or a 9 is no number to them, so they
     /// look the whole host up in DNS, which may answer with any address.
-    private static func isLoopbackIPv4(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+    private static func isLoopbackIPv4(_ slice: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        // Read as a buffer of its own: a slice's indexing is checked against
+        // both its bounds and its base's, twice the instructions a byte.
+        let bytes = UnsafeBufferPointer(rebasing: slice)
         var octets = 0
         var value = 0
         var digits = 0
