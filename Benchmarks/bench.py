@@ -502,6 +502,8 @@ def run_rounds(nginx, stores, requests, rounds, parse_iterations, storm_processe
             results.append((number, record["scenario"], "swift-oauth2", record))
         for record in measure([BENCH, "overhead", "--iterations", str(parse_iterations * 3)]):
             results.append((number, record["scenario"], "swift-oauth2", record))
+        for record in measure([BENCH, "overhead", "--iterations", str(parse_iterations * 3), "--token-bytes", "1200"]):
+            results.append((number, record["scenario"], "swift-oauth2", record))
         for record in measure([BENCH, "accounts", "--sizes", ",".join(map(str, account_sizes)),
                                "--iterations", str(account_iterations)]):
             results.append((number, record["scenario"], "swift-oauth2", record))
@@ -616,7 +618,8 @@ def table(results, rounds):
     lines.append("|---|---|---|---|")
     for key, label in (("parse-token-response", "parse a token response"), ("parse-redirect", "validate a redirect URL"),
                        ("prepare-transfer", "prepare a signed GET for libcurl (`CurlTransport`, caller's side)"),
-                       ("send-in-process", "`send` through a transport that answers at once")):
+                       ("send-in-process", "`send` through a transport that answers at once"),
+                       ("send-in-process-long-token", "the same with a 1,200-byte access token (a JWT's size)")):
         recs = records(key, "swift-oauth2")
         lines.append(
             f"| {label} | {median_range([rec['requests_per_second'] for rec in recs.values()], rps)}"
