@@ -40,10 +40,7 @@ package enum EndpointPolicy {
     /// A part with a leading 0 is octal to libcurl and the resolver
     /// (`inet_aton`): one holding an 8 or a 9 is no number to them, so they
     /// look the whole host up in DNS, which may answer with any address.
-    private static func isLoopbackIPv4(_ slice: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
-        // Read as a buffer of its own: a slice's indexing is checked against
-        // both its bounds and its base's, twice the instructions a byte.
-        let bytes = UnsafeBufferPointer(rebasing: slice)
+    private static func isLoopbackIPv4(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
         var octets = 0
         var value = 0
         var digits = 0
