@@ -1062,6 +1062,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             }
         }
         hosts.removeAll()
+        countsHosts = false
         hostsWithRoom.removeAll()
         heldCount = 0
         idleHandles.removeAll()
