@@ -141,7 +141,7 @@ extension OAuth2Client {
             }
         } else if !force && replacedMeanwhile && !stored.isExpired(at: now) {
             return .init(token: stored, refreshed: false)
-        } else if !force && !stored.isExpired(at: now, skew: configuration.expirySkew) {
+        } else if !force && !stored.isExpired(at: now, skewSeconds: provider.expirySkewSeconds) {
             return .init(token: stored, refreshed: false)
         }
 

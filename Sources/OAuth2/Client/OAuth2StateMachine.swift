@@ -109,11 +109,9 @@ struct OAuth2StateMachine: Sendable {
     /// `.refresh` (the coordinator makes it single-flight). One expiring that
     /// cannot be renewed is used anyway: the resource server's 401 decides.
     /// No token → `.notAuthenticated`.
-    func tokenNeeded(now: Date, skew: Duration, renewableGrantTypes: Set<String> = []) -> TokenDecision {
-        tokenNeeded(now: now, skewSeconds: skew.timeInterval, renewableGrantTypes: renewableGrantTypes)
-    }
-
-    /// ``tokenNeeded(now:skew:renewableGrantTypes:)`` with the skew in seconds, as the client keeps it.
+    ///
+    /// The skew is in seconds, as the provider keeps it (converted from
+    /// the configuration's `Duration` once).
     func tokenNeeded(now: Date, skewSeconds: Double, renewableGrantTypes: Set<String> = []) -> TokenDecision {
         guard isLoaded else { return .load }
         guard let token = currentToken else { return .notAuthenticated }

@@ -15,35 +15,35 @@ import Testing
 
     @Test func unloadedMachineAsksToLoadTheStore() {
         let machine = OAuth2StateMachine()
-        #expect(machine.tokenNeeded(now: now, skew: .seconds(60)) == .load)
+        #expect(machine.tokenNeeded(now: now, skewSeconds: 60) == .load)
     }
 
     @Test func loadingNothingMeansNotAuthenticated() {
         var machine = OAuth2StateMachine()
         machine.loaded(nil)
-        #expect(machine.tokenNeeded(now: now, skew: .seconds(60)) == .notAuthenticated)
+        #expect(machine.tokenNeeded(now: now, skewSeconds: 60) == .notAuthenticated)
     }
 
     @Test func validTokenIsUsed() {
         var machine = OAuth2StateMachine()
         let valid = token(expiresIn: 3600)
         machine.loaded(valid)
-        #expect(machine.tokenNeeded(now: now, skew: .seconds(60)) == .use(valid))
+        #expect(machine.tokenNeeded(now: now, skewSeconds: 60) == .use(valid))
     }
 
     @Test func tokenInsideTheSkewIsRefreshed() {
         var machine = OAuth2StateMachine()
         let expiring = token(expiresIn: 30)
         machine.loaded(expiring)
-        #expect(machine.tokenNeeded(now: now, skew: .seconds(60)) == .refresh(expiring))
-        #expect(machine.tokenNeeded(now: now, skew: .seconds(10)) == .use(expiring))
+        #expect(machine.tokenNeeded(now: now, skewSeconds: 60) == .refresh(expiring))
+        #expect(machine.tokenNeeded(now: now, skewSeconds: 10) == .use(expiring))
     }
 
     @Test func expiringTokenWithoutRefreshTokenIsStillUsed() {
         var machine = OAuth2StateMachine()
         let expiring = token(expiresIn: -5, refresh: false)
         machine.loaded(expiring)
-        #expect(machine.tokenNeeded(now: now, skew: .seconds(60)) == .use(expiring))
+        #expect(machine.tokenNeeded(now: now, skewSeconds: 60) == .use(expiring))
     }
 
     @Test func requestAccessFollowsNXOAuth2Client() {
@@ -96,7 +96,7 @@ import Testing
         let error = OAuth2Error(code: .invalidGrant, message: "gone")
         #expect(machine.refreshFailed(error, lost: true, leader: true) == .lost(error))
         #expect(machine.currentToken == nil)
-        #expect(machine.tokenNeeded(now: now, skew: .zero) == .notAuthenticated)
+        #expect(machine.tokenNeeded(now: now, skewSeconds: 0) == .notAuthenticated)
     }
 
     @Test func onlyTheLeaderOfARefreshNotifies() {
@@ -142,17 +142,17 @@ extension OAuth2Client {
         var machine = OAuth2StateMachine()
         let pending = try OAuth2Client.makePendingForTests(now: now)
         machine.authorizationStarted(pending)
-        #expect(machine.tokenNeeded(now: now, skew: .zero) == .load)
+        #expect(machine.tokenNeeded(now: now, skewSeconds: 0) == .load)
         let stored = AccessToken(accessToken: Secret("stored"), expiresAt: now.addingTimeInterval(3600))
         machine.loaded(stored)
         #expect(machine.pendingAuthorization == pending)
-        #expect(machine.tokenNeeded(now: now, skew: .zero) == .use(stored))
+        #expect(machine.tokenNeeded(now: now, skewSeconds: 0) == .use(stored))
     }
 
     @Test func emptyStoreAfterAFlowStartedMeansNotAuthenticated() throws {
         var machine = OAuth2StateMachine()
         machine.authorizationStarted(try OAuth2Client.makePendingForTests(now: now))
         machine.loaded(nil)
-        #expect(machine.tokenNeeded(now: now, skew: .zero) == .notAuthenticated)
+        #expect(machine.tokenNeeded(now: now, skewSeconds: 0) == .notAuthenticated)
     }
 }
