@@ -205,7 +205,8 @@ package final class CurlTransfer: @unchecked Sendable {
     ///   absolute `http`/`https` URL with a host; ``HTTPTransportError/invalidRequest``
     ///   for a malformed method or header.
     package init(
-        request: borrowing HTTPTransportRequest, configuration: CurlTransport.Configuration, defaultTimeoutMilliseconds: Int? = nil
+        request: borrowing HTTPTransportRequest, configuration: borrowing CurlTransport.Configuration,
+        defaultTimeoutMilliseconds: Int? = nil
     ) throws(HTTPTransportError) {
         // Read once: `absoluteString` is built on every call.
         var urlString = request.url.absoluteString
