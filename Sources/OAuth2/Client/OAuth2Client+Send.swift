@@ -21,7 +21,9 @@ extension OAuth2Client: TokenSource {
     ///   `invalid_token` / `unauthorized` after the retry; `insufficient_scope`;
     ///   `insecure_redirect`; `timeout`, `tls_error`, `transport_error`.
     public func send(_ request: HTTPTransportRequest) async throws(OAuth2Error) -> HTTPTransportResponse {
-        try await SigningTransport(wrapping: provider.transport, tokenSource: self, telemetry: provider.telemetry).send(request)
+        try await SigningTransport(
+            wrapping: provider.transport, tokenSource: self, telemetry: provider.telemetry, readyToken: tokenReadyNow()
+        ).send(request)
     }
 
     /// Sends a swift-http-types request signed with the account's token, as

@@ -193,6 +193,19 @@ public final class OAuth2Client: Sendable {
         }
     }
 
+    /// What ``token()`` returns at once, without suspending: the held token
+    /// when it is valid beyond the skew and no unsaved token waits for
+    /// another save; `nil` when ``token()`` has work to do (load, refresh,
+    /// retry a save, or fail).
+    func tokenReadyNow() -> AccessToken? {
+        let decision = machine.withLock {
+            $0.tokenNeeded(
+                now: provider.clock.now(), skewSeconds: provider.expirySkewSeconds, renewableGrantTypes: provider.renewableGrantTypes)
+        }
+        guard case .use(let token) = decision, !provider.unsavedNeedsRetry(account: account) else { return nil }
+        return token
+    }
+
     /// Reads the store once, unless a token is already known.
     ///
     /// A token stored before tokens recorded their provider (no

@@ -47,6 +47,10 @@ public struct SigningTransport: HTTPTransport {
     public let tokenSource: any TokenSource
     /// Where the span of each request and the count of 401 retries go.
     public let telemetry: OAuth2Telemetry
+    /// A token the source gave without suspending, for the first attempt:
+    /// asking `tokenSource` through its protocol costs two async frames a
+    /// request (BENCHMARKS.md, issue 15, fifteenth pass). `nil`: ask it.
+    private let readyToken: AccessToken?
 
     /// The most redirects followed for one request.
     public static let maxRedirects = 10
@@ -54,9 +58,16 @@ public struct SigningTransport: HTTPTransport {
     /// Wraps `transport`, signing with tokens from `tokenSource`; metrics and
     /// spans go to `telemetry` (the app's bootstrapped backends by default).
     public init(wrapping transport: any HTTPTransport, tokenSource: any TokenSource, telemetry: OAuth2Telemetry = .global) {
+        self.init(wrapping: transport, tokenSource: tokenSource, telemetry: telemetry, readyToken: nil)
+    }
+
+    /// As the public initializer; the first attempt signs with `readyToken`
+    /// when there is one, which `tokenSource` gave just now.
+    init(wrapping transport: any HTTPTransport, tokenSource: any TokenSource, telemetry: OAuth2Telemetry, readyToken: AccessToken?) {
         self.transport = transport
         self.tokenSource = tokenSource
         self.telemetry = telemetry
+        self.readyToken = readyToken
     }
 
     /// Sends `request` signed, refreshing and retrying once on a 401 as described above.
@@ -80,7 +91,12 @@ public struct SigningTransport: HTTPTransport {
 
     private func sendInSpan(_ request: HTTPTransportRequest, span: ClientSpan) async throws(OAuth2Error) -> HTTPTransportResponse {
         try EndpointPolicy.requireSecure(request.url, role: "URL a bearer token is sent to")
-        let token = try await Self.sourced { () async throws in try await tokenSource.token() }
+        let token: AccessToken
+        if let readyToken {
+            token = readyToken
+        } else {
+            token = try await Self.sourced { () async throws in try await tokenSource.token() }
+        }
         let (response, carriedToken) = try await sendSigned(request, token: token, span: span)
         if response.status.code == 429 { throw Self.rateLimited(response, request) }
         guard carriedToken else { return response }
