@@ -4,6 +4,18 @@ import FoundationEssentials
 import Foundation
 #endif
 
+/// Whether `error` is a `CancellationError`.
+///
+/// Asked by the error's dynamic type, not by `is CancellationError`: that
+/// cast needs a buffer the size of `CancellationError`, a type whose size is
+/// known only at run time, so every async function it is inlined into
+/// allocated one from the task on entry, thrown or not (three a signed
+/// request; BENCHMARKS.md, issue 15, fifteenth pass). A member of `Error`
+/// would not do: called on `any Error` its `Self` is `any Error` itself.
+func isCancellation(_ error: any Error) -> Bool {
+    type(of: error) == CancellationError.self
+}
+
 extension OAuth2Error {
     /// Sends a request, translating transport failures into ``OAuth2Error``.
     @inline(__always) // One async frame fewer per signed request (BENCHMARKS.md, issue 15, eighth pass).
@@ -16,7 +28,7 @@ extension OAuth2Error {
             throw OAuth2Error(transportError: error)
         } catch let error as OAuth2Error {
             throw error
-        } catch is CancellationError {
+        } catch let error where isCancellation(error) {
             throw OAuth2Error(code: .cancelled, message: "the request was cancelled")
         } catch {
             throw OAuth2Error(code: .transportError, message: "the request failed: \(type(of: error))")

@@ -156,7 +156,7 @@ public struct SigningTransport: HTTPTransport {
             return try await body()
         } catch let error as OAuth2Error {
             throw error
-        } catch is CancellationError {
+        } catch let error where isCancellation(error) {
             throw OAuth2Error(code: .cancelled, message: "getting a token was cancelled")
         } catch {
             throw OAuth2Error(code: .notAuthenticated, message: "the token source failed: \(type(of: error))")

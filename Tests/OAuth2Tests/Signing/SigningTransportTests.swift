@@ -164,4 +164,44 @@ import Testing
 
         #expect(error?.code == .timeout)
     }
+
+    /// Throws `error` from `token()`.
+    struct FailingTokenSource: TokenSource {
+        let error: any Error
+        func token() async throws -> AccessToken { throw error }
+        func token(replacing rejected: AccessToken) async throws -> AccessToken { throw error }
+    }
+
+    struct SomeOtherError: Error {}
+
+    @Test func aCancellationFromTheInnerTransportIsCancelledAndAnyOtherErrorATransportError() async throws {
+        let inner = CannedTransport()
+        inner.enqueue(error: CancellationError(), for: api)
+        inner.enqueue(error: SomeOtherError(), for: api)
+        let signing = SigningTransport(wrapping: inner, tokenSource: FixedTokenSource(first: "t-1", replacement: "t-2"))
+
+        let cancelled = await #expect(throws: OAuth2Error.self) { _ = try await signing.send(HTTPTransportRequest(url: self.api)) }
+        let other = await #expect(throws: OAuth2Error.self) { _ = try await signing.send(HTTPTransportRequest(url: self.api)) }
+
+        #expect(cancelled?.code == .cancelled)
+        #expect(other?.code == .transportError)
+        #expect(other?.message.contains("SomeOtherError") == true)
+    }
+
+    @Test func aCancellationFromTheTokenSourceIsCancelledAndAnyOtherErrorNotAuthenticated() async throws {
+        let inner = CannedTransport()
+
+        let cancelled = await #expect(throws: OAuth2Error.self) {
+            _ = try await SigningTransport(wrapping: inner, tokenSource: FailingTokenSource(error: CancellationError()))
+                .send(HTTPTransportRequest(url: self.api))
+        }
+        let other = await #expect(throws: OAuth2Error.self) {
+            _ = try await SigningTransport(wrapping: inner, tokenSource: FailingTokenSource(error: SomeOtherError()))
+                .send(HTTPTransportRequest(url: self.api))
+        }
+
+        #expect(cancelled?.code == .cancelled)
+        #expect(other?.code == .notAuthenticated)
+        #expect(inner.requests.isEmpty)
+    }
 }
