@@ -187,6 +187,7 @@ public final class CurlTransport: HTTPTransport, Sendable {
     ///   ``shutdown()``; otherwise the ``HTTPTransportError`` saying why no
     ///   complete response arrived (`.timeout`, `.connectFailed`, `.tlsFailed`,
     ///   `.responseTooLarge`, `.connectionLost`, `.tooManyRedirects`, `.other`).
+    @inline(__always) // Into its protocol witness: one async frame fewer a request (BENCHMARKS.md, issue 15, fifteenth pass).
     public func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
         let engine = try self.engine.get()
         let inFlight = firstLoad.load(ordering: .relaxed)
@@ -247,6 +248,8 @@ public final class CurlTransport: HTTPTransport, Sendable {
         return kept
     }
 
+    // In its caller's frame: one async frame fewer a request (BENCHMARKS.md, issue 15, fifteenth pass).
+    @inline(__always)
     private func send(_ request: HTTPTransportRequest, on engine: CurlEngine) async throws -> HTTPTransportResponse {
         try Task.checkCancellation()
         let transfer = try CurlTransfer(
