@@ -76,6 +76,29 @@ import Glibc
         #expect(harness.tokenRequests.count == 1)
     }
 
+    /// `send` signs with the held token without asking `token()` when it can;
+    /// an unsaved token due for another save is not such a case.
+    @Test func aSignedRequestSavesTheKeptTokenOnceTheStoreRecovers() async throws {
+        let (harness, store) = try harness()
+        try await harness.seed(expiresIn: -10)
+        let client = harness.client()
+        store.failsSaves = true
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2"), for: Fixture.tokenURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.apiURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.apiURL)
+        _ = try await client.send(HTTPTransportRequest(url: Fixture.apiURL))
+        store.failsSaves = false
+        harness.clock.advance(by: .seconds(2))
+
+        _ = try await client.send(HTTPTransportRequest(url: Fixture.apiURL))
+
+        let stored = try await harness.store.load(account: "alice")
+        #expect(stored?.accessToken.value == "at-2")
+        #expect(stored?.refreshToken?.value == "rt-2")
+        #expect(harness.tokenRequests.count == 1)
+        #expect(harness.transport.requests(for: Fixture.apiURL).map(\.authorization) == ["Bearer at-2", "Bearer at-2"])
+    }
+
     @Test func saveUnsavedTokenFailsWhileTheStoreFailsAndSavesOnceItRecovers() async throws {
         let (harness, store) = try harness()
         try await harness.seed(expiresIn: -10)
