@@ -58,27 +58,11 @@ import Glibc
         #expect(Fixture.formFields(harness.tokenRequests.last?.body)["refresh_token"] == "rt-2")
     }
 
-    @Test func theKeptTokenIsSavedOnTheNextUseOnceTheStoreRecovers() async throws {
-        let (harness, store) = try harness()
-        try await harness.seed(expiresIn: -10)
-        let client = harness.client()
-        store.failsSaves = true
-        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2"), for: Fixture.tokenURL)
-        _ = try await client.token()
-        store.failsSaves = false
-        harness.clock.advance(by: .seconds(2))
-
-        _ = try await client.token()
-
-        let stored = try await harness.store.load(account: "alice")
-        #expect(stored?.accessToken.value == "at-2")
-        #expect(stored?.refreshToken?.value == "rt-2")
-        #expect(harness.tokenRequests.count == 1)
-    }
-
-    /// `send` signs with the held token without asking `token()` when it can;
-    /// an unsaved token due for another save is not such a case.
-    @Test func aSignedRequestSavesTheKeptTokenOnceTheStoreRecovers() async throws {
+    /// The next use is `token()` or a signed request: `send` signs with the
+    /// held token without asking `token()` when it can, and an unsaved token
+    /// due for another save is not such a case.
+    @Test(arguments: [false, true])
+    func theKeptTokenIsSavedOnTheNextUseOnceTheStoreRecovers(bySending: Bool) async throws {
         let (harness, store) = try harness()
         try await harness.seed(expiresIn: -10)
         let client = harness.client()
@@ -86,17 +70,24 @@ import Glibc
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2"), for: Fixture.tokenURL)
         harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.apiURL)
         harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.apiURL)
-        _ = try await client.send(HTTPTransportRequest(url: Fixture.apiURL))
+        func use() async throws {
+            if bySending {
+                _ = try await client.send(HTTPTransportRequest(url: Fixture.apiURL))
+            } else {
+                _ = try await client.token()
+            }
+        }
+        try await use()
         store.failsSaves = false
         harness.clock.advance(by: .seconds(2))
 
-        _ = try await client.send(HTTPTransportRequest(url: Fixture.apiURL))
+        try await use()
 
         let stored = try await harness.store.load(account: "alice")
         #expect(stored?.accessToken.value == "at-2")
         #expect(stored?.refreshToken?.value == "rt-2")
         #expect(harness.tokenRequests.count == 1)
-        #expect(harness.transport.requests(for: Fixture.apiURL).map(\.authorization) == ["Bearer at-2", "Bearer at-2"])
+        #expect(harness.transport.requests(for: Fixture.apiURL).map(\.authorization) == (bySending ? ["Bearer at-2", "Bearer at-2"] : []))
     }
 
     @Test func saveUnsavedTokenFailsWhileTheStoreFailsAndSavesOnceItRecovers() async throws {
