@@ -172,11 +172,7 @@ public final class OAuth2Client: Sendable {
     ///   stored token belongs to another provider or client, or the refresh's error.
     public func token() async throws(OAuth2Error) -> AccessToken {
         while true {
-            let decision = machine.withLock {
-                $0.tokenNeeded(
-                    now: provider.clock.now(), skewSeconds: provider.expirySkewSeconds, renewableGrantTypes: provider.renewableGrantTypes)
-            }
-            switch decision {
+            switch tokenDecision() {
             case .use(let token):
                 if provider.unsavedNeedsRetry(account: account), let error = await provider.retryUnsaved(account: account) {
                     logger.debug("the token store still cannot save the account's token", metadata: ["oauth2.error": "\(error.code)"])
@@ -198,12 +194,17 @@ public final class OAuth2Client: Sendable {
     /// another save; `nil` when ``token()`` has work to do (load, refresh,
     /// retry a save, or fail).
     func tokenReadyNow() -> AccessToken? {
-        let decision = machine.withLock {
+        guard case .use(let token) = tokenDecision(), !provider.unsavedNeedsRetry(account: account) else { return nil }
+        return token
+    }
+
+    /// What the held token calls for now (the state machine's `tokenNeeded`),
+    /// for ``token()`` and ``tokenReadyNow()`` alike.
+    private func tokenDecision() -> OAuth2StateMachine.TokenDecision {
+        machine.withLock {
             $0.tokenNeeded(
                 now: provider.clock.now(), skewSeconds: provider.expirySkewSeconds, renewableGrantTypes: provider.renewableGrantTypes)
         }
-        guard case .use(let token) = decision, !provider.unsavedNeedsRetry(account: account) else { return nil }
-        return token
     }
 
     /// Reads the store once, unless a token is already known.
