@@ -1020,12 +1020,18 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
 
     /// Resumes the caller unless a cancellation (or shutdown) already did; a
     /// caller without a continuation yet (it led) finds the result in the state.
-    private func resume(_ transfer: CurlTransfer, with result: consuming Result<HTTPTransportResponse, HTTPTransportError>) {
+    private func resume(_ transfer: consuming CurlTransfer, with result: consuming Result<HTTPTransportResponse, HTTPTransportError>) {
         lock.lock()
         switch transfer.state {
         case .waiting(let continuation):
             transfer.state = .finished
             lock.unlock()
+            // Let go first: the waiting caller holds the transfer until it is
+            // resumed, so it frees the transfer (and the caller's memory in it)
+            // on its own thread rather than this thread freeing it into the
+            // caller's malloc arena under that arena's lock (BENCHMARKS.md,
+            // issue 15, sixteenth pass).
+            _ = consume transfer
             Self.resume(continuation, with: result)
         case .leading:
             transfer.state = .completed(consume result)

@@ -253,6 +253,11 @@ package final class CurlTransfer: @unchecked Sendable {
         timeoutMilliseconds = request.timeout?.curlMilliseconds ?? defaultTimeoutMilliseconds ?? configuration.timeout.curlMilliseconds
         maxResponseSize = Swift.max(request.maxResponseSize ?? configuration.maxResponseSize, 0)
         followRedirects = request.redirects == .follow
+        // Here, on the caller's thread, not at the first header line on the
+        // engine's: the caller frees the lines with the response, and memory
+        // that one thread allocates and another frees costs both glibc's
+        // arena lock (BENCHMARKS.md, issue 15, sixteenth pass).
+        responseHeaderLines.bytes.reserveCapacity(ResponseHeaderLines.typicalByteCount)
     }
 
     deinit {
