@@ -1,6 +1,7 @@
 import Foundation
 import OAuth2
 import OAuth2Loopback
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -27,8 +28,32 @@ enum Probe {
         }
     }
 
-    /// A port nobody listens on right now (the kernel's pick, released at once).
+    /// Every port ``freePort()`` has handed out in this process.
+    private static let handedOut = Mutex<Set<UInt16>>([])
+
+    /// A port nobody listens on right now (the kernel's pick, released at
+    /// once) that no other test of this process was given. The kernel picks
+    /// a released port again soon enough (here 14 times in 20,000 picks
+    /// within ten of the last), and two tests running at once on one port
+    /// see each other's receiver. That is the likeliest reading of a CI run
+    /// that found the timeout test's port held after its own receiver had
+    /// closed it.
     static func freePort() throws -> UInt16 {
+        for _ in 0..<100 {
+            let port = try kernelsFreePort()
+            if handedOut.withLock({ $0.insert(port).inserted }) {
+                return port
+            }
+        }
+        throw ProbeError.noFreshPort
+    }
+
+    private enum ProbeError: Error {
+        case noFreshPort
+    }
+
+    /// A port nobody listens on right now: the kernel's pick, released at once.
+    private static func kernelsFreePort() throws -> UInt16 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         try #require(fd >= 0)
         defer { close(fd) }
