@@ -56,16 +56,15 @@ struct ResponseHeaderLines: Sendable, Equatable {
 
     /// Adds one line: its content without line ending, CR or NUL.
     mutating func append(_ line: UnsafeBufferPointer<UInt8>) {
-        if bytes.capacity == 0 {
-            bytes.reserveCapacity(Self.typicalByteCount)
-        }
         bytes.append(contentsOf: line)
         bytes.append(Self.lineFeed)
     }
 
     /// Room for the fields of a typical response (nginx sends five), so they are appended without regrowing.
     static let typicalFieldCount = 12
-    /// Room for a typical response's header lines (nginx's: about 150 bytes).
+    /// Room for a typical response's header lines (nginx's: about 150
+    /// bytes), reserved by the transfer on its caller's thread before any
+    /// line arrives.
     static let typicalByteCount = 512
 
     static let lineFeed = UInt8(ascii: "\n")
