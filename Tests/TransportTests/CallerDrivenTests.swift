@@ -55,27 +55,58 @@ extension CurlTransportTests {
         }
 
         // A lead whose answer does not come in time means a host too slow for
-        // leading to help: nobody leads for a while after it, so its callers'
-        // threads (with one CPU, the pool's only one) are not blocked for the
-        // whole wait every time. A quick answer changes nothing.
+        // leading to help, or a quick one that stalled once: nobody leads for
+        // a while after it, so its callers' threads (with one CPU, the pool's
+        // only one) are not blocked for the whole wait every time. The pause
+        // doubles with each such lead in a row; an answer in time ends the
+        // series, and a quick answer sets no pause.
         @Test(arguments: [nil, 1] as [Int?])
-        func aLeadThatRunsOutOfTimePausesLeadsAndAQuickAnswerDoesNot(allowedCPUs: Int?) async throws {
+        func leadsThatRunOutOfTimePauseLeadsLongerEachTimeAndAQuickAnswerEndsTheSeries(allowedCPUs: Int?) async throws {
             let server = try currentServer()
-            try await withTransport(.init(callerDrivenWait: .milliseconds(150)), allowedCPUs: allowedCPUs) { transport in
+            let wait = Duration.milliseconds(150)
+            try await withTransport(.init(callerDrivenWait: wait), allowedCPUs: allowedCPUs) { transport in
                 let quick = try await transport.send(HTTPTransportRequest(url: try server.url("/echo/quick")))
                 #expect(quick.bodyText == "quick")
                 #expect(try #require(transport.leadPauseRemaining) < .zero)
-                // Whether the pause is still on when the answer comes depends on
-                // the machine's load; when it ends does not: a second after the
-                // lead ran out, at least 150 ms after the request was sent.
-                let clock = ContinuousClock()
-                let sent = clock.now
-                let slow = try await transport.send(HTTPTransportRequest(url: try server.url("/slow?delay=1")))
-                #expect(slow.bodyText == "slow")
-                let remaining = try #require(transport.leadPauseRemaining)
-                let pauseEndsAfterSending = sent.duration(to: clock.now) + remaining
-                #expect(pauseEndsAfterSending >= .milliseconds(1150))
-                #expect(pauseEndsAfterSending < .seconds(5))
+                #expect(transport.leadsRunOutOfTimeInARow == 0)
+
+                // Each slow request leads (the previous pause is over), runs out
+                // of the lead's time, and is answered through the engine thread.
+                // The pause ends its length after the lead ran out: after at
+                // least the wait and the pause from sending, and no later than
+                // the pause after the answer came.
+                for slowLeads in 1...3 {
+                    try await untilLeadsMayStart(transport)
+                    let clock = ContinuousClock()
+                    let sent = clock.now
+                    let slow = try await transport.send(HTTPTransportRequest(url: try server.url("/slow?delay=0.3")))
+                    let answered = sent.duration(to: clock.now)
+                    #expect(slow.bodyText == "slow")
+                    #expect(transport.leadsRunOutOfTimeInARow == slowLeads)
+                    let pause = CurlTransport.leadPause(afterSlowLeads: slowLeads)
+                    let pauseEndsAfterSending = answered + (try #require(transport.leadPauseRemaining))
+                    #expect(pauseEndsAfterSending >= wait + pause)
+                    #expect(pauseEndsAfterSending <= answered + pause)
+                }
+
+                try await untilLeadsMayStart(transport)
+                let inTime = try await transport.send(HTTPTransportRequest(url: try server.url("/echo/again")))
+                #expect(inTime.bodyText == "again")
+                #expect(transport.leadsRunOutOfTimeInARow == 0, "an answer within the lead ends the series")
+                #expect(try #require(transport.leadPauseRemaining) < .zero)
+            }
+        }
+
+        @Test func thePauseAfterLeadsThatRanOutOfTimeStartsAt10MillisecondsAndDoublesUpToASecond() {
+            let pauses = (1...10).map { CurlTransport.leadPause(afterSlowLeads: $0) }
+            #expect(
+                pauses == [10, 20, 40, 80, 160, 320, 640, 1000, 1000, 1000].map { Duration.milliseconds($0) })
+        }
+
+        /// Returns once no pause keeps callers from leading.
+        private func untilLeadsMayStart(_ transport: CurlTransport) async throws {
+            while try #require(transport.leadPauseRemaining) >= .zero {
+                try await Task.sleep(for: .milliseconds(5))
             }
         }
 

@@ -145,8 +145,11 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// No caller leads before this time (CLOCK_MONOTONIC ns): set when a lead
     /// had to give way to another request, a sign of concurrent callers, for
     /// whom handing every request to the engine thread is cheaper; and when a
-    /// lead's time ran out before its answer came (``slowAnswersPause``).
+    /// lead's time ran out before its answer came (``slowAnswersPause(after:)``).
     @exclusivity(unchecked) private var noLeadUntil: Int64 = 0
+    /// Leads in a row whose time ran out before their answer came; a lead
+    /// answered in time sets it back to 0. Each one doubles the pause after it.
+    @exclusivity(unchecked) private var slowLeadsInARow = 0
     /// Leads since a caller last suspended for its response; see `maxLeadsInARow`.
     @exclusivity(unchecked) private var leadsInARow = 0
     @exclusivity(unchecked) private var stopWaiters: [CheckedContinuation<Void, Never>] = []
@@ -532,6 +535,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             let remaining = deadline - Self.monotonicNanoseconds()
             lock.lock()
             if let result = transfer.takeCompletedResult() {
+                slowLeadsInARow = 0
                 handBackLocked()
                 lock.unlock()
                 return .completed(result)
@@ -546,9 +550,12 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             }
             guard case .running = phase, incoming.isEmpty, cancelled.isEmpty, remaining > 0 else {
                 if remaining <= 0 {
-                    // The answer takes longer than a lead may wait (a remote
-                    // host): leading would only block callers' threads.
-                    noLeadUntil = Swift.max(noLeadUntil, Self.monotonicNanoseconds() + Self.slowAnswersPause)
+                    // The answer takes longer than a lead may wait: a remote
+                    // host, for which leading would only block callers'
+                    // threads, or a quick one that stalled once.
+                    slowLeadsInARow += 1
+                    let pause = Self.slowAnswersPause(after: slowLeadsInARow)
+                    noLeadUntil = Swift.max(noLeadUntil, Self.monotonicNanoseconds() + pause)
                 }
                 handToEngineLocked()
                 lock.unlock()
@@ -625,11 +632,27 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// How long no caller leads after a lead gave way to another request (10 ms).
     private static let concurrentCallersPause: Int64 = 10_000_000
 
-    /// How long no caller leads after a lead's time ran out before its answer
-    /// came (1 s): answers that slow come from a host a lead cannot help
-    /// with, and each lead would block its caller's thread for the whole
-    /// wait, with one CPU the only thread of Swift's pool.
-    private static let slowAnswersPause: Int64 = 1_000_000_000
+    /// How long no caller leads after the `slowLeads`-th lead in a row whose
+    /// time ran out before its answer came: 10 ms after the first, doubling
+    /// with each, 1 s from the eighth on.
+    ///
+    /// Answers that slow, again and again, come from a host a lead cannot
+    /// help with, and each lead would block its caller's thread for the
+    /// whole wait, with one CPU the only thread of Swift's pool: the pause
+    /// grows until that costs a lead's wait a second. One stall of a quick
+    /// host (the machine busy for a millisecond) costs 10 ms of requests
+    /// through the engine thread; a fixed second of them made a whole
+    /// sequential benchmark run up to half again slower (BENCHMARKS.md, issue
+    /// 15, seventeenth pass).
+    static func slowAnswersPause(after slowLeads: Int) -> Int64 {
+        let doublings = Swift.min(Swift.max(slowLeads, 1) - 1, 7)
+        return Swift.min(firstSlowAnswersPause << doublings, longestSlowAnswersPause)
+    }
+
+    /// The pause after one lead ran out of time (10 ms).
+    private static let firstSlowAnswersPause: Int64 = 10_000_000
+    /// The longest pause after leads that ran out of time (1 s).
+    private static let longestSlowAnswersPause: Int64 = 1_000_000_000
 
     /// How many requests a leading caller has started along with its own
     /// (queued while it yielded, with one CPU). Guarded. For tests.
@@ -646,6 +669,11 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// racing its end.
     var leadPauseRemaining: Duration {
         lock.withLock { .nanoseconds(noLeadUntil - Self.monotonicNanoseconds()) }
+    }
+
+    /// Leads in a row that ran out of time before their answer came. For tests.
+    var leadsRunOutOfTimeInARow: Int {
+        lock.withLock { slowLeadsInARow }
     }
 
     /// Lowers the connection limits to this engine's share, when a second

@@ -59,7 +59,9 @@ extension CurlTransport {
         /// - after a lead gave way to another request, nobody leads for 10 ms
         ///   (concurrent callers are served best by the transport thread);
         /// - after a lead's time ran out before its answer came, nobody leads
-        ///   for a second (the host answers too slowly for a lead to help);
+        ///   for 10 ms, twice as long after each further such lead in a row,
+        ///   and a second from the eighth on (a host that answers too slowly
+        ///   for a lead to help); an answer that comes in time ends the series;
         /// - every 9th request in a row suspends its caller, so a task whose
         ///   requests all complete while it leads still lets others run;
         /// - in a process allowed on one CPU only, whose cooperative pool has

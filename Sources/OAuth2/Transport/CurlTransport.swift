@@ -126,6 +126,18 @@ public final class CurlTransport: HTTPTransport, Sendable {
         return nil
     }
 
+    /// Leads in a row on the first thread whose time ran out before their
+    /// answer came; each doubles the pause after it. For tests.
+    package var leadsRunOutOfTimeInARow: Int {
+        if case .success(let engine) = engine { return engine.leadsRunOutOfTimeInARow }
+        return 0
+    }
+
+    /// How long nobody leads after `slowLeads` leads in a row ran out of time. For tests.
+    package static func leadPause(afterSlowLeads slowLeads: Int) -> Duration {
+        .nanoseconds(CurlEngine.slowAnswersPause(after: slowLeads))
+    }
+
     /// How many requests a caller's lead has started along with its own: with
     /// one CPU, those the other tasks queued while it yielded. For tests.
     package var requestsStartedByOthersLeads: Int {
