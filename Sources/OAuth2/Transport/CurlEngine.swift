@@ -148,8 +148,14 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// lead's time ran out before its answer came (``slowAnswersPause(after:)``).
     @exclusivity(unchecked) private var noLeadUntil: Int64 = 0
     /// Leads in a row whose time ran out before their answer came; a lead
-    /// answered in time sets it back to 0. Each one doubles the pause after it.
+    /// to the same host (`slowLeadsHost`) answered in time sets it back to 0.
+    /// Each one doubles the pause after it.
     @exclusivity(unchecked) private var slowLeadsInARow = 0
+    /// The host (``CurlTransfer/hostKey``) of the last lead that ran out of
+    /// time. A quick answer from another host does not end the series: a
+    /// slow host's leads would otherwise pause only 10 ms after each quick
+    /// answer from another, and block their callers' threads every time.
+    @exclusivity(unchecked) private var slowLeadsHost: String?
     /// Leads since a caller last suspended for its response; see `maxLeadsInARow`.
     @exclusivity(unchecked) private var leadsInARow = 0
     @exclusivity(unchecked) private var stopWaiters: [CheckedContinuation<Void, Never>] = []
@@ -535,7 +541,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             let remaining = deadline - Self.monotonicNanoseconds()
             lock.lock()
             if let result = transfer.takeCompletedResult() {
-                slowLeadsInARow = 0
+                if slowLeadsInARow > 0 && transfer.hostKey == slowLeadsHost {
+                    slowLeadsInARow = 0
+                    slowLeadsHost = nil
+                }
                 handBackLocked()
                 lock.unlock()
                 return .completed(result)
@@ -552,8 +561,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
                 if remaining <= 0 {
                     // The answer takes longer than a lead may wait: a remote
                     // host, for which leading would only block callers'
-                    // threads, or a quick one that stalled once.
+                    // threads, or a quick one that stalled once (its next
+                    // answer in time ends the series).
                     slowLeadsInARow += 1
+                    slowLeadsHost = transfer.hostKey
                     let pause = Self.slowAnswersPause(after: slowLeadsInARow)
                     noLeadUntil = Swift.max(noLeadUntil, Self.monotonicNanoseconds() + pause)
                 }

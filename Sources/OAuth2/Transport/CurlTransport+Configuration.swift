@@ -61,7 +61,8 @@ extension CurlTransport {
         /// - after a lead's time ran out before its answer came, nobody leads
         ///   for 10 ms, twice as long after each further such lead in a row,
         ///   and a second from the eighth on (a host that answers too slowly
-        ///   for a lead to help); an answer that comes in time ends the series;
+        ///   for a lead to help); an answer in time from the same host ends
+        ///   the series;
         /// - every 9th request in a row suspends its caller, so a task whose
         ///   requests all complete while it leads still lets others run;
         /// - in a process allowed on one CPU only, whose cooperative pool has
