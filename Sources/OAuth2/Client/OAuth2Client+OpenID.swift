@@ -8,10 +8,62 @@ extension OAuth2Client {
     /// The verified claims of the signed-in user's ID token, when the
     /// account's token came with one (OpenID Connect); reads the store.
     ///
-    /// - Throws: ``OAuth2Error`` `store_error` or `provider_mismatch` when the token cannot be read.
+    /// When a refresh could not verify its ID token at the time
+    /// (``UnverifiedIDToken``), verifies it now, under the account's lock,
+    /// and stores the outcome: its claims when it verifies, the sign-in's
+    /// verified claims while it still cannot be.
+    ///
+    /// - Throws: ``OAuth2Error`` `store_error` or `provider_mismatch` when the
+    ///   token cannot be read; the refusal's code (`subject_mismatch`,
+    ///   `invalid_signature`, …) when a refreshed ID token was refused, now or before.
     public func idToken() async throws(OAuth2Error) -> IDToken? {
         try await loadIfNeeded()
-        return currentToken?.idToken
+        guard let token = currentToken else { return nil }
+        if let refusal = OAuth2StateMachine.refusal(of: token) { throw refusal }
+        guard token.unverifiedIDToken != nil else { return token.idToken }
+        return try await verifyDeferredIDToken()
+    }
+
+    /// Verifies the stored token's deferred ID token again and stores what
+    /// came of it; the account's lock is taken, so that another process's
+    /// refresh meanwhile is read, not overwritten.
+    private func verifyDeferredIDToken() async throws(OAuth2Error) -> IDToken? {
+        let token: AccessToken?
+        do {
+            token = try await provider.withAccountLock(account) { () async throws -> AccessToken? in
+                guard var stored = try await self.provider.load(account: self.account) else { return nil }
+                guard let unverified = stored.unverifiedIDToken, !unverified.isRefused,
+                    let outcome = await self.provider.verifyDeferred(unverified, previous: stored.idToken)
+                else { return stored }
+                switch outcome {
+                case .verified(let claims):
+                    stored.idToken = claims
+                    stored.extraFields["id_token"] = .string(unverified.rawValue.value)
+                    stored.unverifiedIDToken = nil
+                case .unverified(let error, refused: true):
+                    stored.unverifiedIDToken = UnverifiedIDToken(
+                        rawValue: unverified.rawValue, reason: error.code, isRefused: true, receivedAt: unverified.receivedAt)
+                case .unverified(_, refused: false):
+                    return stored
+                }
+                return await self.provider.persist(stored, account: self.account).token
+            }
+        } catch let error as OAuth2Error {
+            throw error
+        } catch {
+            throw OAuth2Error(code: .storeError, message: "could not verify the ID token again: \(type(of: error))")
+        }
+        guard let token else {
+            // Deleted meanwhile by another client or process, which told its observers.
+            _ = machine.withLock { $0.tokenLost(nil) }
+            return nil
+        }
+        machine.withLock { _ = $0.refreshSucceeded(token, leader: false, refreshed: false) }
+        if let refusal = OAuth2StateMachine.refusal(of: token) {
+            notify(.failed(refusal))
+            throw refusal
+        }
+        return token.idToken
     }
 
     /// Asks the OpenID Connect userinfo endpoint about the signed-in user,

@@ -10,6 +10,9 @@ import Foundation
 struct RefreshFailure: Error {
     var error: OAuth2Error
     var lost: Bool
+    /// The account's token as stored now, when the refresh replaced it with
+    /// one that is held but not used (its ID token was refused).
+    var held: AccessToken? = nil
 }
 
 extension OAuth2Client {
@@ -56,13 +59,16 @@ extension OAuth2Client {
             if leader, let storeError = outcome.storeError {
                 notify(.storeFailed(storeError))
             }
+            if leader, let deferred = outcome.idTokenDeferred {
+                notify(.idTokenDeferred(deferred))
+            }
             return outcome.token
         case .failure(let failure):
             let failure =
                 failure as? RefreshFailure
                 ?? RefreshFailure(error: OAuth2Error(code: .transportError, message: "the refresh failed"), lost: false)
             if leader { provider.telemetry.refreshFinished(outcome: failure.error.code.rawValue) }
-            notify(machine.withLock { $0.refreshFailed(failure.error, lost: failure.lost, leader: leader) })
+            notify(machine.withLock { $0.refreshFailed(failure.error, lost: failure.lost, leader: leader, held: failure.held) })
             if automatic && failure.lost && failure.error.code == .invalidGrant {
                 throw OAuth2Error(
                     code: .reauthorizationRequired,
@@ -134,6 +140,10 @@ extension OAuth2Client {
                 lost: true
             )
         }
+        if let unverified = stored.unverifiedIDToken, unverified.isRefused {
+            // The grant named another user: it is not spent again.
+            throw RefreshFailure(error: unverified.refusal, lost: false, held: stored)
+        }
         let replacedMeanwhile = seen.map { stored.accessToken != $0.accessToken } ?? false
         if let failedToken {
             if stored.accessToken != failedToken && !stored.isExpired(at: now) {
@@ -146,6 +156,7 @@ extension OAuth2Client {
         }
 
         var token: AccessToken
+        var idTokenDeferred: OAuth2Error?
         if let refreshToken = stored.refreshToken {
             do throws(OAuth2Error) {
                 token = try await provider.requestToken(
@@ -173,10 +184,28 @@ extension OAuth2Client {
             if token.refreshToken == nil {
                 token.refreshToken = refreshToken
             }
-            // A refresh without a new ID token keeps the sign-in's (OpenID Connect Core §12.2).
+            if let unverified = token.unverifiedIDToken, !unverified.isRefused {
+                idTokenDeferred = OAuth2Error(
+                    code: unverified.reason,
+                    message:
+                        "the refreshed ID token could not be verified now (\(unverified.reason)); the new tokens are used, the sign-in's verified claims kept, and it is verified again later"
+                )
+            }
+            // A refresh without a new verified ID token keeps the sign-in's
+            // (OpenID Connect Core §12.2), and one still to be verified.
             if token.idToken == nil, token.extraFields["id_token"] == nil {
                 token.idToken = stored.idToken
                 token.extraFields["id_token"] = stored.extraFields["id_token"]
+                token.unverifiedIDToken = token.unverifiedIDToken ?? stored.unverifiedIDToken
+            }
+            if let unverified = token.unverifiedIDToken, unverified.isRefused {
+                // The provider rotated the refresh token: keep it (a logout
+                // revokes it), but never let the new tokens act as the signed-in user.
+                let outcome = await save(token, grant: stored.grant)
+                logger.warning(
+                    "the refreshed ID token was refused; the account's tokens are held, not used",
+                    metadata: ["oauth2.error": "\(unverified.reason)"])
+                throw RefreshFailure(error: unverified.refusal, lost: false, held: outcome.token)
             }
         } else if let renewal = renewalGrant(for: stored) {
             token = try await renew(stored, with: renewal)
@@ -193,7 +222,9 @@ extension OAuth2Client {
                 lost: false
             )
         }
-        return await save(token, grant: stored.grant)
+        var outcome = await save(token, grant: stored.grant)
+        outcome.idTokenDeferred = idTokenDeferred
+        return outcome
     }
 
     /// Saves a refreshed or renewed token; it keeps the record of the grant

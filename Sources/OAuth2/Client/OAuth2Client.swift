@@ -120,6 +120,7 @@ public final class OAuth2Client: Sendable {
         case .lost(let error): delegate.oauth2Client(self, didLoseAccessTokenWithError: error)
         case .failed(let error): delegate.oauth2Client(self, didFailToGetAccessTokenWithError: error)
         case .storeFailed(let error): delegate.oauth2Client(self, didFailToStoreAccessTokenWithError: error)
+        case .idTokenDeferred(let error): delegate.oauth2Client(self, didDeferIDTokenVerificationWithError: error)
         }
     }
 
@@ -158,6 +159,8 @@ public final class OAuth2Client: Sendable {
         case .notAuthenticated, .load:
             notify(.needsAuthentication)
             return nil
+        case .refused(let error):
+            throw error
         }
     }
 
@@ -169,7 +172,9 @@ public final class OAuth2Client: Sendable {
     /// - Throws: ``OAuth2Error`` `not_authenticated` when there is no token
     ///   (the delegate hears "needs authentication"), `reauthorization_required`
     ///   when the refresh found the grant gone, `provider_mismatch` when the
-    ///   stored token belongs to another provider or client, or the refresh's error.
+    ///   stored token belongs to another provider or client, the code of a
+    ///   refused ID token (`subject_mismatch`, `invalid_signature`, …) while
+    ///   the account's token is held unused (``UnverifiedIDToken``), or the refresh's error.
     public func token() async throws(OAuth2Error) -> AccessToken {
         while true {
             switch tokenDecision() {
@@ -185,6 +190,8 @@ public final class OAuth2Client: Sendable {
             case .notAuthenticated:
                 notify(.needsAuthentication)
                 throw OAuth2Error(code: .notAuthenticated, message: "no token is stored for account \(account)")
+            case .refused(let error):
+                throw error
             }
         }
     }

@@ -30,6 +30,12 @@ public protocol OAuth2ClientDelegate: AnyObject, Sendable {
     /// saves it again on the next occasion; a process that exits before then
     /// loses it, and with a rotating refresh token perhaps the grant.
     func oauth2Client(_ client: OAuth2Client, didFailToStoreAccessTokenWithError error: OAuth2Error)
+    /// A refresh's ID token could not be verified at that moment (the key set
+    /// is down or lacks its key, the clocks disagree): the new token is used,
+    /// the sign-in's verified claims stay, and the ID token is verified again
+    /// later. A refused one is reported as a failure instead, and the account's
+    /// token is then held, never used (``UnverifiedIDToken``).
+    func oauth2Client(_ client: OAuth2Client, didDeferIDTokenVerificationWithError error: OAuth2Error)
 }
 
 extension OAuth2ClientDelegate {
@@ -38,4 +44,5 @@ extension OAuth2ClientDelegate {
     public func oauth2Client(_ client: OAuth2Client, didLoseAccessTokenWithError error: OAuth2Error?) {}
     public func oauth2Client(_ client: OAuth2Client, didFailToGetAccessTokenWithError error: OAuth2Error) {}
     public func oauth2Client(_ client: OAuth2Client, didFailToStoreAccessTokenWithError error: OAuth2Error) {}
+    public func oauth2Client(_ client: OAuth2Client, didDeferIDTokenVerificationWithError error: OAuth2Error) {}
 }

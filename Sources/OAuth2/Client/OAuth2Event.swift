@@ -21,6 +21,11 @@ public enum OAuth2Event: Sendable, Hashable {
     /// keeps it in memory, uses it, and saves it again on the next occasion;
     /// a process that exits before then loses it (and perhaps the grant).
     case failedToStoreAccessToken(OAuth2Error)
+    /// A refresh's ID token could not be verified at that moment (the key set
+    /// is down or lacks its key, the clocks disagree). The new token is used;
+    /// the sign-in's verified claims stay, and the ID token is verified again
+    /// later (``OAuth2Client/idToken()``, the next refresh). See ``UnverifiedIDToken``.
+    case deferredIDTokenVerification(OAuth2Error)
 }
 
 extension OAuth2StateMachine.Notification {
@@ -32,6 +37,7 @@ extension OAuth2StateMachine.Notification {
         case .lost(let error): return .lostAccessToken(error)
         case .failed(let error): return .failedToGetAccessToken(error)
         case .storeFailed(let error): return .failedToStoreAccessToken(error)
+        case .idTokenDeferred(let error): return .deferredIDTokenVerification(error)
         }
     }
 }

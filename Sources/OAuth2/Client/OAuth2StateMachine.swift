@@ -51,6 +51,9 @@ struct OAuth2StateMachine: Sendable {
         case refresh(AccessToken)
         /// No token: tell the delegate authentication is needed, and fail the request.
         case notAuthenticated
+        /// The token is held and never used: its last refresh's ID token was
+        /// refused (``UnverifiedIDToken``). Fail the request with the error.
+        case refused(OAuth2Error)
     }
 
     /// A notification for the delegate and the event stream.
@@ -62,6 +65,8 @@ struct OAuth2StateMachine: Sendable {
         case failed(OAuth2Error)
         /// A token the provider issued could not be saved; it is kept in memory.
         case storeFailed(OAuth2Error)
+        /// A refresh's ID token could not be verified now; the new token is used.
+        case idTokenDeferred(OAuth2Error)
     }
 
     private(set) var state: State = .unloaded
@@ -108,17 +113,25 @@ struct OAuth2StateMachine: Sendable {
     /// a grant of `renewableGrantTypes`, such as client credentials) →
     /// `.refresh` (the coordinator makes it single-flight). One expiring that
     /// cannot be renewed is used anyway: the resource server's 401 decides.
-    /// No token → `.notAuthenticated`.
+    /// No token → `.notAuthenticated`. A token whose refresh brought a
+    /// refused ID token → `.refused`, whatever its expiry.
     ///
     /// The skew is in seconds, as the provider keeps it (converted from
     /// the configuration's `Duration` once).
     func tokenNeeded(now: Date, skewSeconds: Double, renewableGrantTypes: Set<String> = []) -> TokenDecision {
         guard isLoaded else { return .load }
         guard let token = currentToken else { return .notAuthenticated }
+        if let refusal = Self.refusal(of: token) { return .refused(refusal) }
         if token.isExpired(at: now, skewSeconds: skewSeconds), Self.canRenew(token, renewableGrantTypes) {
             return .refresh(token)
         }
         return .use(token)
+    }
+
+    /// Why `token` is never used, when its last refresh's ID token was refused.
+    static func refusal(of token: AccessToken) -> OAuth2Error? {
+        guard let unverified = token.unverifiedIDToken, unverified.isRefused else { return nil }
+        return unverified.refusal
     }
 
     /// Whether `token` can be replaced without the user: by its refresh
@@ -158,6 +171,7 @@ struct OAuth2StateMachine: Sendable {
     /// nothing, or expired and not renewable → `.needsAuthentication`.
     func accessRequested(now: Date, renewableGrantTypes: Set<String> = []) -> TokenDecision {
         guard let token = currentToken else { return .notAuthenticated }
+        if let refusal = Self.refusal(of: token) { return .refused(refusal) }
         if token.isExpired(at: now) {
             return Self.canRenew(token, renewableGrantTypes) ? .refresh(token) : .notAuthenticated
         }
@@ -249,13 +263,14 @@ struct OAuth2StateMachine: Sendable {
     /// The grant is gone (`lost`: `invalid_grant`, or the token was deleted
     /// meanwhile) → `noToken`; notify `.lost` (leader) — the store entry was
     /// deleted by the leader. Anything else (5xx, transport) → `failed` with
-    /// the token kept; notify `.failed` (leader).
-    mutating func refreshFailed(_ error: OAuth2Error, lost: Bool, leader: Bool) -> Notification? {
+    /// the token kept; notify `.failed` (leader). A refused ID token → `failed`
+    /// holding the token now stored (`held`), which is never used.
+    mutating func refreshFailed(_ error: OAuth2Error, lost: Bool, leader: Bool, held: AccessToken? = nil) -> Notification? {
         if lost {
             state = .noToken
             return leader ? .lost(error) : nil
         }
-        state = .failed(error, token: currentToken)
+        state = .failed(error, token: held ?? currentToken)
         return leader ? .failed(error) : nil
     }
 

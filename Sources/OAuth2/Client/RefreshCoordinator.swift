@@ -16,11 +16,13 @@ final class RefreshCoordinator: Sendable {
     /// What a refresh produced: the token, whether a token request was
     /// really made (`false` when the store already held a newer token), and
     /// the store's failure when the new token could not be saved (it is then
-    /// kept in memory by the provider).
+    /// kept in memory by the provider), and why the response's ID token could
+    /// not be verified yet when its verification was deferred.
     struct Outcome: Sendable {
         var token: AccessToken
         var refreshed: Bool
         var storeError: OAuth2Error? = nil
+        var idTokenDeferred: OAuth2Error? = nil
     }
 
     private let inFlight = LockedValue<[AccountKey: Task<Outcome, any Error>]>([:])

@@ -16,8 +16,27 @@ public import Foundation
 /// containing the client id (and `azp` the client when there are several
 /// audiences), `exp`, `iat` and `nbf` within ``clockLeeway``, the `nonce`,
 /// and `at_hash` when present. A refreshed ID token must name the same
-/// issuer and subject. Discovery fills these in
+/// issuer, subject and audience (OpenID Connect Core §12.2). Discovery fills these in
 /// (``OAuth2Configuration/discover(issuer:clientID:clientSecret:transport:cache:)``).
+///
+/// A refresh's ID token comes in the response that rotates the refresh
+/// token, so its verification never costs the grant: the new tokens are
+/// always stored (``AccessToken/unverifiedIDToken``).
+/// - When it cannot be verified **at that moment** (the key set is down or
+///   does not have its key yet, or the clocks disagree by more than
+///   ``clockLeeway``) and its claims, read without the signature, name the
+///   signed-in issuer, subject and audience, the new tokens are used and the
+///   sign-in's verified claims kept. The delegate hears
+///   `didDeferIDTokenVerificationWithError` (the event
+///   ``OAuth2Event/deferredIDTokenVerification(_:)``), and the ID token is
+///   verified again by ``OAuth2Client/idToken()`` and by the next refresh,
+///   against the times as they stood when it came.
+/// - When it is **refused** (another issuer, subject or audience, a bad
+///   signature, a malformed token), that is a security signal: the new
+///   tokens are kept only so that a logout can revoke them, and never act as
+///   the signed-in user. Every request of the account, and every refresh,
+///   fails with the refusal's code (`subject_mismatch`, `invalid_signature`, …)
+///   without contacting the provider, until the user signs in again or logs out.
 public struct OpenIDSettings: Sendable, Hashable {
     /// The provider's JSON Web Key Set (`jwks_uri`).
     public var jwksURI: URL

@@ -7,7 +7,9 @@ import Crypto
 
 /// Verifies ID tokens (OpenID Connect Core 1.0 §3.1.3.7, §12.2): the JWS
 /// first, then the claims. Nothing of a token is trusted before its
-/// signature is; no error names a claim's value.
+/// signature is (a refreshed token whose signature cannot be checked yet is
+/// refused on its unsigned claims, never accepted on them); no error names a
+/// claim's value.
 struct IDTokenVerifier: Sendable {
     let settings: OpenIDSettings
     let issuer: String
@@ -21,8 +23,8 @@ struct IDTokenVerifier: Sendable {
         /// The code flow's token response. With a nonce (the request asked
         /// for `openid`), an ID token is required and must carry that nonce.
         case signIn(nonce: Secret?)
-        /// A refresh: an ID token may come; if it does, it must be for the
-        /// same issuer and subject as the one signed in (`previous`).
+        /// A refresh: an ID token may come; if it does, it must have the
+        /// issuer, subject and audience of the one signed in (`previous`).
         case refresh(previous: IDToken?)
     }
 
@@ -51,7 +53,54 @@ struct IDTokenVerifier: Sendable {
         return token
     }
 
-    /// The claim checks, on a token whose signature was verified.
+    /// What came of verifying a refreshed ID token.
+    enum RefreshedIDToken: Sendable {
+        /// Verified: its claims.
+        case verified(IDToken)
+        /// Not verified, for `error`: refused (a security signal) or deferred
+        /// (it could not be verified now, and what could be checked without
+        /// the signature names the signed-in user).
+        case unverified(OAuth2Error, refused: Bool)
+    }
+
+    /// Verifies the ID token of a refresh's response, never throwing: the
+    /// provider has rotated the refresh token by then, and the caller keeps
+    /// it whatever this says (OpenID Connect Core §12.2).
+    ///
+    /// A failure that may pass on its own (the key set cannot be fetched or
+    /// lacks the token's key, the clocks disagree) defers the verification
+    /// when the claims, read without their signature, name the same issuer,
+    /// subject, audience and authorized party as `previous`: a mismatch there
+    /// refuses the token whether or not the signature could be checked.
+    func verifyRefreshed(_ raw: String, previous: IDToken?, accessToken: Secret?, keys: KeySetCache, now: Date) async
+        -> RefreshedIDToken
+    {
+        let expectation = Expectation.refresh(previous: previous)
+        do {
+            return .verified(try await verify(raw, expectation: expectation, accessToken: accessToken, keys: keys, now: now))
+        } catch {
+            guard !Self.refusals.contains(error.code) else { return .unverified(error, refused: true) }
+            do throws(OAuth2Error) {
+                let jws = try CompactJWS(raw, maxSize: settings.maxIDTokenSize)
+                let unverified = try IDToken(claims: jws.payloadObject())
+                try checkIdentity(unverified, algorithm: jws.algorithm, expectation: expectation, accessToken: accessToken)
+            } catch let mismatch {
+                return .unverified(mismatch, refused: true)
+            }
+            return .unverified(error, refused: false)
+        }
+    }
+
+    /// The verification errors that refuse an ID token for good: its form,
+    /// its signature or its claims are wrong. Any other (the key set's fetch,
+    /// an unknown key, the times) may pass on its own.
+    static let refusals: Set<OAuth2Error.Code> = [
+        .invalidJWT, .unsupportedAlgorithm, .invalidSignature, .invalidIDToken, .issuerMismatch, .audienceMismatch,
+        .nonceMismatch, .accessTokenHashMismatch, .subjectMismatch,
+    ]
+
+    /// The claim checks, on a token whose signature was verified: whose it
+    /// is first, then its times.
     func checkClaims(
         _ token: IDToken,
         algorithm: JWSAlgorithm,
@@ -59,6 +108,26 @@ struct IDTokenVerifier: Sendable {
         accessToken: Secret?,
         now: Date
     ) throws(OAuth2Error) {
+        try checkIdentity(token, algorithm: algorithm, expectation: expectation, accessToken: accessToken)
+        let leeway = settings.clockLeeway.timeInterval
+        guard now.timeIntervalSince(token.expiresAt) < leeway else {
+            throw OAuth2Error(
+                code: .idTokenExpired,
+                message: "the ID token expired (exp is past, beyond the clock leeway of \(settings.clockLeeway.secondsDescription))")
+        }
+        guard token.issuedAt.timeIntervalSince(now) <= leeway else {
+            throw OAuth2Error(code: .idTokenNotYetValid, message: "the ID token's iat is in the future, beyond the clock leeway")
+        }
+        if let notBefore = token.notBefore, notBefore.timeIntervalSince(now) > leeway {
+            throw OAuth2Error(code: .idTokenNotYetValid, message: "the ID token's nbf is in the future, beyond the clock leeway")
+        }
+    }
+
+    /// The checks of whose token it is and what it came with: `iss`, `aud`,
+    /// `azp`, the nonce or the signed-in user's claims, `at_hash`. They need
+    /// no clock, and on a token whose signature could not be checked yet they
+    /// can still refuse it.
+    func checkIdentity(_ token: IDToken, algorithm: JWSAlgorithm, expectation: Expectation, accessToken: Secret?) throws(OAuth2Error) {
         guard token.issuer == issuer else {
             throw OAuth2Error(code: .issuerMismatch, message: "the ID token's iss is not the configured issuer \(issuer)")
         }
@@ -72,18 +141,6 @@ struct IDTokenVerifier: Sendable {
         } else if token.audience.count > 1 {
             throw OAuth2Error(code: .audienceMismatch, message: "the ID token has several audiences and no azp naming this client")
         }
-        let leeway = settings.clockLeeway.timeInterval
-        guard now.timeIntervalSince(token.expiresAt) < leeway else {
-            throw OAuth2Error(
-                code: .idTokenExpired,
-                message: "the ID token expired (exp is past, beyond the clock leeway of \(settings.clockLeeway.secondsDescription))")
-        }
-        guard token.issuedAt.timeIntervalSince(now) <= leeway else {
-            throw OAuth2Error(code: .idTokenNotYetValid, message: "the ID token's iat is in the future, beyond the clock leeway")
-        }
-        if let notBefore = token.notBefore, notBefore.timeIntervalSince(now) > leeway {
-            throw OAuth2Error(code: .idTokenNotYetValid, message: "the ID token's nbf is in the future, beyond the clock leeway")
-        }
         switch expectation {
         case .signIn(let nonce?):
             guard let sent = token.nonce else {
@@ -93,11 +150,7 @@ struct IDTokenVerifier: Sendable {
                 throw OAuth2Error(code: .nonceMismatch, message: "the ID token's nonce is not the one this authorization request sent")
             }
         case .refresh(let previous?):
-            // OpenID Connect Core §12.2: the same iss and sub (and the client among the audience, checked above).
-            guard token.issuer == previous.issuer, token.subject == previous.subject else {
-                throw OAuth2Error(
-                    code: .subjectMismatch, message: "the refreshed ID token is for another user (sub) than the one signed in")
-            }
+            try Self.checkSameSignIn(token, as: previous)
         case .signIn(nil), .refresh(nil), .any:
             break
         }
@@ -109,6 +162,21 @@ struct IDTokenVerifier: Sendable {
             guard Secret.constantTimeEquals(actual, expected) else {
                 throw OAuth2Error(code: .accessTokenHashMismatch, message: "the ID token's at_hash does not match the access token")
             }
+        }
+    }
+
+    /// OpenID Connect Core §12.2: a refreshed ID token has the sign-in's
+    /// `iss`, `sub` and `aud`; an `azp` is this client's in both, as in every
+    /// ID token (``checkIdentity(_:algorithm:expectation:accessToken:)``). `auth_time` is
+    /// not compared: §12.2 binds it only where the sign-in asked for it
+    /// (`max_age`), which the client does not, and a provider whose user
+    /// authenticated again in the same session sends the newer time.
+    static func checkSameSignIn(_ token: IDToken, as previous: IDToken) throws(OAuth2Error) {
+        guard token.issuer == previous.issuer, token.subject == previous.subject else {
+            throw OAuth2Error(code: .subjectMismatch, message: "the refreshed ID token is for another user (sub) than the one signed in")
+        }
+        guard Set(token.audience) == Set(previous.audience) else {
+            throw OAuth2Error(code: .audienceMismatch, message: "the refreshed ID token's aud is not the sign-in's")
         }
     }
 

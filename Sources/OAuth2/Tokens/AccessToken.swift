@@ -79,6 +79,13 @@ public struct AccessToken: Sendable, Hashable, Codable {
         get { box.fields.idToken }
         set { uniqueBox().fields.idToken = newValue }
     }
+    /// An ID token a refresh brought that is not verified: deferred (the
+    /// client verifies it again later) or refused (the token is held, never
+    /// used); `nil` when every ID token that came was verified. See ``UnverifiedIDToken``.
+    public var unverifiedIDToken: UnverifiedIDToken? {
+        get { box.fields.unverifiedIDToken }
+        set { uniqueBox().fields.unverifiedIDToken = newValue }
+    }
 
     /// Creates a token.
     public init(
@@ -125,6 +132,7 @@ public struct AccessToken: Sendable, Hashable, Codable {
         var binding: TokenBinding?
         var grant: TokenGrant?
         var idToken: IDToken?
+        var unverifiedIDToken: UnverifiedIDToken?
     }
 
     /// The fields of one or more equal tokens.
@@ -221,6 +229,7 @@ extension AccessToken: CustomReflectable {
                 "binding": binding as Any,
                 "grant": grant as Any,
                 "idToken": idToken as Any,
+                "unverifiedIDToken": unverifiedIDToken as Any,
             ], displayStyle: .struct)
     }
 }
