@@ -73,7 +73,7 @@ test: test-deps lint
 	scripts/provider-start.sh --name short --access-token-lifetime 2 >/dev/null && \
 	scripts/provider-start.sh --name rotate --access-token-lifetime 2 --reuse-protection >/dev/null && \
 	scripts/provider-start.sh --name grace --access-token-lifetime 2 --reuse-protection --grace-period 30 >/dev/null && \
-	scripts/provider-start.sh --name oidc >/dev/null && \
+	scripts/provider-start.sh --name oidc --reuse-protection >/dev/null && \
 	export OAUTH2_IT_PROVIDER="$(CURDIR)/.build/provider/main/env.json" && \
 	export OAUTH2_IT_SHORT_PROVIDER="$(CURDIR)/.build/provider/short/env.json" && \
 	export OAUTH2_IT_ROTATE_PROVIDER="$(CURDIR)/.build/provider/rotate/env.json" && \

@@ -200,6 +200,53 @@ struct OpenIDKeyRotationTests {
         #expect(try OpenIDConnectTests.keyID(of: third.rawIDToken) == newerKid)
     }
 
+    /// The audit's hole: a refresh whose ID token names a key the client
+    /// cannot fetch (the key set down right after a rotation) used to drop
+    /// the whole response, rotated refresh token included; with reuse
+    /// protection (this provider has it) the next refresh then spent the old
+    /// refresh token and the provider revoked the grant.
+    @Test func aRefreshWhileTheKeySetIsDownKeepsTheRotatedRefreshTokenAndTheGrant() async throws {
+        let local = try Provider.oidc()
+        let transport = CurlTransport()
+        defer { Task { await transport.shutdown() } }
+        let cli = try CLI()
+        let options = try local.options(client: "confidential", for: cli, endpoints: false) + ["--issuer", local.issuer]
+        let (result, _, _) = try await local.authorize(with: cli, options: options + ["--scope", "openid email read"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let signedIn = try #require(try await cli.storedToken())
+        let subject = try #require(signedIn.idToken?.subject)
+        let liveGrants = try await local.liveRefreshTokens(client: "confidential")
+        let requestsBefore = try await local.tokenRequests(client: "confidential").requests.count
+
+        try await local.setJWKSOutage(status: 503)
+        do {
+            _ = try await Self.rotate(local, keepOld: false, transport: transport)
+            _ = try await cli.expireStoredToken(at: local)
+            let first = try await cli.run(["call", local.endpoints.apiMe] + options)
+            #expect(first.status == 0, "\(first.stderr)")
+            let held = try #require(try await cli.storedToken())
+            #expect(held.refreshToken != nil && held.refreshToken != signedIn.refreshToken)
+            #expect(held.unverifiedIDToken?.isRefused == false)
+            #expect(held.idToken?.subject == subject)
+            try await local.setJWKSOutage(status: 0)
+        } catch {
+            try await local.setJWKSOutage(status: 0)
+            throw error
+        }
+
+        // The keys are back: the next refresh spends the rotated refresh token and verifies its own ID token.
+        _ = try await cli.expireStoredToken(at: local)
+        let second = try await cli.run(["call", local.endpoints.apiMe] + options)
+        #expect(second.status == 0, "\(second.stderr)")
+        let after = try #require(try await cli.storedToken())
+        #expect(after.unverifiedIDToken == nil)
+        #expect(after.idToken?.subject == subject)
+        let refreshes = try await local.tokenRequests(client: "confidential").requests.dropFirst(requestsBefore)
+        #expect(refreshes.map(\.grantType) == ["refresh_token", "refresh_token"])
+        #expect(refreshes.allSatisfy { $0.status == 200 })
+        #expect(try await local.liveRefreshTokens(client: "confidential") == liveGrants)
+    }
+
     @Test func theCLIVerifiesAfterARotationToo() async throws {
         let local = try Provider.oidc()
         let transport = CurlTransport()

@@ -242,6 +242,7 @@ def describe(arguments, port, users, clients):
             "end_session": f"{base}/o/logout/",
             # This test provider's own: see provider/oidc.py, provider/client_assertions.py.
             "test_rotate_signing_key": f"{base}/test/rotate-signing-key",
+            "test_jwks_outage": f"{base}/test/jwks-outage",
             "test_client_keys": f"{base}/test/client-keys",
             "test_jwt_client_token": f"{base}/test/jwt-client-token",
         },

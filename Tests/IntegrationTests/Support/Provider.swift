@@ -28,6 +28,7 @@ struct Provider: Decodable, Sendable {
         let userinfo: String
         let endSession: String
         let testRotateSigningKey: String
+        let testJWKSOutage: String
         let testClientKeys: String
         let testJWTClientToken: String
 
@@ -36,6 +37,7 @@ struct Provider: Decodable, Sendable {
             case jwks, userinfo
             case endSession = "end_session"
             case testRotateSigningKey = "test_rotate_signing_key"
+            case testJWKSOutage = "test_jwks_outage"
             case testClientKeys = "test_client_keys"
             case testJWTClientToken = "test_jwt_client_token"
             case metadata, authorize, token, revoke

@@ -55,6 +55,11 @@ extension Provider {
         try await Self.post(endpoints.testExpireAccessToken, form: "token=\(value)", doing: "expiring the access token")
     }
 
+    /// Makes the key set (JWKS) endpoint answer `status` (503, 500) from now on; 0 ends the outage.
+    func setJWKSOutage(status: Int) async throws {
+        try await Self.post(endpoints.testJWKSOutage, form: "status=\(status)", doing: "setting the key set's outage")
+    }
+
     /// How many requests for `path` the provider's log shows (its request log: method, path, status).
     func loggedRequests(to path: String) throws -> Int {
         let log = try String(contentsOfFile: runDir + "/server.log", encoding: .utf8)

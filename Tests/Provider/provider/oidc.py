@@ -9,6 +9,10 @@ POST /test/rotate-signing-key   (form: keep_old=0|1, default 0)
      A new RSA 2048 key signs every ID token from now on. keep_old=1: the keys
      published so far stay in the JWKS (inactive: they verify, they no longer
      sign); keep_old=0: the JWKS holds the new key only.
+
+POST /test/jwks-outage   (form: status=503|500|0)
+     {"status": STATUS}. From now on the JWKS endpoint answers that status (an
+     outage of the key set while the token endpoint works); status=0 ends it.
 """
 
 import json
@@ -88,6 +92,33 @@ class Validator(OAuth2Validator):
 
 
 _rotation_lock = threading.Lock()
+
+# The status the JWKS endpoint answers during an outage, or None.
+_jwks_outage = {"status": None}
+
+
+class JWKSOutageMiddleware:
+    """Answers the JWKS endpoint with the outage's status while one is on."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        status = _jwks_outage["status"]
+        if status is not None and request.path.endswith("/.well-known/jwks.json"):
+            return JsonResponse({"error": "temporarily_unavailable"}, status=status)
+        return self.get_response(request)
+
+
+@csrf_exempt
+@_loopback_only
+@require_POST
+def jwks_outage_view(request):
+    status = request.POST.get("status", "")
+    if status not in ("0", "500", "503"):
+        return _bad_request("status must be 0, 500 or 503")
+    _jwks_outage["status"] = None if status == "0" else int(status)
+    return JsonResponse({"status": int(status)})
 
 
 def rotate_signing_key(keep_old):

@@ -42,6 +42,8 @@ MIDDLEWARE = [
     # First: it records the status the client gets, and holds a token response
     # (when a test asks) only once everything else is done. See provider/testing.py.
     "provider.testing.TokenEndpointLogMiddleware",
+    # A key set outage a test turns on and off (provider/oidc.py).
+    "provider.oidc.JWKSOutageMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

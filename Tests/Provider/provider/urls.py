@@ -36,6 +36,7 @@ urlpatterns = [
     # OpenID Connect and RFC 7523 checks: see provider/oidc.py and
     # provider/client_assertions.py.
     path("test/rotate-signing-key", oidc.rotate_signing_key_view, name="test-rotate-signing-key"),
+    path("test/jwks-outage", oidc.jwks_outage_view, name="test-jwks-outage"),
     path("test/client-keys", client_assertions.client_keys, name="test-client-keys"),
     path("test/jwt-client-token", client_assertions.jwt_client_token, name="test-jwt-client-token"),
 ]
