@@ -169,13 +169,22 @@ struct Session: Sendable {
     }
 
     /// A command is done: a token the provider issued that the store could
-    /// not save (a full disk) is tried once more, and if it still cannot be
-    /// saved the command fails with `store_error`, since the process is about
-    /// to take the only copy of it away.
+    /// not save (a full disk) is saved again, for up to `--timeout`, while
+    /// the account stays locked (no other process spends the refresh token
+    /// the provider rotated); if it still cannot be saved the command fails
+    /// with `store_error`, since the process is about to take the only copy
+    /// of it away.
     private func saveWhatTheStoreRefused() async throws {
         for client in clients.withLock({ $0 }) {
             do {
-                try await client.saveUnsavedToken()
+                do {
+                    try await client.saveUnsavedToken()
+                } catch {
+                    StandardError.line(
+                        "The token store cannot save the new token (\(error.code)); trying again for up to \(settings.timeout.components.seconds) s while the account stays locked."
+                    )
+                    try await client.saveUnsavedToken(waitingUpTo: settings.timeout)
+                }
             } catch {
                 throw OAuth2Error(
                     code: error.code,

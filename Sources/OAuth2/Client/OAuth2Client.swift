@@ -232,8 +232,11 @@ public final class OAuth2Client: Sendable {
     /// saves it, unless another process replaced it meanwhile; best effort:
     /// the token is stored already, so a failure here loses nothing.
     private func migrateBinding(of legacy: AccessToken) async -> AccessToken {
-        var stamped = legacy
-        stamped.binding = configuration.binding
+        let stamped = {
+            var token = legacy
+            token.binding = configuration.binding
+            return token
+        }()
         do {
             return try await provider.withAccountLock(account) { () async throws -> AccessToken in
                 guard let current = try await self.provider.load(account: self.account) else { return stamped }
@@ -252,15 +255,27 @@ public final class OAuth2Client: Sendable {
     /// Saves the token the store could not save earlier, if there is one.
     ///
     /// After a failed save (the delegate heard "did fail to store") the client
-    /// keeps the token in memory and tries again on the next use; a process
-    /// about to exit calls this so that it does not take the only copy of a
-    /// rotated refresh token with it.
+    /// keeps the token in memory, tries again on the next use, and keeps the
+    /// account's store lock meanwhile, so that no other process spends the
+    /// refresh token the provider has rotated. A process about to exit calls
+    /// this so that it does not take the only copy of that refresh token with
+    /// it: with `waitingUpTo`, it tries again (every 100 ms, doubling up to
+    /// 2 s) until the store takes the token or that time has passed.
     ///
     /// - Throws: ``OAuth2Error`` `store_error` (or `lock_timeout`) when the
     ///   token still cannot be saved; it stays in memory.
-    public func saveUnsavedToken() async throws(OAuth2Error) {
-        if let error = await provider.retryUnsaved(account: account) {
-            throw error
+    public func saveUnsavedToken(waitingUpTo wait: Duration = .zero) async throws(OAuth2Error) {
+        let deadline = ContinuousClock.now + wait
+        var delay: Duration = .milliseconds(100)
+        while let error = await provider.retryUnsaved(account: account) {
+            guard ContinuousClock.now + delay <= deadline else { throw error }
+            logger.debug("the token store still cannot save the account's token; trying again", metadata: ["oauth2.error": "\(error.code)"])
+            do {
+                try await Task.sleep(for: delay)
+            } catch {
+                throw OAuth2Error(code: .cancelled, message: "waiting for the token store to save the token was cancelled")
+            }
+            delay = min(delay * 2, .seconds(2))
         }
     }
 

@@ -33,6 +33,8 @@ public final class OAuth2Provider: Sendable {
     let usedStates = UsedStates()
     /// Tokens the provider issued that the store could not save, by account.
     let unsaved = LockedValue<[AccountKey: UnsavedToken]>([:])
+    /// The store locks kept while an account's token waits to be saved.
+    let keptLocks = LockedValue<[AccountKey: KeptAccountLock]>([:])
     /// Whether `unsaved` has any entry, readable without its lock: every
     /// signed request asks, and with several threads sending, taking a lock
     /// shared by all the provider's clients for that made them wait on each other.
@@ -185,7 +187,8 @@ public final class OAuth2Provider: Sendable {
         }
     }
 
-    /// How long after a failed save the client tries again, at the earliest.
+    /// How long after a failed save the client tries again, at the earliest;
+    /// a kept lock's first retry (``withAccountLock(_:_:)``).
     static let unsavedRetryInterval: Duration = .seconds(1)
 
     func delete(account: String) async throws(OAuth2Error) {
@@ -206,33 +209,124 @@ public final class OAuth2Provider: Sendable {
     }
 
     /// Runs `body` holding the store's lock of `account` (every process
-    /// sharing the store waits for it), waiting at most the request timeout.
+    /// sharing the store waits for it), waiting at most ``accountLockWait``.
+    ///
+    /// When `body` leaves a token the store could not save (``persist(_:account:)``),
+    /// the lock is not released with its result: the provider keeps it
+    /// (``KeptAccountLock``) and saves the token again, every
+    /// ``unsavedRetryInterval`` doubling up to ``keptLockRetryCap``, until
+    /// the store takes it. Until then other processes and providers on the
+    /// store wait for the lock instead of reading the older token and spending
+    /// its rotated refresh token; this provider's own work on the account runs
+    /// under the kept lock. A process that ends releases it (the kernel, or
+    /// PostgreSQL, does), and with it the token: ``OAuth2Client/saveUnsavedToken(waitingUpTo:)``
+    /// is how a process about to exit waits for the store.
+    ///
+    /// `body` runs in a task of its own, so that the lock can outlive the
+    /// call: cancelling the caller does not stop it.
     ///
     /// - Throws: what `body` throws, unchanged; the lock's failures as
-    ///   ``OAuth2Error`` (`lock_timeout`, `store_error`, `cancelled`).
-    func withAccountLock<Result: Sendable>(_ account: String, _ body: () async throws -> Result) async throws -> Result {
-        let waitStarted = ContinuousClock.now
-        do {
-            return try await store.withLock(account: account, timeout: configuration.requestTimeout) {
-                telemetry.lockWaited(ContinuousClock.now - waitStarted)
-                do {
-                    return try await body()
-                } catch {
-                    throw LockBodyError(error: error)
+    ///   ``OAuth2Error`` (`lock_timeout`, `store_error`).
+    func withAccountLock<Result: Sendable>(_ account: String, _ body: @escaping @Sendable () async throws -> Result) async throws
+        -> Result
+    {
+        let key = AccountKey(account)
+        if let kept = keptLocks.withLock({ $0[key] }) {
+            let outcome: Swift.Result<Result, any Error>? = await withCheckedContinuation { continuation in
+                let queued = kept.enqueue {
+                    do {
+                        continuation.resume(returning: .success(try await body()))
+                    } catch {
+                        continuation.resume(returning: .failure(error))
+                    }
                 }
+                if !queued { continuation.resume(returning: nil) }
             }
-        } catch let error as LockBodyError {
-            throw error.error
-        } catch {
-            throw OAuth2Error(storeError: error, doing: "lock")
+            if let outcome { return try outcome.get() }
+        }
+        return try await withCheckedThrowingContinuation { continuation in
+            Task { await self.holdLock(account, key, body, continuation) }
         }
     }
-}
 
-/// What the body of ``OAuth2Provider/withAccountLock(_:_:)`` threw, told
-/// apart from the lock's own failures.
-private struct LockBodyError: Error {
-    let error: any Error
+    /// Takes the store's lock, runs `body`, resumes the caller with its
+    /// result, and keeps the lock while the account has an unsaved token.
+    private func holdLock<Result: Sendable>(
+        _ account: String,
+        _ key: AccountKey,
+        _ body: @Sendable () async throws -> Result,
+        _ continuation: CheckedContinuation<Result, any Error>
+    ) async {
+        let waitStarted = ContinuousClock.now
+        var resumed = false
+        do {
+            try await store.withLock(account: account, timeout: accountLockWait) { () async -> Void in
+                telemetry.lockWaited(ContinuousClock.now - waitStarted)
+                do {
+                    continuation.resume(returning: try await body())
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+                resumed = true
+                await keepWhileUnsaved(account, key)
+            }
+        } catch {
+            if !resumed {
+                continuation.resume(throwing: OAuth2Error(storeError: error, doing: "lock"))
+            } else {
+                logger.debug("releasing the account lock failed", metadata: ["oauth2.error": "\(type(of: error))"])
+            }
+        }
+    }
+
+    /// Keeps the account's lock, running this provider's work on the account
+    /// and saving the unsaved token again, until the store has taken it.
+    private func keepWhileUnsaved(_ account: String, _ key: AccountKey) async {
+        guard hasUnsaved(key) else { return }
+        let kept = KeptAccountLock()
+        keptLocks.withLock { $0[key] = kept }
+        logger.debug("the account's lock is kept until the store saves the token it refused")
+        var delay = Self.unsavedRetryInterval
+        var nextAttempt = ContinuousClock.now + delay
+        while true {
+            let saved = !hasUnsaved(key)
+            let jobs = kept.takeJobs(closingIfNone: saved)
+            if jobs.isEmpty && saved { break }
+            for job in jobs { await job() }
+            guard jobs.isEmpty else { continue }
+            let now = ContinuousClock.now
+            if now >= nextAttempt {
+                if let token = unsaved.withLock({ $0[key]?.token }) {
+                    _ = await persist(token, account: account)
+                }
+                delay = min(delay * 2, Self.keptLockRetryCap)
+                nextAttempt = ContinuousClock.now + delay
+            } else {
+                await kept.waitForJob(timeout: nextAttempt - now)
+            }
+        }
+        keptLocks.withLock { locks in
+            if locks[key] === kept { locks[key] = nil }
+        }
+        logger.debug("the store saved the token it had refused; the account's lock is released")
+    }
+
+    private func hasUnsaved(_ key: AccountKey) -> Bool {
+        unsaved.withLock { $0[key] != nil }
+    }
+
+    /// The longest a kept lock waits between two saves of the token the store refused.
+    static let keptLockRetryCap: Duration = .seconds(10)
+
+    /// How long a caller waits for an account's lock: as long as a holder
+    /// that is making progress can hold it. A refresh holds it for a token
+    /// request and up to two fetches of the key set (a cached set too old,
+    /// then an unknown key), and when the provider refuses the refresh token
+    /// of a renewable grant, as long again to run that grant: six request
+    /// timeouts, and a little for the store's own reads and writes.
+    var accountLockWait: Duration {
+        configuration.requestTimeout * 6 + .seconds(5)
+    }
 }
 
 /// A token the store could not save, kept by the provider until it can.

@@ -191,3 +191,135 @@ import Glibc
         #expect(saved?.refreshToken?.value == "rt-2")
     }
 }
+
+/// Two providers on one file store directory: two processes, in production.
+/// A token one of them could not save must not let the other spend the
+/// refresh token it replaced.
+@Suite struct KeptAccountLockTests {
+    /// A provider over its own `FileTokenStore` on `directory`, whose saves fail while `failing` says so.
+    static func provider(
+        directory: String, failing: LockedValue<Bool>, transport: CannedTransport, clock: ManualClock,
+        requestTimeout: Duration = .seconds(1)
+    ) throws -> OAuth2Provider {
+        let store = try FileTokenStore(
+            directory: directory, encryption: .plaintext,
+            hooks: .init(failing: { step in step == .rename && failing.withLock { $0 } ? .error(ENOSPC) : nil }))
+        var configuration = try Fixture.configuration()
+        configuration.requestTimeout = requestTimeout
+        return try OAuth2Provider(configuration: configuration, store: store, transport: transport, clock: clock)
+    }
+
+    @Test func anotherStoreWaitsForTheLockUntilTheRotatedTokenIsSavedAndNeverSpendsTheOldOne() async throws {
+        let scratch = try ScratchDirectory()
+        let transport = CannedTransport()
+        let clock = ManualClock()
+        let failsA = LockedValue(false)
+        let a = try Self.provider(directory: scratch.storePath, failing: failsA, transport: transport, clock: clock)
+        let b = try Self.provider(directory: scratch.storePath, failing: LockedValue(false), transport: transport, clock: clock)
+        var old = Fixture.token(access: "at-1", refresh: "rt-1", expiresAt: clock.now().addingTimeInterval(-10))
+        old.binding = a.configuration.binding
+        try await a.store.save(old, account: "alice")
+
+        // A rotates rt-1 → rt-2 and cannot save it.
+        failsA.withLock { $0 = true }
+        transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2"), for: Fixture.tokenURL)
+        #expect(try await a.client(account: "alice").token().accessToken.value == "at-2")
+
+        // B finds rt-1 in the store: it waits for the lock instead of spending it.
+        let waiting = Task { try await b.client(account: "alice").token() }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(transport.requests(for: Fixture.tokenURL).count == 1)
+        // A's store recovers; A saves rt-2 and lets go; B uses what A saved.
+        failsA.withLock { $0 = false }
+        #expect(try await waiting.value.accessToken.value == "at-2")
+        #expect(transport.requests(for: Fixture.tokenURL).count == 1)
+        #expect(try await b.store.load(account: "alice")?.refreshToken?.value == "rt-2")
+    }
+
+    @Test func whileTheLockIsKeptTheProvidersOwnClientsRefreshUnderIt() async throws {
+        let scratch = try ScratchDirectory()
+        let transport = CannedTransport()
+        let clock = ManualClock()
+        let fails = LockedValue(false)
+        let provider = try Self.provider(directory: scratch.storePath, failing: fails, transport: transport, clock: clock)
+        var old = Fixture.token(access: "at-1", refresh: "rt-1", expiresAt: clock.now().addingTimeInterval(-10))
+        old.binding = provider.configuration.binding
+        try await provider.store.save(old, account: "alice")
+        fails.withLock { $0 = true }
+        transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2", expiresIn: 100), for: Fixture.tokenURL)
+        _ = try await provider.client(account: "alice").token()
+
+        // The kept token expires while the store is still down: the next refresh spends rt-2, under the kept lock.
+        clock.advance(by: .seconds(200))
+        transport.enqueue(json: Fixture.tokenJSON(access: "at-3", refresh: "rt-3"), for: Fixture.tokenURL)
+        #expect(try await provider.client(account: "alice").token().accessToken.value == "at-3")
+        #expect(Fixture.formFields(transport.requests(for: Fixture.tokenURL).last?.body)["refresh_token"] == "rt-2")
+
+        fails.withLock { $0 = false }
+        try await provider.client(account: "alice").saveUnsavedToken(waitingUpTo: .seconds(20))
+        #expect(try await provider.store.load(account: "alice")?.refreshToken?.value == "rt-3")
+        // Released once saved: another store on the directory takes the lock at once.
+        let other = try FileTokenStore(directory: scratch.storePath)
+        try await other.withLock(account: "alice", timeout: .seconds(5)) {}
+    }
+
+    @Test func saveUnsavedTokenWaitsForTheStoreUpToTheTimeGiven() async throws {
+        let scratch = try ScratchDirectory()
+        let transport = CannedTransport()
+        let clock = ManualClock()
+        let fails = LockedValue(false)
+        let provider = try Self.provider(directory: scratch.storePath, failing: fails, transport: transport, clock: clock)
+        var old = Fixture.token(access: "at-1", refresh: "rt-1", expiresAt: clock.now().addingTimeInterval(-10))
+        old.binding = provider.configuration.binding
+        try await provider.store.save(old, account: "alice")
+        fails.withLock { $0 = true }
+        transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2"), for: Fixture.tokenURL)
+        let client = provider.client(account: "alice")
+        _ = try await client.token()
+
+        let error = await oauth2Error { try await client.saveUnsavedToken(waitingUpTo: .milliseconds(300)) }
+        #expect(error?.code == .storeError)
+        let saving = Task { try await client.saveUnsavedToken(waitingUpTo: .seconds(20)) }
+        try await Task.sleep(for: .milliseconds(200))
+        fails.withLock { $0 = false }
+        try await saving.value
+        #expect(try await FileTokenStore(directory: scratch.storePath).load(account: "alice")?.refreshToken?.value == "rt-2")
+    }
+
+    /// The lock is held for a refused refresh and the renewal by the
+    /// token's grant, each within the request timeout, longer than it
+    /// together: a waiter must not give up on a holder making progress.
+    @Test func aWaiterOutlastsAHolderWhoseRequestsTogetherTakeLongerThanOneTimeout() async throws {
+        let scratch = try ScratchDirectory()
+        let transport = CannedTransport()
+        let clock = ManualClock()
+        let a = try Self.provider(
+            directory: scratch.storePath, failing: LockedValue(false), transport: transport, clock: clock,
+            requestTimeout: .milliseconds(400))
+        let b = try Self.provider(
+            directory: scratch.storePath, failing: LockedValue(false), transport: transport, clock: clock,
+            requestTimeout: .milliseconds(400))
+        var old = Fixture.token(access: "at-1", refresh: "rt-1", expiresAt: clock.now().addingTimeInterval(-10))
+        old.binding = a.configuration.binding
+        old.grant = TokenGrant(type: TokenGrant.clientCredentialsType, scopes: [])
+        try await a.store.save(old, account: "alice")
+        // The refresh is refused after 300 ms; the client credentials grant answers after 300 ms more.
+        let answered = LockedValue(0)
+        transport.respond { request in
+            try await Task.sleep(for: .milliseconds(300))
+            let first = answered.withLock { count -> Bool in
+                count += 1
+                return count == 1
+            }
+            let body = first ? #"{"error":"invalid_grant"}"# : Fixture.tokenJSON(access: "at-2", refresh: "rt-2")
+            return HTTPTransportResponse(status: first ? 400 : 200, headers: [.contentType: "application/json"], body: Data(body.utf8))
+        }
+        let holding = Task { try await a.client(account: "alice").token() }
+        try await Task.sleep(for: .milliseconds(100))
+        let waiting = try await b.client(account: "alice").token()
+
+        #expect(waiting.accessToken.value == "at-2")
+        #expect(try await holding.value.accessToken.value == "at-2")
+        #expect(transport.requests(for: Fixture.tokenURL).count == 2)
+    }
+}
