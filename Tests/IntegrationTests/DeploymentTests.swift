@@ -59,6 +59,49 @@ struct DeploymentTests {
         }
     }
 
+    /// Process A refreshes (the provider rotates the refresh token) into a
+    /// store that cannot take the new token; process B starts while A still
+    /// has it only in memory. B must not read the spent refresh token and
+    /// spend it (with reuse protection that revokes the grant): A keeps the
+    /// account locked and saves once the store recovers; B then goes on with
+    /// what A saved.
+    @Test func aTokenTheStoreCannotSaveIsNotSpentAgainByAnotherProcess() async throws {
+        let provider = try Provider.rotate()
+        let cli = try CLI()
+        let options = try provider.options(client: "confidential", for: cli) + ["--timeout", "30"]
+        let otherGrants = try await provider.liveRefreshTokens(client: "confidential")
+        #expect(try await provider.authorize(with: cli, options: options).result.status == 0)
+        try await Task.sleep(for: .seconds(3))
+        let before = try await provider.tokenRequests(client: "confidential").requests.count
+
+        let unwritable = try StoreWrites(blockedIn: cli.store)
+        let a: Subprocess
+        let b: Subprocess
+        do {
+            a = try cli.start(["call", provider.endpoints.apiMe] + options)
+            _ = try await a.stderrLine(startingWith: "The token store cannot save the new token")
+            b = try cli.start(["call", provider.endpoints.apiMe] + options)
+            try await Task.sleep(for: .seconds(2))
+            // B waits for the account's lock: the provider saw A's refresh only.
+            #expect(try await provider.tokenRequests(client: "confidential").requests.dropFirst(before).count == 1)
+            #expect(b.isRunning)
+            try unwritable.restore()
+        } catch {
+            try unwritable.restore()
+            throw error
+        }
+
+        let first = try await a.wait()
+        let second = try await b.wait()
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(second.status == 0, "\(second.stderr)")
+        let refreshes = try await provider.tokenRequests(client: "confidential").requests.dropFirst(before)
+        #expect(refreshes.allSatisfy { $0.grantType == "refresh_token" && $0.status == 200 }, "\(refreshes)")
+        #expect(try await provider.liveRefreshTokens(client: "confidential") == otherGrants + 1)
+        let after = try await cli.run(["call", provider.endpoints.apiMe] + options)
+        #expect(after.status == 0, "\(after.stderr)")
+    }
+
     @Test func aProcessKilledHoldingTheLockAfterTheProviderRotatedLosesNothingWithAGracePeriod() async throws {
         let provider = try Provider.grace()
         let cli = try CLI()
@@ -219,6 +262,42 @@ struct DeploymentTests {
                 group.addTask { try await Subprocess.run(binary, arguments, environment: environment, timeout: .seconds(90)) }
             }
             return try await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+}
+
+/// Makes a directory refuse new files, as a full disk or a read-only mount
+/// does, without filling a disk: for root, whom permissions do not stop,
+/// the immutable attribute (chattr +i); for anyone else, mode 0500.
+struct StoreWrites {
+    let directory: String
+    let asRoot = getuid() == 0
+
+    init(blockedIn directory: String) throws {
+        self.directory = directory
+        if asRoot {
+            try Self.chattr("+i", directory)
+        } else {
+            try FileManager.default.setAttributes([.posixPermissions: 0o500], ofItemAtPath: directory)
+        }
+    }
+
+    func restore() throws {
+        if asRoot {
+            try Self.chattr("-i", directory)
+        } else {
+            try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory)
+        }
+    }
+
+    private static func chattr(_ flag: String, _ path: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
+        process.arguments = [flag, path]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ProviderError(description: "chattr \(flag) \(path) failed (\(process.terminationStatus))")
         }
     }
 }
