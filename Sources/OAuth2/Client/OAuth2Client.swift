@@ -217,8 +217,9 @@ public final class OAuth2Client: Sendable {
     /// Reads the store once, unless a token is already known.
     ///
     /// A token stored before tokens recorded their provider (no
-    /// ``AccessToken/binding``) is taken to belong to this configuration and
-    /// saved again with its binding, once, under the account lock.
+    /// ``AccessToken/binding``) is refused (`provider_mismatch`) unless the
+    /// configuration adopts such tokens (``OAuth2Configuration/adoptsTokensStoredWithoutBinding``):
+    /// then it is saved again with its binding, once, under the account lock.
     func loadIfNeeded() async throws(OAuth2Error) {
         guard !machine.withLock({ $0.isLoaded }) else { return }
         var token = try await provider.load(account: account)

@@ -110,7 +110,8 @@ public final class OAuth2Provider: Sendable {
     /// can), else the stored one.
     ///
     /// - Throws: `store_error`; `provider_mismatch` when the stored token was
-    ///   issued to another provider or client (it is then never used).
+    ///   issued to another provider or client, or records none and the
+    ///   configuration does not adopt such tokens (it is then never used).
     func load(account: String) async throws(OAuth2Error) -> AccessToken? {
         if let unsaved = unsaved.withLock({ $0[AccountKey(account)]?.token }) {
             return unsaved
@@ -122,12 +123,20 @@ public final class OAuth2Provider: Sendable {
             throw OAuth2Error(storeError: error, doing: "read")
         }
         if let token {
+            let subject = "the token stored for \(FileTokenStore.describe(account))"
             try configuration.requireOwnBinding(
                 of: token,
-                subject: "the token stored for \(FileTokenStore.describe(account))",
+                subject: subject,
                 consequence:
                     "it is not used or sent anywhere (sign in under another account name, or sign out with the first provider's settings)"
             )
+            guard token.binding != nil || configuration.adoptsTokensStoredWithoutBinding || !store.isPersistent else {
+                throw OAuth2Error(
+                    code: .providerMismatch,
+                    message:
+                        "\(subject) records no provider (it was stored before tokens recorded theirs), so it is not used or sent anywhere: sign in again, or set adoptsTokensStoredWithoutBinding on the configuration of the provider that issued it"
+                )
+            }
         }
         return token
     }

@@ -45,7 +45,8 @@ public struct OAuth2Configuration: Sendable {
     public var maxResponseSize: Int
     /// The longest a request to the provider may take. 30 seconds by default.
     /// Also bounds the wait for another process's refresh of the same account
-    /// (the store's account lock).
+    /// (the store's account lock): six times this and 5 s, as long as a
+    /// refresh that is making progress can take.
     public var requestTimeout: Duration
     /// The assertion grant the client can run again when its token expires
     /// (a JWT-bearer service account); `nil` by default.
@@ -70,6 +71,17 @@ public struct OAuth2Configuration: Sendable {
     /// The `aud` of the client's assertions (`private_key_jwt`,
     /// `client_secret_jwt`); the token endpoint's URL when `nil`.
     public var clientAssertionAudience: String?
+    /// Whether a token stored before tokens recorded their provider (one
+    /// without a ``AccessToken/binding``) is taken to be this configuration's,
+    /// and stamped with its binding. Off by default: such a token may have
+    /// been issued by any provider that shared the store under the account's
+    /// name, and adopting it would send its access token to this provider's
+    /// resources and its refresh token to this token endpoint. Turn it on,
+    /// for the configuration that issued those tokens only, to migrate them;
+    /// without it they are refused (`provider_mismatch`) and never sent. A
+    /// store that does not outlive the process (``TokenStore/isPersistent``,
+    /// ``InMemoryTokenStore``) holds no such token, and its tokens are adopted.
+    public var adoptsTokensStoredWithoutBinding: Bool = false
 
     /// Creates a configuration and checks its endpoints.
     ///

@@ -26,6 +26,10 @@ public final class InMemoryTokenStore: TokenStore {
 
     private let state: LockedValue<State>
 
+    /// `false`: every token in it was put there by the running process, so
+    /// none is a token an earlier version stored without its provider.
+    public var isPersistent: Bool { false }
+
     /// Creates a store holding `tokens`, keyed by account.
     public init(tokens: [String: AccessToken] = [:]) {
         var keyed: [[UInt8]: (account: String, token: AccessToken)] = [:]

@@ -74,4 +74,16 @@ public protocol TokenStore: Sendable {
         timeout: Duration,
         _ body: () async throws -> Result
     ) async throws -> Result
+    /// Whether the store's tokens outlive the process, so that it may hold
+    /// tokens an earlier version of the library stored without a
+    /// ``AccessToken/binding``: those are refused unless the configuration
+    /// adopts them (``OAuth2Configuration/adoptsTokensStoredWithoutBinding``).
+    /// `true` unless a store says otherwise; ``InMemoryTokenStore`` does, as
+    /// every token in it was put there by the running process.
+    var isPersistent: Bool { get }
+}
+
+extension TokenStore {
+    /// A store's tokens outlive the process, unless it says otherwise.
+    public var isPersistent: Bool { true }
 }

@@ -50,8 +50,10 @@ import Testing
         #expect(try await harness.store.load(account: "alice") != nil)
     }
 
-    @Test func aTokenStoredWithoutABindingIsStampedOnce() async throws {
-        let harness = try ClientHarness()
+    @Test func aTokenStoredWithoutABindingIsStampedOnceByAConfigurationThatAdoptsSuchTokens() async throws {
+        var configuration = try Fixture.configuration()
+        configuration.adoptsTokensStoredWithoutBinding = true
+        let harness = try ClientHarness(configuration: configuration)
         try await seed(harness, binding: nil, expiresIn: 3600)
         harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.apiURL)
         harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.apiURL)
@@ -62,6 +64,26 @@ import Testing
 
         #expect(try await harness.store.load(account: "alice")?.binding == harness.provider.configuration.binding)
         #expect(harness.store.saveCount == savesBefore + 1)
+    }
+
+    /// Provider B must not adopt provider A's token because B happened to
+    /// read it first. (A persistent store: the flaky one in front of memory.)
+    @Test func aTokenStoredWithoutABindingIsNeverSentRefreshedOrDeletedByDefault() async throws {
+        let harness = try ClientHarness { FlakyTokenStore($0) }
+        try await seed(harness, binding: nil, expiresIn: -10)
+        let savesBefore = harness.store.saveCount
+
+        let sent = await oauth2Error { _ = try await harness.client().send(HTTPTransportRequest(url: Fixture.apiURL)) }
+        let refreshed = await oauth2Error { try await harness.client().refreshAccessToken() }
+        let loggedOut = await oauth2Error { try await harness.client().logout() }
+
+        #expect(sent?.code == .providerMismatch)
+        #expect(sent?.message.contains("adoptsTokensStoredWithoutBinding") == true)
+        #expect(refreshed?.code == .providerMismatch)
+        #expect(loggedOut?.code == .providerMismatch)
+        #expect(harness.transport.requests.isEmpty)
+        #expect(harness.store.saveCount == savesBefore)
+        #expect(try await harness.store.load(account: "alice")?.binding == nil)
     }
 
     @Test func everyTokenTheClientObtainsCarriesItsBinding() async throws {
