@@ -21,6 +21,42 @@ import Testing
         #expect(!result.stdout.contains("at-far-future"))
     }
 
+    /// Saves `token` for the account `default`, issued to the client `app` at `endpoints`' token URL.
+    static func store(_ token: AccessToken, in cli: CLI) async throws {
+        var token = token
+        token.binding = TokenBinding(tokenEndpoint: "http://127.0.0.1:9/token", clientID: "app")
+        try await FileTokenStore(directory: cli.store).save(token, account: "default")
+    }
+
+    @Test func tokenShowsIDTokenClaimsWithoutTheirControlCharacters() async throws {
+        let cli = try CLI()
+        let now = Date().timeIntervalSince1970.rounded(.down)
+        let idToken = try IDToken(claims: [
+            "iss": .string("https://id.example\u{1B}[2J"), "sub": .string("user\u{202E}1"), "aud": .string("app"),
+            "exp": .number(now + 3600), "iat": .number(now),
+            "name": .string("Mallory\u{1B}]0;owned\u{07}\u{1B}[31m"), "email": .string("m\u{9B}31m@example.com"),
+        ])
+        try await Self.store(
+            AccessToken(accessToken: Secret("at-claims"), expiresAt: Date().addingTimeInterval(3600), idToken: idToken), in: cli)
+        let options = ["--store", cli.store, "--client-id", "app"] + Self.endpoints
+
+        let text = try await cli.run(["token"] + options)
+        #expect(text.status == 0, "\(text.stderr)")
+        for forbidden in ["\u{1B}", "\u{07}", "\u{9B}", "\u{202E}"] {
+            #expect(!text.stdout.contains(forbidden), "\(text.stdout.debugDescription)")
+        }
+        #expect(text.stdout.contains("name: Mallory]0;owned[31m\n"), "\(text.stdout.debugDescription)")
+        #expect(text.stdout.contains("signed in as: user1 at https://id.example[2J "), "\(text.stdout.debugDescription)")
+        #expect(text.stdout.contains("email: m31m@example.com\n"), "\(text.stdout.debugDescription)")
+
+        let json = try await cli.run(["token", "--json"] + options)
+        #expect(json.status == 0, "\(json.stderr)")
+        let claims = try #require(try JSONObject(json.stdout)["id_token"] as? [String: Any])
+        #expect(claims["name"] as? String == "Mallory]0;owned[31m")
+        #expect(claims["email"] as? String == "m31m@example.com")
+        #expect(claims["sub"] as? String == "user1")
+    }
+
     @Test func aMissingRequiredOptionIsAUsageError() async throws {
         let cli = try CLI()
         let result = try await cli.run(["password", "--store", cli.store, "--client-id", "app"] + Self.endpoints)

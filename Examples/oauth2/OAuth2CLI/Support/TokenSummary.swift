@@ -45,15 +45,20 @@ struct TokenSummary: Encodable {
             case preferredUsername = "preferred_username"
         }
 
+        /// The claims are the provider's text: a verified signature says who
+        /// wrote them, not that they are safe on a terminal (an escape sequence
+        /// in `name` would reach it), so they pass through the sanitizer the
+        /// provider's error descriptions do.
         init(_ token: IDToken) {
-            issuer = token.issuer
-            subject = token.subject
-            audience = token.audience
+            let sanitize = OAuth2Error.sanitize
+            issuer = sanitize(token.issuer)
+            subject = sanitize(token.subject)
+            audience = token.audience.map(sanitize)
             expiresAt = token.expiresAt.formatted(.iso8601)
-            email = token.email
+            email = token.email.map(sanitize)
             emailVerified = token.emailVerified
-            name = token.name
-            preferredUsername = token.preferredUsername
+            name = token.name.map(sanitize)
+            preferredUsername = token.preferredUsername.map(sanitize)
         }
     }
 
