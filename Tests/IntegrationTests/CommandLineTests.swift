@@ -57,6 +57,38 @@ import Testing
         #expect(claims["sub"] as? String == "user1")
     }
 
+    // MARK: - git-credential
+
+    static let gitHost = ["--host", "127.0.0.1:9"]
+
+    /// git's request naming the loopback host, with `password` when given.
+    static func gitRequest(password: String? = nil) -> String {
+        "protocol=http\nhost=127.0.0.1:9\n" + (password.map { "username=oauth2\npassword=\($0)\n" } ?? "") + "\n"
+    }
+
+    @Test func gitCredentialGetAnswersAFarFutureExpiryWithoutTrapping() async throws {
+        let cli = try CLI()
+        try await Self.store(AccessToken(accessToken: Secret("at-far-future"), expiresAt: Date(timeIntervalSince1970: 1e300)), in: cli)
+        let result = try await cli.run(
+            ["git-credential", "get", "--store", cli.store, "--client-id", "app"] + Self.gitHost + Self.endpoints,
+            input: Self.gitRequest())
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stdout == "username=oauth2\npassword=at-far-future\npassword_expiry_utc=253402300799\n",
+            "\(result.stdout.debugDescription)")
+    }
+
+    @Test func gitCredentialGetAnswersAFarPastExpiryWithoutTrapping() async throws {
+        let cli = try CLI()
+        try await Self.store(AccessToken(accessToken: Secret("at-far-past"), expiresAt: Date(timeIntervalSince1970: -1e300)), in: cli)
+        let result = try await cli.run(
+            ["git-credential", "get", "--store", cli.store, "--client-id", "app"] + Self.gitHost + Self.endpoints,
+            input: Self.gitRequest())
+        #expect(result.status == 0, "\(result.stderr)")
+        // An expiry in 1970: git drops a password that has expired.
+        #expect(result.stdout == "username=oauth2\npassword=at-far-past\npassword_expiry_utc=0\n", "\(result.stdout.debugDescription)")
+    }
+
     @Test func aMissingRequiredOptionIsAUsageError() async throws {
         let cli = try CLI()
         let result = try await cli.run(["password", "--store", cli.store, "--client-id", "app"] + Self.endpoints)

@@ -100,8 +100,8 @@ struct GitCredentialCommand: AsyncParsableCommand {
             let name = username ?? EnvironmentVariables.value("OAUTH2_GIT_USERNAME") ?? session.settings.gitUsername ?? "oauth2"
             lines += ["username=\(name)", "password=\(token.accessToken.value)"]
         }
-        if let expiresAt = token.expiresAt {
-            lines.append("password_expiry_utc=\(Int(expiresAt.timeIntervalSince1970.rounded(.down)))")
+        if let expiresAt = token.expiresAt, let seconds = Self.unixSeconds(expiresAt) {
+            lines.append("password_expiry_utc=\(seconds)")
         }
         StandardOutput.line(lines.joined(separator: "\n"))
     }
@@ -126,6 +126,16 @@ struct GitCredentialCommand: AsyncParsableCommand {
         } else {
             try await store.delete(account: account)
         }
+    }
+
+    /// `password_expiry_utc`'s value: whole seconds since 1970, clamped to
+    /// 1970 (git then drops the expired password) and the end of year 9999;
+    /// `nil` for no number. A token file may hold any date, and `Int(_:)`
+    /// traps on what does not fit.
+    static func unixSeconds(_ date: Date) -> Int? {
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        guard !seconds.isNaN else { return nil }
+        return Int(min(max(0, seconds), 253_402_300_799))
     }
 
     /// A missing or lost token's error, saying how to sign in.
