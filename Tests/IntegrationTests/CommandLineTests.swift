@@ -89,6 +89,59 @@ import Testing
         #expect(result.stdout == "username=oauth2\npassword=at-far-past\npassword_expiry_utc=0\n", "\(result.stdout.debugDescription)")
     }
 
+    @Test(arguments: [TokenGrant.jwtBearerType, TokenGrant.clientCredentialsType])
+    func gitCredentialEraseKeepsATokenOfAGrantThisConfigurationCannotRunAgain(grant: String) async throws {
+        let cli = try CLI()
+        var token = AccessToken(accessToken: Secret("at-machine"), expiresAt: Date().addingTimeInterval(3600))
+        token.grant = TokenGrant(type: grant, scopes: [])
+        try await Self.store(token, in: cli)
+        // A public client (no secret, no assertion grant) can run neither grant.
+        let result = try await cli.run(
+            ["git-credential", "erase", "--store", cli.store, "--client-id", "app"] + Self.gitHost + Self.endpoints,
+            input: Self.gitRequest(password: "at-machine"))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("which this configuration cannot run again, so it is kept"), "\(result.stderr)")
+        #expect(try await cli.storedToken()?.accessToken == Secret("at-machine"))
+    }
+
+    @Test func gitCredentialEraseDeletesARejectedTokenNothingCanRenew() async throws {
+        let cli = try CLI()
+        var token = AccessToken(accessToken: Secret("at-user"), expiresAt: Date().addingTimeInterval(3600))
+        token.grant = TokenGrant(type: "authorization_code", scopes: [])
+        try await Self.store(token, in: cli)
+        let result = try await cli.run(
+            ["git-credential", "erase", "--store", cli.store, "--client-id", "app"] + Self.gitHost + Self.endpoints,
+            input: Self.gitRequest(password: "at-user"))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try await cli.storedToken() == nil)
+    }
+
+    @Test func gitCredentialEraseWaitsForTheAccountLockAndSparesATokenStoredMeanwhile() async throws {
+        let cli = try CLI()
+        var token = AccessToken(accessToken: Secret("at-rejected"), expiresAt: Date().addingTimeInterval(3600))
+        token.grant = TokenGrant(type: "authorization_code", scopes: [])
+        try await Self.store(token, in: cli)
+        let store = try FileTokenStore(directory: cli.store)
+        var erase: Subprocess?
+        try await store.withLock(account: "default", timeout: .seconds(5)) {
+            // Another process holds the lock (refreshing, say) while git erases.
+            let started = try cli.start(
+                ["git-credential", "erase", "--store", cli.store, "--client-id", "app"] + Self.gitHost + Self.endpoints)
+            started.write(Self.gitRequest(password: "at-rejected"))
+            started.closeInput()
+            erase = started
+            for _ in 0..<20 {
+                try await Task.sleep(for: .milliseconds(100))
+                #expect(try await cli.storedToken()?.accessToken == Secret("at-rejected"), "erased without the account lock")
+            }
+            // The holder stores a new token before it lets go.
+            try await Self.store(AccessToken(accessToken: Secret("at-new"), expiresAt: Date().addingTimeInterval(3600)), in: cli)
+        }
+        let result = try await #require(erase).wait()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try await cli.storedToken()?.accessToken == Secret("at-new"))
+    }
+
     @Test func aMissingRequiredOptionIsAUsageError() async throws {
         let cli = try CLI()
         let result = try await cli.run(["password", "--store", cli.store, "--client-id", "app"] + Self.endpoints)

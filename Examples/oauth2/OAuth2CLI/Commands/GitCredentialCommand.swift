@@ -35,11 +35,16 @@ struct GitCredentialCommand: AsyncParsableCommand {
             store: does nothing (the token is in the store already).
 
             erase: git says the server rejected the credential. Only when the
-            rejected password is the stored access token is anything done: the
-            token is refreshed (a refresh token survives a revoked access token),
-            or, when it cannot be refreshed, deleted. A password that is not the
-            stored token (another helper's, an older token) changes nothing, so a
-            stray erase cannot sign you out.
+            rejected password is the stored access token is anything done, under
+            the account's lock (as a refresh is): the token is refreshed (a
+            refresh token survives a revoked access token); a token of a grant
+            that runs without the user (client credentials, an assertion grant)
+            is renewed by running it again, and kept as it is when this
+            configuration cannot run it (it is recoverable, by its grant, where it
+            was obtained); any other token is deleted, as nothing can renew it.
+            A password that is not the stored token (another helper's, an older
+            token, or one another process replaced meanwhile) changes nothing, so
+            a stray erase cannot sign you out.
 
             Example:
               git config --global credential.https://github.com.helper \\
@@ -106,26 +111,50 @@ struct GitCredentialCommand: AsyncParsableCommand {
         StandardOutput.line(lines.joined(separator: "\n"))
     }
 
+    /// What git's erase does to the stored token it names; see the command's
+    /// discussion. Everything that changes the store goes through the client,
+    /// under the account's lock and only while the store still holds the
+    /// rejected token, so a token another process stored meanwhile stays.
     private func erase(_ session: Session, request: [String: String]) async throws {
         guard let rejected = request["password"] ?? request["credential"] else { return }
-        let store = try session.storeForReading()
         let account = session.settings.account
-        guard let stored = try await store.load(account: account), stored.accessToken.value == rejected else {
+        guard let stored = try await session.storeForReading().load(account: account), stored.accessToken.value == rejected else {
             return
         }
         let client = try await session.client()
-        if stored.refreshToken != nil || stored.grant?.type == "client_credentials" {
-            session.logger.debug("git says the server rejected the stored access token; refreshing it")
-            do {
-                _ = try await client.token(replacing: stored)
-            } catch {
-                // invalid_grant has deleted it already; anything else (the
-                // provider unreachable) leaves it for the next get to retry.
-                session.logger.debug("the refresh after git's rejection failed: \(error.code.rawValue)")
-            }
-        } else {
-            try await store.delete(account: account)
+        if stored.refreshToken == nil, let grant = stored.grant, Self.grantsWithoutUser.contains(grant.type),
+            !Self.canRun(grant, client.configuration)
+        {
+            // Deleting it would lose the record of how to renew it; the
+            // program that obtained it can, on its own next 401.
+            StandardError.line(
+                "warning: the server rejected the token of account \(account); it was obtained by the "
+                    + "\(OAuth2Error.sanitize(String(grant.type.prefix(100)))) grant, which this configuration cannot run again, so it is kept"
+            )
+            return
         }
+        session.logger.debug("git says the server rejected the stored access token; replacing it")
+        do {
+            _ = try await client.token(replacing: stored)
+        } catch {
+            // invalid_grant, or a rejected token nothing can renew, has deleted
+            // it already; anything else (the provider unreachable) leaves it
+            // for the next get to retry.
+            session.logger.debug("no token replaced the rejected one: \(error.code.rawValue)")
+        }
+    }
+
+    /// Grants that obtain a token without the user, so a token of theirs is
+    /// renewed by running the grant again, never by signing in: client
+    /// credentials and the assertion grants (RFC 7521).
+    static let grantsWithoutUser: Set<String> = [
+        TokenGrant.clientCredentialsType, TokenGrant.jwtBearerType, "urn:ietf:params:oauth:grant-type:saml2-bearer",
+    ]
+
+    /// Whether `configuration` can run `grant` again (the framework renews with it then).
+    static func canRun(_ grant: TokenGrant, _ configuration: OAuth2Configuration) -> Bool {
+        if grant.type == TokenGrant.clientCredentialsType { return configuration.clientAuthentication != .none }
+        return configuration.assertionGrant?.type == grant.type
     }
 
     /// `password_expiry_utc`'s value: whole seconds since 1970, clamped to
