@@ -12,9 +12,12 @@ import Foundation
 /// Fetches are single-flight (concurrent sign-ins wait for one request) and
 /// rate-limited: after a fetch, another one caused by an unknown key, or a
 /// retry after a failed fetch, waits ``OpenIDSettings/keySetRefetchInterval``;
-/// meanwhile the last result (the set, or the failure) stands. So a stream of
-/// forged tokens with made-up `kid`s, or a key set endpoint that is down, costs
-/// the provider at most one request per interval.
+/// meanwhile the last result (the set, or the failure) stands. That holds
+/// when the cached set has expired too: an expired set is fetched again at
+/// once only if the last fetch worked, and while the retries wait the failure
+/// stands, never the expired set. So a stream of forged tokens with made-up
+/// `kid`s, or a key set endpoint that is down, costs the provider at most one
+/// request per interval.
 final class KeySetCache: Sendable {
     let url: URL
     private let transport: any HTTPTransport
@@ -73,28 +76,38 @@ final class KeySetCache: Sendable {
 
     /// The set to verify with: the cached one while younger than the max age.
     private func currentSet() async throws(OAuth2Error) -> JSONWebKeySet {
+        if let cached = youngSet() { return cached }
+        // An expired set is replaced at once after a fetch that worked (a max
+        // age shorter than the interval must not leave the client without
+        // keys); after a failed one, like a missing set, only within the rate
+        // limit: otherwise every token would cost a request to an endpoint
+        // that is down.
+        if let keySet = try await fetch(force: state.withLock { $0.keySet != nil }, unlessNewerThan: nil) {
+            return keySet
+        }
+        // Rate-limited: a set someone else fetched meanwhile, if young enough;
+        // never the expired one.
+        if let fetchedMeanwhile = youngSet() { return fetchedMeanwhile }
+        throw state.withLock { $0.lastFailure }
+            ?? OAuth2Error(code: .invalidJWKS, message: "the provider's key set could not be fetched")
+    }
+
+    /// The cached set while younger than the max age.
+    private func youngSet() -> JSONWebKeySet? {
         let now = clock.now()
-        let cached = state.withLock { state -> JSONWebKeySet? in
+        return state.withLock { state -> JSONWebKeySet? in
             guard let keySet = state.keySet, let fetchedAt = state.fetchedAt,
                 now >= fetchedAt, now.timeIntervalSince(fetchedAt) < maxAge.timeInterval
             else { return nil }
             return keySet
         }
-        if let cached { return cached }
-        // An expired set is replaced whatever the rate limit says; a missing one
-        // (never fetched, or the fetch failed) is fetched within the limit.
-        if let keySet = try await fetch(force: state.withLock { $0.keySet != nil }, unlessNewerThan: nil) {
-            return keySet
-        }
-        if let keySet = state.withLock({ $0.keySet }) { return keySet }
-        throw state.withLock { $0.lastFailure }
-            ?? OAuth2Error(code: .invalidJWKS, message: "the provider's key set could not be fetched")
     }
 
     /// Fetches the set, or joins the fetch under way.
     ///
     /// - Parameters:
-    ///   - force: fetch even within the rate limit (the cached set expired).
+    ///   - force: fetch even within the rate limit (the cached set expired),
+    ///     unless the last fetch, within the interval, failed.
     ///   - unlessNewerThan: the set the caller saw; when the cache holds another
     ///     one already (someone fetched meanwhile), that one is returned.
     /// - Returns: the fetched set, or `nil` when the rate limit forbids a
@@ -109,8 +122,10 @@ final class KeySetCache: Sendable {
         let step: Step = state.withLock { state in
             if let task = state.inFlight { return .wait(task) }
             if let seen, let current = state.keySet, current != seen { return .use(current) }
-            if !force, let last = state.lastAttempt, now >= last, now.timeIntervalSince(last) < refetchInterval.timeInterval {
-                return .limited(state.keySet == nil ? state.lastFailure : nil)
+            if !force || state.lastFailure != nil, let last = state.lastAttempt, now >= last,
+                now.timeIntervalSince(last) < refetchInterval.timeInterval
+            {
+                return .limited(state.keySet == nil || force ? state.lastFailure : nil)
             }
             state.lastAttempt = now
             let task = Task { await self.download() }
