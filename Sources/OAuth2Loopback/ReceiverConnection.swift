@@ -26,12 +26,16 @@ final class ReceiverConnection {
     static let maxHead = 64 * 1024
 
     let fd: Int32
+    /// When it was accepted: the oldest connection still without a request
+    /// gives its slot up first when every slot is taken.
+    let accepted: ContinuousClock.Instant
     let deadline: ContinuousClock.Instant
     private var bytes: [UInt8] = []
     private var isClosed = false
 
-    init(fd: Int32, deadline: ContinuousClock.Instant) {
+    init(fd: Int32, accepted: ContinuousClock.Instant, deadline: ContinuousClock.Instant) {
         self.fd = fd
+        self.accepted = accepted
         self.deadline = deadline
     }
 

@@ -17,11 +17,19 @@ import Musl
 ///
 /// Connections are read without blocking, several at once (browsers open
 /// idle speculative connections), each with its own deadline and size cap.
+/// When every slot is taken and another connection waits in the backlog, the
+/// oldest connection that has held its slot for ``idleBound`` without a
+/// complete request gives it up: a local process that opens idle connections
+/// cannot keep the browser's redirect out until the sign-in times out.
 struct ReceiverWait: Sendable {
     /// How long one connection may take to send its request.
     static let connectionTimeout: Duration = .seconds(15)
     /// How many connections are read at once; more wait in the kernel's backlog.
     static let maxConnections = 16
+    /// How long a connection keeps its slot, without a complete request,
+    /// against one waiting in the backlog. A browser sends its request at
+    /// once; a second is far more than it needs on loopback.
+    static let idleBound: Duration = .seconds(1)
     /// The longest wait honoured: a year.
     static let longestWait: Duration = .seconds(365 * 86_400)
 
@@ -59,7 +67,13 @@ struct ReceiverWait: Sendable {
             }
             var wakeAt = deadline
             for connection in connections { wakeAt = min(wakeAt, connection.deadline) }
-            let accepting = connections.count < Self.maxConnections
+            // Full: the listeners are watched again once the oldest connection
+            // (the first: they are kept in the order accepted) may give its slot up.
+            var accepting = true
+            if connections.count >= Self.maxConnections, let oldest = connections.first, oldest.accepted + Self.idleBound > now {
+                accepting = false
+                wakeAt = min(wakeAt, oldest.accepted + Self.idleBound)
+            }
             var descriptors = [pollfd(fd: wakeup.readEnd, events: Int16(POLLIN), revents: 0)]
             descriptors += listeners.map { pollfd(fd: $0, events: accepting ? Int16(POLLIN) : 0, revents: 0) }
             descriptors += connections.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
@@ -92,9 +106,15 @@ struct ReceiverWait: Sendable {
             }
             connections.removeAll { finished.contains($0.fd) }
             for (index, descriptor) in descriptors.enumerated().dropFirst().prefix(listeners.count)
-            where descriptor.revents & Int16(POLLIN) != 0 && connections.count < Self.maxConnections {
+            where descriptor.revents & Int16(POLLIN) != 0 {
+                let acceptedAt = clock.now
+                if connections.count >= Self.maxConnections {
+                    guard let oldest = connections.first, oldest.accepted + Self.idleBound <= acceptedAt else { continue }
+                    oldest.close()
+                    connections.removeFirst()
+                }
                 if let fd = Socket.accept(listeners[index - 1]) {
-                    connections.append(ReceiverConnection(fd: fd, deadline: clock.now + Self.connectionTimeout))
+                    connections.append(ReceiverConnection(fd: fd, accepted: acceptedAt, deadline: acceptedAt + Self.connectionTimeout))
                 }
             }
         }

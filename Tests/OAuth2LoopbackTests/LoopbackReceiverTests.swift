@@ -93,6 +93,28 @@ import Testing
         _ = try await wait.url()
     }
 
+    // MARK: - Connections
+
+    @Test func theRedirectGetsThroughIdleConnectionsHoldingEverySlot() async throws {
+        let receiver = try receiver()
+        let wait = Waiting(receiver, state: Self.state)
+        // A local process holds more connections than the receiver reads at
+        // once (16), sending nothing; the rest wait in the backlog.
+        var idle: [Int32] = []
+        defer { idle.forEach { close($0) } }
+        for _ in 0..<24 {
+            idle.append(try #require(Probe.idleConnection(port: receiver.port)))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let clock = ContinuousClock()
+        let start = clock.now
+        let answer = try await Probe.request("\(receiver.redirectURI.absoluteString)?code=abc&state=\(Self.state)")
+        #expect(answer.status == 200)
+        #expect(try await wait.url().query == "code=abc&state=\(Self.state)")
+        // Well before the idle connections' own 15-second timeout frees a slot.
+        #expect(clock.now - start < .seconds(10))
+    }
+
     // MARK: - Size
 
     @Test func anOverLongRequestLineIsRefusedAndTheWaitGoesOn() async throws {
