@@ -292,6 +292,24 @@ struct CredentialHelperTests {
         #expect(noHost.status == 64)
     }
 
+    @Test func eraseOfAClientCredentialsTokenRenewsIt() async throws {
+        // No refresh token: git's erase runs the grant again for a fresh token.
+        let provider = try Provider.main()
+        let cli = try Self.cli()
+        let options = try provider.options(client: "service", for: cli)
+        let got = try await cli.run(["client-credentials"] + options)
+        #expect(got.status == 0, "\(got.stderr)")
+        let first = try #require(try await cli.storedToken())
+        #expect(first.refreshToken == nil)
+        let erase = try await cli.run(
+            ["git-credential", "erase", "--host", "127.0.0.1:9"] + options,
+            input: "protocol=http\nhost=127.0.0.1:9\nusername=oauth2\npassword=\(first.accessToken.value)\n\n")
+        #expect(erase.status == 0, "\(erase.stderr)")
+        let second = try #require(try await cli.storedToken())
+        #expect(second.accessToken != first.accessToken)
+        #expect(second.grant?.type == TokenGrant.clientCredentialsType)
+    }
+
     @Test func anExpiredTokenIsRefreshedByTheHelper() async throws {
         // An hour-long token made expired on both sides: the provider refuses
         // it, and the store says it has expired. (A 2-second token waited out
