@@ -70,11 +70,13 @@ extension OAuth2Client {
     /// with the account's token (refreshed first if it is about to expire).
     ///
     /// The answer's `sub` must be the ID token's (OpenID Connect Core §5.3.2):
-    /// an answer about anyone else is refused.
+    /// an answer about anyone else is refused. Like every provider document
+    /// it is read from the endpoint itself: a redirect is not followed, since
+    /// the answer of wherever it leads is not the provider's.
     ///
     /// - Throws: ``OAuth2Error``: `invalid_configuration` without a userinfo
-    ///   endpoint; `subject_mismatch`; the errors of ``send(_:)`` and of a bad
-    ///   answer (`http_error`, `invalid_token_response`, …).
+    ///   endpoint; `subject_mismatch`; `unexpected_redirect`; the errors of
+    ///   ``send(_:)`` and of a bad answer (`http_error`, `invalid_token_response`, …).
     public func userInfo() async throws(OAuth2Error) -> UserInfo {
         guard let endpoint = configuration.openID?.userinfoEndpoint else {
             throw OAuth2Error(code: .invalidConfiguration, message: "the configuration has no userinfo endpoint (OpenID Connect)")
@@ -84,6 +86,7 @@ extension OAuth2Client {
             url: endpoint,
             headers: [.accept: "application/json"],
             timeout: configuration.requestTimeout,
+            redirects: .never,
             maxResponseSize: configuration.maxResponseSize
         )
         let response = try await send(request)
