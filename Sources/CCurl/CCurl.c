@@ -1,4 +1,8 @@
 // libcurl, opened on first use: see CCurl.h.
+
+// CURLOPT_PROTOCOLS and CURLOPT_REDIR_PROTOCOLS, deprecated since 7.85, are
+// what a libcurl older than that has (ccurl_easy_allow_only_http).
+#define CURL_DISABLE_DEPRECATION 1
 #include "CCurl.h"
 
 #include <dlfcn.h>
@@ -15,6 +19,7 @@
 // under `once`; read only after pthread_once has returned, which orders the
 // writes before every read.
 static struct {
+    curl_version_info_data *(*version_info)(CURLversion version);
     CURLcode (*global_init)(long flags);
     CURL *(*easy_init)(void);
     void (*easy_cleanup)(CURL *handle);
@@ -39,6 +44,9 @@ static struct {
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int loaded;
 static char load_error[512];
+// libcurl's version (0xXXYYZZ) and its text, once the library is open.
+static unsigned int version_number;
+static const char *version_text = "of unknown version";
 
 static void load(void) {
     // RTLD_LAZY binds libcurl's libraries as the dynamic loader binds a
@@ -52,16 +60,30 @@ static void load(void) {
         snprintf(load_error, sizeof load_error, "%s", reason != NULL ? reason : CCURL_LIBRARY " could not be opened");
         return;
     }
+    // Every libcurl has curl_version_info: read first, so that a library
+    // too old for what follows is named by its version.
+    *(void **)&curl.version_info = dlsym(library, "curl_version_info");
+    if (curl.version_info != NULL) {
+        const curl_version_info_data *info = curl.version_info(CURLVERSION_FIRST);
+        if (info != NULL) {
+            version_number = info->version_num;
+            if (info->version != NULL) version_text = info->version;
+        }
+    }
     // A libcurl older than 7.68 lacks curl_multi_wakeup: refused here, with
-    // the name of what is missing, not by a crash later.
+    // the name of what is missing and the version needed, not by a crash later.
 #define CCURL_SYMBOL(field)                                                                        \
     do {                                                                                           \
         *(void **)&curl.field = dlsym(library, "curl_" #field);                                    \
         if (curl.field == NULL) {                                                                  \
-            snprintf(load_error, sizeof load_error, "%s has no curl_" #field, CCURL_LIBRARY);      \
+            snprintf(load_error, sizeof load_error,                                                \
+                     "%s (libcurl %s) has no curl_" #field ": libcurl " CCURL_MINIMUM_VERSION_TEXT \
+                     " or later is needed",                                                        \
+                     CCURL_LIBRARY, version_text);                                                 \
             return;                                                                                \
         }                                                                                          \
     } while (0)
+    CCURL_SYMBOL(version_info);
     CCURL_SYMBOL(global_init);
     CCURL_SYMBOL(easy_init);
     CCURL_SYMBOL(easy_cleanup);
@@ -92,6 +114,14 @@ int ccurl_load(void) {
 
 const char *ccurl_load_error(void) {
     return ccurl_load() == 0 ? "" : load_error;
+}
+
+unsigned int ccurl_version_number(void) {
+    return ccurl_load() == 0 ? version_number : 0;
+}
+
+const char *ccurl_version_text(void) {
+    return ccurl_load() == 0 ? version_text : "";
 }
 
 #define CCURL_NOT_LOADED "libcurl could not be loaded"
@@ -134,6 +164,17 @@ CURLcode ccurl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value)
 
 CURLcode ccurl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
     return ccurl_load() == 0 ? curl.easy_setopt(handle, option, value) : CURLE_FAILED_INIT;
+}
+
+CURLcode ccurl_easy_allow_only_http(CURL *handle, unsigned int version) {
+    if (ccurl_load() != 0) return CURLE_FAILED_INIT;
+    if (version >= CCURL_PROTOCOLS_STR_VERSION) {
+        CURLcode code = curl.easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
+        return code != CURLE_OK ? code : curl.easy_setopt(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    }
+    long mask = CURLPROTO_HTTP | CURLPROTO_HTTPS;
+    CURLcode code = curl.easy_setopt(handle, CURLOPT_PROTOCOLS, mask);
+    return code != CURLE_OK ? code : curl.easy_setopt(handle, CURLOPT_REDIR_PROTOCOLS, mask);
 }
 
 CURLcode ccurl_easy_setopt_data_callback(CURL *handle, CURLoption option, ccurl_data_callback value) {

@@ -26,6 +26,19 @@ int ccurl_load(void);
 // Why libcurl could not be loaded (the dynamic loader's message), or "".
 const char *ccurl_load_error(void);
 
+// The oldest libcurl the transport works with: 7.68.0 brought
+// curl_multi_wakeup, which it needs. CURLVERSION_NUM form (0xXXYYZZ).
+#define CCURL_MINIMUM_VERSION 0x074400
+#define CCURL_MINIMUM_VERSION_TEXT "7.68.0"
+// From 7.85.0 on, the allowed protocols are given as text
+// (CURLOPT_PROTOCOLS_STR); before, as a bitmask (CURLOPT_PROTOCOLS).
+#define CCURL_PROTOCOLS_STR_VERSION 0x075500
+
+// The loaded libcurl's version in CURLVERSION_NUM form (7.88.1 is 0x075801),
+// and as text ("7.88.1"); 0 and "" when libcurl could not be loaded.
+unsigned int ccurl_version_number(void);
+const char *ccurl_version_text(void);
+
 CURLcode ccurl_global_init(void);
 
 CURL *ccurl_easy_init(void);
@@ -37,6 +50,11 @@ CURLcode ccurl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t val
 CURLcode ccurl_easy_setopt_string(CURL *handle, CURLoption option, const char *value);
 CURLcode ccurl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value);
 CURLcode ccurl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value);
+// Allows HTTP and HTTPS only, for the request and for every redirect it
+// follows, with the options a libcurl of `version` has: setting
+// CURLOPT_PROTOCOLS_STR on one older than 7.85 fails with
+// CURLE_UNKNOWN_OPTION (48), and so did every request there.
+CURLcode ccurl_easy_allow_only_http(CURL *handle, unsigned int version);
 CURLcode ccurl_easy_setopt_data_callback(CURL *handle, CURLoption option, ccurl_data_callback value);
 CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode ccurl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value);

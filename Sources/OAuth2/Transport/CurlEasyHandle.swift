@@ -135,8 +135,9 @@ final class CurlEasyHandle {
             // fifteenth pass).
             set(CURLOPT_NOPROXY, string: "*")
         }
-        set(CURLOPT_PROTOCOLS_STR, string: "http,https")
-        set(CURLOPT_REDIR_PROTOCOLS_STR, string: "http,https")
+        if code == CURLE_OK {
+            code = ccurl_easy_allow_only_http(handle, configuration.assumedLibcurlVersion ?? CurlGlobal.versionNumber)
+        }
         set(CURLOPT_NOSIGNAL, 1)
         set(CURLOPT_SSL_VERIFYPEER, 1)
         set(CURLOPT_SSL_VERIFYHOST, 2)

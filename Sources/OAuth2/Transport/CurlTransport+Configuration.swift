@@ -98,6 +98,10 @@ extension CurlTransport {
         /// ``CurlTransport/executor`` keep to the first thread and never start
         /// the second: while only they send, they have the whole limits.
         public var maxThreads: Int
+        /// The libcurl version (`CURLVERSION_NUM` form) the transport sets
+        /// its options for, instead of the loaded one's: for the tests of an
+        /// older libcurl's options on the one this machine has.
+        package var assumedLibcurlVersion: UInt32?
 
         /// Creates a configuration; every parameter has a default.
         public init(
