@@ -67,6 +67,28 @@ extension CurlTransportTests {
             #expect(response.body.count == 1000)
         }
 
+        // The transport reserved what Content-Length announced: under a raised
+        // limit, 2^62 bytes made the allocation fail and Data trap.
+        @Test func aHugeAnnouncedBodyUnderARaisedLimitIsNotReservedAndTheProcessLives() async throws {
+            let server = try ScriptedServer()
+            defer { server.stop() }
+            server.enqueue(.close(afterSending: Array("HTTP/1.1 200 OK\r\nContent-Length: \(1 << 62)\r\n\r\nhello".utf8)))
+            let request = HTTPTransportRequest(url: try server.url("/"), maxResponseSize: .max)
+            await #expect(throws: HTTPTransportError.connectionLost) {
+                try await withTransport { transport in try await transport.send(request) }
+            }
+        }
+
+        @Test func aBodyLongerThanTheReservationGrowsAsItArrives() async throws {
+            let server = try currentServer()
+            let size = 3 << 20
+            let url = try server.url("/big?size=\(size)&chunked=0&tag=\(uniqueTag())")
+            let response = try await withTransport { transport in
+                try await transport.send(HTTPTransportRequest(url: url, maxResponseSize: 8 << 20))
+            }
+            #expect(response.body.count == size)
+        }
+
         @Test func headersOverTheirLimitAreRefused() async throws {
             let server = try currentServer()
             // 4,000 fields of about 100 bytes: over the 256 KiB the transport accepts.

@@ -36,6 +36,10 @@ package let curlHeaderCallback: ccurl_data_callback = { data, size, count, conte
 }
 
 extension CurlTransfer {
+    /// The most body bytes reserved at once for what a response's
+    /// `Content-Length` announces (1 MiB, the default size limit).
+    static let maxReservation = 1 << 20
+
     /// What ``curlWriteCallback`` does: `length` if taken, 0 to refuse.
     func receiveBody(_ data: UnsafeMutablePointer<CChar>?, length: Int) -> Int {
         guard length > 0, let data else { return length }
@@ -48,7 +52,10 @@ extension CurlTransfer {
             if ccurl_easy_getinfo_off_t(easy.handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced) == CURLE_OK,
                 announced > length, announced <= maxResponseSize
             {
-                responseBody.reserveCapacity(Int(announced))
+                // The server's word only, so at most `maxReservation`: under a
+                // raised limit, an announced 2^62 bytes made `Data` trap when
+                // the allocation failed. A longer body grows as it arrives.
+                responseBody.reserveCapacity(Int(Swift.min(announced, curl_off_t(Self.maxReservation))))
             }
         }
         data.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in
