@@ -28,25 +28,27 @@ package struct BearerChallenge: Sendable, Equatable {
         read(headerValues).bearer
     }
 
-    /// The first `Bearer` challenge, and whether any field value could not
-    /// be parsed to its end (an unterminated quoted string, a stray `=`): a
-    /// 401 whose challenge cannot be read counts as one without an error code.
+    /// The first `Bearer` challenge, and whether any field value, before or
+    /// after it, could not be parsed to its end (an unterminated quoted
+    /// string, a stray `=`): a 401 whose challenges cannot all be read counts
+    /// as one without an error code, whatever was read before the damage
+    /// (`error="invalid_token, error_description="` is not an error code).
     package static func read(_ headerValues: [String]) -> (bearer: BearerChallenge?, malformed: Bool) {
         var malformed = false
+        var bearer: BearerChallenge?
         for value in headerValues {
             var parser = ChallengeParser(bytes: Array(value.utf8))
             let challenges = parser.parseAll()
             malformed = malformed || parser.malformed
-            for challenge in challenges where challenge.scheme.lowercased() == "bearer" {
-                let bearer = BearerChallenge(
+            if bearer == nil, let challenge = challenges.first(where: { $0.scheme.lowercased() == "bearer" }) {
+                bearer = BearerChallenge(
                     error: challenge.parameters["error"],
                     errorDescription: challenge.parameters["error_description"],
                     scope: challenge.parameters["scope"]
                 )
-                return (bearer, malformed)
             }
         }
-        return (nil, malformed)
+        return (bearer, malformed)
     }
 }
 

@@ -269,9 +269,11 @@ enum BearerRejection {
                 return
             }
             let (bearer, malformed) = BearerChallenge.read(values)
-            guard let challenge = bearer else {
-                // A challenge that cannot be read says nothing against refreshing:
-                // count it as a 401 without an error code.
+            guard !malformed, let challenge = bearer else {
+                // A challenge that cannot be read to its end says nothing
+                // against refreshing, not even the part read before the damage
+                // (a Bearer error cut short is no error code): count it as a
+                // 401 without an error code.
                 self = malformed ? .invalidToken : .unauthorized
                 return
             }

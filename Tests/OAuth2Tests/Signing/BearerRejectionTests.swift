@@ -19,12 +19,21 @@ import Testing
         #"Bearer error="invalid_token"#,
         #"Bearer realm="api, error="invalid_token""#,
         #"Bearer error=invalid_token, error_description="unterminated"#,
+        // A Bearer error read before the damage is no error code: it was taken
+        // as `invalid_token, error_description=` and the call failed with `unauthorized`.
+        #"Bearer error="invalid_token, error_description="unterminated"#,
+        #"Bearer error="invalid_request", error_description="unterminated"#,
+        #"Bearer error="insufficient_scope", scope="admin"#,
         #"Bearer ,,, ="#,
         "\"Bearer",
         "=Bearer",
     ])
     func aChallengeThatCannotBeParsedCountsAsA401WithoutAnErrorCode(challenge: String) {
         #expect(rejection(401, [challenge]) == "invalidToken", "\(challenge)")
+    }
+
+    @Test func a401WithAMalformedFieldAfterTheBearerOneCountsAsA401WithoutAnErrorCode() {
+        #expect(rejection(401, [#"Bearer error="invalid_request""#, #"Basic realm="unterminated"#]) == "invalidToken")
     }
 
     @Test func a401WithoutAChallengeCountsAsInvalidToken() {

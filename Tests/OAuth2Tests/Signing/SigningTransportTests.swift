@@ -77,6 +77,22 @@ import Testing
         #expect(source.calls == ["token", "replacing t-1"])
     }
 
+    // The Bearer error read before the damage (`invalid_token, error_description=`)
+    // made the call fail with `unauthorized`, without a refresh.
+    @Test func a401WithAChallengeMalformedAfterItsErrorRefreshesOnceAndRetriesOnce() async throws {
+        let inner = CannedTransport()
+        let damaged: HTTPFields = [.wwwAuthenticate: #"Bearer error="invalid_token, error_description="unterminated"#]
+        inner.enqueue(HTTPTransportResponse(status: 401, headers: damaged), for: api)
+        inner.enqueue(HTTPTransportResponse(status: 200), for: api)
+        let source = FixedTokenSource(first: "t-1", replacement: "t-2")
+
+        let response = try await SigningTransport(wrapping: inner, tokenSource: source).send(HTTPTransportRequest(url: api))
+
+        #expect(response.status == 200)
+        #expect(inner.requests.map { $0.headers[.authorization] } == ["Bearer t-1", "Bearer t-2"])
+        #expect(source.calls == ["token", "replacing t-1"])
+    }
+
     @Test func aSecond401TellsTheSourceAndThrowsInvalidToken() async throws {
         let inner = CannedTransport()
         inner.enqueue(HTTPTransportResponse(status: 401, headers: invalidToken), for: api)
