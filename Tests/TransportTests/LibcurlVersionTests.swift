@@ -26,8 +26,9 @@ extension CurlTransportTests {
             #expect(response.bodyText == "versions")
         }
 
-        // libcurl follows a redirect to FTP unless told otherwise; the server's
-        // own port never greets as FTP, so a transfer that tried would time out.
+        // The transport follows redirects itself, never libcurl, and refuses
+        // this one before libcurl sees it; libcurl is held to http and https
+        // as well, so that nothing else is reached should a URL get that far.
         @Test(arguments: versions)
         func aRedirectToAnotherProtocolIsRefusedWithTheOptionsOfTheVersion(version: UInt32?) async throws {
             let server = try currentServer()

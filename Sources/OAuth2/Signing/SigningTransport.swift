@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-package import FoundationEssentials
+import FoundationEssentials
 #else
-package import Foundation
+import Foundation
 #endif
 
 /// An ``HTTPTransport`` that signs every request with a bearer token from a
@@ -26,10 +26,14 @@ package import Foundation
 ///   as a 429 from the token endpoint does;
 /// - redirects (301, 302, 303, 307, 308) are followed by default, by hand,
 ///   at most ``maxRedirects`` times (`transport_error` beyond): the token
-///   goes along only to the request's own origin (scheme, host and port), a
-///   redirect from `https` to `http` throws `insecure_redirect` whatever its
-///   host, and 301/302 turn a POST into a GET, 303 anything; 307 and 308
-///   keep the method and body. A request whose ``HTTPTransportRequest/redirects`` is
+///   and the request's other header fields go along only to the request's
+///   own origin (scheme, host and port; elsewhere only `Accept`,
+///   `Accept-Language`, `Accept-Encoding`, `User-Agent` and `Cache-Control`
+///   go), a redirect from `https` to `http` throws `insecure_redirect` on any
+///   hop, whatever its host, and 301/302 turn a POST into a GET, 303
+///   anything but HEAD; 307 and 308 keep the method and body, and a
+///   redirect that would take a body to another origin is not followed (the
+///   3xx is returned). A request whose ``HTTPTransportRequest/redirects`` is
 ///   ``RedirectPolicy/never`` gets the 3xx back instead.
 ///
 /// Any other response, error statuses included, is returned. Failures of
@@ -200,54 +204,29 @@ public struct SigningTransport: HTTPTransport {
         var carriesToken = true
         for _ in 0...Self.maxRedirects {
             let response = try await OAuth2Error.performing(current, on: transport)
-            guard request.redirects != .never,
-                [301, 302, 303, 307, 308].contains(response.status.code),
-                let location = response.headers[.location]
-            else {
+            guard request.redirects != .never else { return (response, carriesToken) }
+            switch RedirectStep.next(after: response, of: current, original: request) {
+            case .stop:
                 return (response, carriesToken)
+            case .refuse(let reason):
+                throw OAuth2Error(code: .insecureRedirect, message: "a signed request was \(reason)")
+            case .follow(let next, let sameOrigin):
+                current = next
+                current.redirects = .never
+                // The hop's fields are the caller's (all of them on the token's
+                // origin, the harmless ones elsewhere): sign and trace them again.
+                carriesToken = sameOrigin
+                if sameOrigin {
+                    current.headers[fields: .authorization] = [authorization]
+                } else {
+                    current.headers[.authorization] = nil
+                }
+                span.inject(into: &current.headers)
             }
-            guard let next = URL(string: location, relativeTo: current.url)?.absoluteURL,
-                let scheme = next.scheme?.lowercased(), scheme == "https" || scheme == "http"
-            else {
-                throw OAuth2Error(code: .insecureRedirect, message: "a signed request was redirected to an unusable location")
-            }
-            if current.url.scheme?.lowercased() == "https" && scheme == "http" {
-                throw OAuth2Error(
-                    code: .insecureRedirect, message: "a signed request was redirected from https to http: \(next.redactingQuery)")
-            }
-            // The origin is worked out here, not up front: it is string work every request would pay for.
-            if Origin(next) != Origin(request.url) {
-                current.headers[.authorization] = nil
-                carriesToken = false
-            } else if !carriesToken {
-                // Back on the token's origin after a detour: sign again.
-                current.headers[fields: .authorization] = [authorization]
-                carriesToken = true
-            }
-            if response.status.code == 303 || ((response.status.code == 301 || response.status.code == 302) && current.method == .post) {
-                current.method = .get
-                current.body = nil
-                current.headers[.contentType] = nil
-                current.headers[.contentLength] = nil
-            }
-            current.url = next
         }
         throw OAuth2Error(
             code: .transportError,
             message: "too many redirects (more than \(Self.maxRedirects)) from \(request.method) \(request.url.redactingQuery)")
-    }
-}
-
-/// A URL's origin (RFC 6454): scheme, host and port, with default ports filled in.
-package struct Origin: Equatable {
-    package let scheme: String
-    package let host: String
-    package let port: Int
-
-    package init(_ url: URL) {
-        scheme = url.scheme?.lowercased() ?? ""
-        host = url.host?.lowercased() ?? ""
-        port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
     }
 }
 

@@ -84,9 +84,9 @@ extension CurlTransfer {
     /// The line is kept as bytes (``ResponseHeaderLines``) and made into a
     /// field only when the response's headers are read, on the reader's
     /// thread; here only the fields the transfer itself needs are looked at
-    /// (``ResponseFacts``). Redirects and interim (1xx) responses each begin
-    /// with a status line, which clears what came before, so only the final
-    /// response's lines remain. Returns `false` to refuse the response: its
+    /// (``ResponseFacts``). Interim (1xx) responses each begin with a status
+    /// line, which clears what came before, so only the final response's
+    /// lines remain. Returns `false` to refuse the response: its
     /// `Content-Length` is over the limit.
     func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Bool {
         guard let base = line.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return true }
@@ -147,11 +147,10 @@ extension CurlTransfer {
     ///
     /// Checked at the end of the headers, so the body is refused before any of
     /// it is read. Responses without a body of their own are exempt: HEAD,
-    /// 1xx, 204, 304, and a redirect libcurl is about to follow (its body is skipped).
+    /// 1xx, 204, 304.
     private func announcesBodyOverLimit() -> Bool {
         switch responseStatus {
         case 100..<200, 204, 304: return false
-        case 300..<400 where followRedirects && responseFacts.hasLocation: return false
         default: break
         }
         guard method != .head, let announced = responseFacts.announcedLength else {

@@ -23,7 +23,6 @@ final class CurlEasyHandle {
         var method: CurlTransfer.Method
         var hasBody: Bool
         var timeoutMilliseconds: Int
-        var followRedirects: Bool
     }
 
     let handle: UnsafeMutableRawPointer
@@ -77,8 +76,7 @@ final class CurlEasyHandle {
             https: transfer.isHTTPS,
             method: transfer.method,
             hasBody: transfer.bodyStorage != nil,
-            timeoutMilliseconds: transfer.timeoutMilliseconds,
-            followRedirects: transfer.followRedirects
+            timeoutMilliseconds: transfer.timeoutMilliseconds
         )
         if kind == self.kind {
             return configureTransfer(transfer, context: context)
@@ -93,8 +91,7 @@ final class CurlEasyHandle {
             self.kind = nil
             return code
         }
-        // Following a redirect may change the method libcurl uses: such a handle is always reset after.
-        self.kind = transfer.followRedirects ? nil : kind
+        self.kind = kind
         return configureTransfer(transfer, context: context)
     }
 
@@ -151,10 +148,8 @@ final class CurlEasyHandle {
         }
         set(CURLOPT_TIMEOUT_MS, transfer.timeoutMilliseconds)
         set(CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeout.curlMilliseconds)
-        set(CURLOPT_FOLLOWLOCATION, transfer.followRedirects ? 1 : 0)
-        if transfer.followRedirects {
-            set(CURLOPT_MAXREDIRS, 10)
-        }
+        // libcurl never follows a redirect (CURLOPT_FOLLOWLOCATION stays 0):
+        // CurlTransport follows by hand, with RedirectStep's rules.
         switch kind.method {
         case .get:
             set(CURLOPT_HTTPGET, 1)

@@ -31,15 +31,6 @@ extension CurlTransfer {
             return .failure(
                 lost.with(message: "\(lost.message): it ended after an interim response (HTTP \(status)), before the final one"))
         }
-        var responseURL = url
-        if followRedirects {
-            var effective: UnsafeMutablePointer<CChar>?
-            if ccurl_easy_getinfo_string(easy.handle, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK,
-                let effective, let parsed = URL(string: String(cString: effective))
-            {
-                responseURL = parsed
-            }
-        }
         // The lines are parsed when the caller reads the fields, on its own
         // thread. Lines and body are moved into the response, not copied.
         var lines = ResponseHeaderLines()
@@ -52,7 +43,7 @@ extension CurlTransfer {
         // field (BENCHMARKS.md, issue 15, tenth pass).
         return .success(
             HTTPTransportResponse(
-                status: HTTPResponse.Status(code: min(max(status, 0), 999)), headerLines: lines, body: body, url: responseURL,
+                status: HTTPResponse.Status(code: min(max(status, 0), 999)), headerLines: lines, body: body, url: url,
                 bodyEndedWithConnection: bodyEndsWithConnection(status: status)))
     }
 

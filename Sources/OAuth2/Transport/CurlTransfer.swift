@@ -101,7 +101,6 @@ package final class CurlTransfer: @unchecked Sendable {
     let bodyCount: Int
     let timeoutMilliseconds: Int
     let maxResponseSize: Int
-    let followRedirects: Bool
 
     // Engine thread only.
     @exclusivity(unchecked) var easy: CurlEasyHandle?
@@ -141,20 +140,18 @@ package final class CurlTransfer: @unchecked Sendable {
     @exclusivity(unchecked) var pendingFact: (field: ResponseFacts.Field, value: String)?
     @exclusivity(unchecked) var responseBody = Data()
     @exclusivity(unchecked) var headerBytes = 0
-    /// What the response being read says of its body and redirect, noted as
+    /// What the response being read says of its body, noted as
     /// its fields are added, so that no check at the end of the headers has
     /// to search them (a search builds an index of every field name).
     @exclusivity(unchecked) var responseFacts = ResponseFacts()
     /// Set when a callback refused data for being over a limit.
     @exclusivity(unchecked) package var exceededLimit = false
 
-    /// What the header fields of one response say about its body and redirect.
+    /// What the header fields of one response say about its body.
     struct ResponseFacts {
         /// How many `Content-Length` fields, and the value of the first as a number (`nil` when not one).
         var contentLengthCount = 0
         var contentLength: Int?
-        /// Whether a `Location` field came.
-        var hasLocation = false
         /// Whether a `Transfer-Encoding` field names `chunked`.
         var isChunked = false
 
@@ -164,14 +161,11 @@ package final class CurlTransfer: @unchecked Sendable {
         /// The fields noted: the only ones the transfer reads itself.
         enum Field {
             case contentLength
-            case location
             case transferEncoding
 
             /// The field a name spells in any case, if it is one of these.
             init?(name: UnsafeBufferPointer<UInt8>) {
-                if name.equalsIgnoringASCIICase("location") {
-                    self = .location
-                } else if name.equalsIgnoringASCIICase("content-length") {
+                if name.equalsIgnoringASCIICase("content-length") {
                     self = .contentLength
                 } else if name.equalsIgnoringASCIICase("transfer-encoding") {
                     self = .transferEncoding
@@ -186,15 +180,13 @@ package final class CurlTransfer: @unchecked Sendable {
             case .contentLength:
                 contentLengthCount += 1
                 if contentLengthCount == 1 { contentLength = Int(value) }
-            case .location:
-                hasLocation = true
             case .transferEncoding:
                 isChunked = isChunked || value.lowercased().contains("chunked")
             }
         }
     }
 
-    /// The most header bytes accepted over all responses of one request (redirects included).
+    /// The most header bytes accepted over all responses of one request (interim ones included).
     static let maxHeaderBytes = 256 * 1024
 
     /// Validates and prepares a request. `defaultTimeoutMilliseconds`:
@@ -252,7 +244,6 @@ package final class CurlTransfer: @unchecked Sendable {
         self.target = target
         timeoutMilliseconds = request.timeout?.curlMilliseconds ?? defaultTimeoutMilliseconds ?? configuration.timeout.curlMilliseconds
         maxResponseSize = Swift.max(request.maxResponseSize ?? configuration.maxResponseSize, 0)
-        followRedirects = request.redirects == .follow
         // Here, on the caller's thread, not at the first header line on the
         // engine's: the caller frees the lines with the response, and memory
         // that one thread allocates and another frees costs both glibc's

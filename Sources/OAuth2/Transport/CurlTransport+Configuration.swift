@@ -33,7 +33,7 @@ extension CurlTransport {
         /// closed again right after. Their ``timeout`` runs meanwhile: a
         /// request that waits longer fails with ``HTTPTransportError/timeout``
         /// without having been sent. Requests to other hosts do not wait. A
-        /// request that follows a redirect counts against the host it was sent to.
+        /// request that follows redirects counts against each hop's host in turn.
         ///
         /// Once a second thread has started (``maxThreads``), each has half of
         /// the limit and its own queue.

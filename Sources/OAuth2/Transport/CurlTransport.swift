@@ -22,7 +22,11 @@ import Synchronization
 ///   hand-off. Tasks may also run on the transport's thread (``executor``),
 ///   which saves the two hand-offs of every other request.
 /// - Only absolute `http` and `https` URLs are sent, TLS certificates are
-///   always verified, redirects are followed only when the request asks, and
+///   always verified, redirects are followed only when the request asks
+///   (``RedirectPolicy/follow``: at most 10, never from `https` to `http`,
+///   the request's header fields and body only to its own origin, as
+///   ``SigningTransport`` follows them; a refused redirect throws
+///   ``HTTPTransportError/unsupportedURL``), and
 ///   the response body is bounded (``HTTPTransportRequest/maxResponseSize``, else
 ///   ``Configuration/maxResponseSize``; response headers are bounded to 256 KiB).
 /// - Cancelling the sending Task abandons the request at once: `send` throws
@@ -195,12 +199,16 @@ public final class CurlTransport: HTTPTransport, Sendable {
     ///
     /// - Throws: `CancellationError` when the Task is cancelled;
     ///   ``HTTPTransportError/unsupportedURL`` or ``HTTPTransportError/invalidRequest``
-    ///   before anything is sent; ``HTTPTransportError/shutDown`` after
+    ///   before anything is sent (`unsupportedURL` also for a redirect that
+    ///   must not be followed); ``HTTPTransportError/shutDown`` after
     ///   ``shutdown()``; otherwise the ``HTTPTransportError`` saying why no
     ///   complete response arrived (`.timeout`, `.connectFailed`, `.tlsFailed`,
     ///   `.responseTooLarge`, `.connectionLost`, `.tooManyRedirects`, `.other`).
     @inline(__always) // Into its protocol witness: one async frame fewer a request (BENCHMARKS.md, issue 15, fifteenth pass).
     public func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
+        if request.redirects == .follow {
+            return try await sendFollowingRedirects(request)
+        }
         let engine = try self.engine.get()
         let inFlight = firstLoad.load(ordering: .relaxed)
         if inFlight >= secondThreadThreshold, inFlight > secondLoad.load(ordering: .relaxed),
@@ -213,6 +221,38 @@ public final class CurlTransport: HTTPTransport, Sendable {
         firstLoad.add(1, ordering: .relaxed)
         defer { firstLoad.subtract(1, ordering: .relaxed) }
         return try await send(request, on: engine)
+    }
+
+    /// The most redirects a request that follows them takes.
+    static let maxRedirects = 10
+
+    /// Sends `request` and each redirect's request in turn (``RedirectStep``:
+    /// `http` and `https` only, never from `https` to `http`, the request's
+    /// fields and body only to its own origin), all within the request's one timeout.
+    private func sendFollowingRedirects(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
+        let clock = ContinuousClock()
+        let timeout = Duration.milliseconds((request.timeout ?? configuration.timeout).curlMilliseconds)
+        let deadline = clock.now.advanced(by: timeout)
+        var current = request
+        current.redirects = .never
+        for _ in 0...Self.maxRedirects {
+            let remaining = clock.now.duration(to: deadline)
+            guard remaining > .zero else {
+                throw HTTPTransportError.timeout.with(message: "timed out following redirects from \(request.url.redactingQuery)")
+            }
+            current.timeout = remaining
+            let response = try await send(current)
+            switch RedirectStep.next(after: response, of: current, original: request) {
+            case .stop:
+                return response
+            case .refuse(let reason):
+                throw HTTPTransportError.unsupportedURL.with(message: "the request was \(reason)")
+            case .follow(let next, _):
+                current = next
+            }
+        }
+        throw HTTPTransportError.tooManyRedirects.with(
+            message: "more than \(Self.maxRedirects) redirects from \(request.method) \(request.url.redactingQuery)")
     }
 
     /// The second engine, started if need be; `nil` when this transport keeps

@@ -89,7 +89,11 @@ public enum RedirectPolicy: Sendable, Hashable {
     /// going along only to the request's own origin and never from `https`
     /// to `http` (`insecure_redirect`); ``CurlTransport`` returns the 3xx.
     case automatic
-    /// Follow: `http` and `https` only, at most 10 redirects.
+    /// Follow: `http` and `https` only, at most 10 redirects, never from
+    /// `https` to `http`; the request's header fields go only to its own
+    /// origin (elsewhere only `Accept`, `Accept-Language`, `Accept-Encoding`,
+    /// `User-Agent` and `Cache-Control`), and a redirect that would take its
+    /// body to another origin is returned instead of followed.
     case follow
     /// Return the 3xx as the response.
     case never

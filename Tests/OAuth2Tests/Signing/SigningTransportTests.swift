@@ -139,6 +139,58 @@ import Testing
         #expect(inner.requests.map { $0.headers[.authorization] } == ["Bearer t-1", nil, "Bearer t-1"])
     }
 
+    // Only Authorization was dropped: a cookie or an API key the caller set went along.
+    @Test func theRequestsOtherFieldsGoOnlyToItsOriginAndComeBackWithIt() async throws {
+        let inner = CannedTransport()
+        let elsewhere = URL(string: "https://elsewhere.example/x")!
+        let back = URL(string: "https://api.example/v1/back")!
+        inner.enqueue(HTTPTransportResponse(status: 302, headers: [.location: elsewhere.absoluteString]), for: api)
+        inner.enqueue(HTTPTransportResponse(status: 302, headers: [.location: back.absoluteString]), for: elsewhere)
+        inner.enqueue(HTTPTransportResponse(status: 200), for: back)
+        let source = FixedTokenSource(first: "t-1", replacement: "t-2")
+        let request = HTTPTransportRequest(
+            url: api,
+            headers: [.cookie: "session=s3cret", HTTPField.Name("X-Api-Key")!: "k3y", .accept: "application/json"],
+            redirects: .follow)
+
+        _ = try await SigningTransport(wrapping: inner, tokenSource: source).send(request)
+
+        let sent = inner.requests.map { Set($0.headers.map(\.name.canonicalName)) }
+        #expect(
+            sent == [["cookie", "x-api-key", "accept", "authorization"], ["accept"], ["cookie", "x-api-key", "accept", "authorization"]])
+    }
+
+    // The body of a 307 went to whatever origin it named.
+    @Test(arguments: [307, 308])
+    func aBodyIsNotTakenToAnotherOriginAndTheRedirectIsReturned(status: Int) async throws {
+        let inner = CannedTransport()
+        let elsewhere = URL(string: "https://elsewhere.example/x")!
+        inner.enqueue(HTTPTransportResponse(status: .init(code: status), headers: [.location: elsewhere.absoluteString]), for: api)
+        let source = FixedTokenSource(first: "t-1", replacement: "t-2")
+        let request = HTTPTransportRequest(method: .post, url: api, body: Data("secret=1".utf8), redirects: .follow)
+
+        let response = try await SigningTransport(wrapping: inner, tokenSource: source).send(request)
+
+        #expect(response.status.code == status)
+        #expect(inner.requests.count == 1)
+    }
+
+    @Test func aRedirectFromHTTPSToHTTPIsRefusedOnALaterHop() async throws {
+        let inner = CannedTransport()
+        let elsewhere = URL(string: "https://elsewhere.example/x")!
+        inner.enqueue(HTTPTransportResponse(status: 302, headers: [.location: elsewhere.absoluteString]), for: api)
+        inner.enqueue(HTTPTransportResponse(status: 302, headers: [.location: "http://elsewhere.example/y"]), for: elsewhere)
+        let source = FixedTokenSource(first: "t-1", replacement: "t-2")
+
+        let error = await #expect(throws: OAuth2Error.self) {
+            _ = try await SigningTransport(wrapping: inner, tokenSource: source).send(
+                HTTPTransportRequest(url: self.api, redirects: .follow))
+        }
+
+        #expect(error?.code == .insecureRedirect)
+        #expect(inner.requests.count == 2)
+    }
+
     @Test func plainHTTPToAnotherHostIsRefusedBeforeAnythingIsSent() async throws {
         let inner = CannedTransport()
         let source = FixedTokenSource(first: "t-1", replacement: "t-2")

@@ -210,9 +210,10 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         self.close_connection = True
 
-    # /redirect?to=P: 302 to P, with a field only the redirect carries.
+    # /redirect?to=P&status=S: S (302 by default) to P, with a field only the redirect carries.
     def route_redirect(self, path, query, body):
-        self.reply(302, b"moved", headers=[("Location", query.get("to", "/echo/none")), ("X-Hop", "redirect")])
+        status = int(query.get("status", "302"))
+        self.reply(status, b"moved", headers=[("Location", query.get("to", "/echo/none")), ("X-Hop", "redirect")])
 
     # /loop: redirects to itself forever.
     def route_loop(self, path, query, body):
