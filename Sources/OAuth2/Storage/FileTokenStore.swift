@@ -241,7 +241,7 @@ public final class FileTokenStore: TokenStore {
             for name in try StoreFileSystem.entries(of: directoryDescriptor) where TokenFileName.isTemporary(name) {
                 guard let status = try StoreFileSystem.status(in: directoryDescriptor, name),
                     status.isRegularFile, status.owner == StoreFileSystem.currentUser,
-                    now - status.modificationSeconds >= ageSeconds
+                    Self.isAtLeast(ageSeconds, secondsOld: status.modificationSeconds, at: now)
                 else { continue }
                 if try StoreFileSystem.removeFile(in: directoryDescriptor, name) { removed += 1 }
             }
@@ -249,6 +249,20 @@ public final class FileTokenStore: TokenStore {
             throw OAuth2Error.store("cannot clean up temporary files in the token store's directory \(directory): \(error.reason)")
         }
         return removed
+    }
+
+    /// Whether a file last modified at `modified` is at least `age` seconds
+    /// old at `now` (both in seconds since the epoch).
+    ///
+    /// A modification time is whatever the file system keeps, and tmpfs keeps
+    /// any 64-bit value a `touch` sets: `now - modified` overflowed (and
+    /// trapped) for a time far enough in the past. Such a file is as old as
+    /// can be. A time in the future is never old enough, however far: a save
+    /// in progress under a clock set back must not lose its file.
+    static func isAtLeast(_ age: Int, secondsOld modified: Int, at now: Int) -> Bool {
+        let (elapsed, overflow) = now.subtractingReportingOverflow(modified)
+        guard !overflow else { return modified < now }
+        return elapsed >= age
     }
 
     /// The name of the file that holds `account`'s token, inside ``directory``.

@@ -122,6 +122,44 @@ import Glibc
         #expect(try scratch.storeEntries() == [".alice.token.FEDCBA9876543210.tmp", "alice.token"])
     }
 
+    /// Sets a file's modification time, as `touch -d @seconds` does.
+    private func setModificationTime(_ seconds: Int, of path: String) throws {
+        let times = [timespec(tv_sec: seconds, tv_nsec: 0), timespec(tv_sec: seconds, tv_nsec: 0)]
+        guard utimensat(AT_FDCWD, path, times, 0) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+    }
+
+    // tmpfs keeps any 64-bit time, where ext4 clamps to 1901–2446: the age
+    // of a temporary file dated Int.min seconds overflowed and trapped.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/shm")))
+    func aTemporaryFileFromTheFarPastIsStaleAndOneFromTheFarFutureIsKept() async throws {
+        let scratch = try ScratchDirectory(under: "/dev/shm")
+        let store = try FileTokenStore(directory: scratch.storePath)
+        try await store.save(StoreFixtures.token(1), account: "alice")
+        let past = scratch.storePath + "/.alice.token.0123456789ABCDEF.tmp"
+        let future = scratch.storePath + "/.alice.token.FEDCBA9876543210.tmp"
+        try StoreFixtures.write("{", to: past)
+        try StoreFixtures.write("{", to: future)
+        try setModificationTime(Int.min, of: past)
+        try setModificationTime(Int.max, of: future)
+        var info = stat()
+        #expect(stat(past, &info) == 0 && info.st_mtim.tv_sec == Int.min, "the file system kept the time")
+
+        let removed = try store.removeStaleTemporaryFiles()
+
+        #expect(removed == 1)
+        #expect(try scratch.storeEntries() == [".alice.token.FEDCBA9876543210.tmp", "alice.token"])
+        #expect(try FileTokenStore(directory: scratch.storePath).removeStaleTemporaryFiles() == 0, "a store opens on them too")
+    }
+
+    @Test func anAgeIsWorkedOutWithoutOverflowForAnyTimes() {
+        #expect(FileTokenStore.isAtLeast(300, secondsOld: .min, at: 1_800_000_000))
+        #expect(FileTokenStore.isAtLeast(300, secondsOld: .min, at: .max))
+        #expect(!FileTokenStore.isAtLeast(300, secondsOld: .max, at: 1_800_000_000))
+        #expect(!FileTokenStore.isAtLeast(300, secondsOld: .max, at: .min))
+        #expect(FileTokenStore.isAtLeast(300, secondsOld: 1_800_000_000 - 300, at: 1_800_000_000))
+        #expect(!FileTokenStore.isAtLeast(300, secondsOld: 1_800_000_000 - 299, at: 1_800_000_000))
+    }
+
     @Test func openingAStoreRemovesStaleTemporaryFiles() async throws {
         let scratch = try ScratchDirectory()
         try await FileTokenStore(directory: scratch.storePath).save(StoreFixtures.token(1), account: "alice")

@@ -199,15 +199,15 @@ import Glibc
 
 // MARK: - Support shared by the store tests
 
-/// A fresh directory under /tmp for one test, removed when the test ends.
+/// A fresh directory under /tmp (or `parent`) for one test, removed when the test ends.
 ///
 /// The store itself lives in `tokens` inside it, so tests can check the store
 /// creates its directory and writes nothing next to it.
 final class ScratchDirectory {
     let path: String
 
-    init() throws {
-        var template = Array("/tmp/oauth2-store-test-XXXXXX".utf8CString)
+    init(under parent: String = "/tmp") throws {
+        var template = Array("\(parent)/oauth2-store-test-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap(mkdtemp) }) else {
             throw POSIXError(.init(rawValue: errno) ?? .EIO)
         }
