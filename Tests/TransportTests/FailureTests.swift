@@ -89,6 +89,36 @@ extension CurlTransportTests {
             #expect(response.body.count == size)
         }
 
+        /// The response a ScriptedServer sends once, as the transport returns it.
+        private func response(to reply: String) async throws -> HTTPTransportResponse {
+            let server = try ScriptedServer()
+            defer { server.stop() }
+            server.enqueue(.close(afterSending: Array(reply.utf8)))
+            let request = HTTPTransportRequest(url: try server.url("/"))
+            return try await withTransport { transport in try await transport.send(request) }
+        }
+
+        // A line starting `HTTP/` was taken for a new response wherever it
+        // came: it wiped the fields before it and, as a trailer, the body.
+        // libcurl 7.88 refuses a field line without a colon, so these have one.
+        @Test func aStatusLineAmongTheFieldsIsNotANewResponse() async throws {
+            let response = try await response(
+                to: "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer error=\"invalid_token\"\r\nHTTP/1.1 200 OK: yes\r\n"
+                    + "Content-Length: 2\r\n\r\nno")
+            #expect(response.status == 401)
+            #expect(response.headers[.wwwAuthenticate] == "Bearer error=\"invalid_token\"")
+            #expect(response.bodyText == "no")
+        }
+
+        @Test func aStatusLineAsATrailerWipesNothingAndTrailersAreNoFields() async throws {
+            let response = try await response(
+                to: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n"
+                    + "HTTP/1.1 204 No Content: yes\r\nX-Late: 1\r\n\r\n")
+            #expect(response.status == 200)
+            #expect(response.bodyText == "hello")
+            #expect(!response.headers.contains(HTTPField.Name("X-Late")!))
+        }
+
         @Test func headersOverTheirLimitAreRefused() async throws {
             let server = try currentServer()
             // 4,000 fields of about 100 bytes: over the 256 KiB the transport accepts.

@@ -84,10 +84,11 @@ extension CurlTransfer {
     /// The line is kept as bytes (``ResponseHeaderLines``) and made into a
     /// field only when the response's headers are read, on the reader's
     /// thread; here only the fields the transfer itself needs are looked at
-    /// (``ResponseFacts``). Interim (1xx) responses each begin with a status
-    /// line, which clears what came before, so only the final response's
-    /// lines remain. Returns `false` to refuse the response: its
-    /// `Content-Length` is over the limit.
+    /// (``ResponseFacts``). A status line is taken as one only where one
+    /// belongs (``HeaderPhase``): first, and after an interim (1xx)
+    /// response's header block, where it clears what came before, so only
+    /// the final response's lines remain. Returns `false` to refuse the
+    /// response: its `Content-Length` is over the limit.
     func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Bool {
         guard let base = line.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return true }
         var end = line.count
@@ -95,8 +96,14 @@ extension CurlTransfer {
             end -= 1
         }
         guard end > 0 else {
-            flushPendingHeader()
-            return !announcesBodyOverLimit()
+            switch headerPhase {
+            case .fields:
+                flushPendingHeader()
+                headerPhase = (100..<200).contains(responseStatus) ? .statusLine : .trailers
+                return !announcesBodyOverLimit()
+            case .statusLine, .trailers:
+                return true
+            }
         }
         let bytes = UnsafeBufferPointer(start: base, count: end)
         // libcurl splits lines at LF only, so a bare CR (or a NUL) can sit inside
@@ -116,9 +123,20 @@ extension CurlTransfer {
 
     /// A header line without its line ending and without CR or NUL: a status line, a folded continuation or a field.
     private func receiveHeaderContent(_ bytes: UnsafeBufferPointer<UInt8>) {
-        if bytes.count >= 5, bytes[0] == UInt8(ascii: "H"), bytes[1] == UInt8(ascii: "T"), bytes[2] == UInt8(ascii: "T"),
-            bytes[3] == UInt8(ascii: "P"), bytes[4] == UInt8(ascii: "/")
-        {
+        switch headerPhase {
+        case .fields:
+            break
+        case .trailers:
+            // A trailer of a chunked body: neither a field of the response
+            // (RFC 9110 §6.5.1) nor, whatever it starts with, a new response.
+            return
+        case .statusLine:
+            headerPhase = .fields
+            // A line starting `HTTP/` anywhere else is a malformed field: as a
+            // status line there, it wiped the fields and the body read so far.
+            guard bytes.count >= 5, bytes[0] == UInt8(ascii: "H"), bytes[1] == UInt8(ascii: "T"), bytes[2] == UInt8(ascii: "T"),
+                bytes[3] == UInt8(ascii: "P"), bytes[4] == UInt8(ascii: "/")
+            else { break }
             pendingFact = nil
             responseHeaderLines.bytes.removeAll(keepingCapacity: true)
             responseFacts = ResponseFacts()

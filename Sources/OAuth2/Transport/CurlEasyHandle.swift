@@ -131,6 +131,11 @@ final class CurlEasyHandle {
             // (about 600 instructions a request; BENCHMARKS.md, issue 15,
             // fifteenth pass).
             set(CURLOPT_NOPROXY, string: "*")
+        } else {
+            // A proxy's answer to CONNECT stays out of the header callback,
+            // which takes only the first status line, and one after an
+            // interim (1xx) response, as a response's start.
+            set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
         }
         if code == CURLE_OK {
             code = ccurl_easy_allow_only_http(handle, configuration.assumedLibcurlVersion ?? CurlGlobal.versionNumber)

@@ -127,6 +127,22 @@ package final class CurlTransfer: @unchecked Sendable {
     @exclusivity(unchecked) var heldDeadline: Int64 = 0
     /// Cancelled while held back: skipped when its turn comes. The driver's.
     @exclusivity(unchecked) var heldCancelled = false
+    /// Where the header lines of the response being read are.
+    enum HeaderPhase {
+        /// The next line is a status line: first, and after an interim
+        /// (1xx) response's header block. → `fields`.
+        case statusLine
+        /// In a header block: a line is a field or a continuation, never a
+        /// new response, whatever it starts with. → `statusLine` (after a
+        /// 1xx), → `trailers` (after the final response's).
+        case fields
+        /// The final response's header block has ended: a line now is a
+        /// trailer of its chunked body. Terminal.
+        case trailers
+    }
+
+    /// Where the header lines are. The driver's.
+    @exclusivity(unchecked) var headerPhase = HeaderPhase.statusLine
     /// The status code of the response being read, from its status line.
     @exclusivity(unchecked) package var responseStatus = 0
     /// Whether the response being read is HTTP/1.x, from its status line.

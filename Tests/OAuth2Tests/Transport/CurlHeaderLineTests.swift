@@ -26,6 +26,42 @@ import Testing
         #expect(transfer.responseHeaders.count == 1)
     }
 
+    // Any line starting `HTTP/` was a status line: among the fields it
+    // wiped those before it (a challenge, a length), and as a trailer the
+    // whole response, body included.
+    @Test func aStatusLineAmongTheFieldsIsAMalformedFieldNotANewResponse() throws {
+        let transfer = try receive([
+            "HTTP/1.1 401 Unauthorized\r\n", "WWW-Authenticate: Bearer error=\"invalid_token\"\r\n", "HTTP/1.1 200 OK\r\n",
+            "Content-Length: 5\r\n", "\r\n",
+        ])
+        #expect(transfer.responseStatus == 401)
+        #expect(transfer.responseHeaders[.wwwAuthenticate] == "Bearer error=\"invalid_token\"")
+        #expect(transfer.responseFacts.announcedLength == 5)
+        #expect(transfer.responseHeaders.count == 2, "the stray line is no field")
+    }
+
+    @Test func aTrailerIsNoFieldAndAStatusLineAsATrailerWipesNothing() throws {
+        let transfer = try receive(["HTTP/1.1 200 OK\r\n", "Transfer-Encoding: chunked\r\n", "\r\n"])
+        var body = Array("hello".utf8CString.dropLast())
+        #expect(body.withUnsafeMutableBufferPointer { transfer.receiveBody($0.baseAddress, length: $0.count) } == 5)
+        for line in ["HTTP/1.1 204 No Content\r\n", "WWW-Authenticate: Bearer error=\"invalid_token\"\r\n", "\r\n"] {
+            let bytes = Array(line.utf8)
+            #expect(bytes.withUnsafeBytes { transfer.receiveHeaderLine($0) })
+        }
+        #expect(transfer.responseStatus == 200)
+        #expect(transfer.responseBody == Data("hello".utf8))
+        #expect(transfer.responseHeaders.map(\.name.rawName) == ["Transfer-Encoding"])
+    }
+
+    @Test func aStatusLineAfterAnInterimResponseStartsTheFinalOne() throws {
+        let transfer = try receive([
+            "HTTP/1.1 100 Continue\r\n", "\r\n", "HTTP/1.1 103 Early Hints\r\n", "Link: </a.css>\r\n", "\r\n",
+            "HTTP/1.1 201 Created\r\n", "X-A: 1\r\n", "\r\n",
+        ])
+        #expect(transfer.responseStatus == 201)
+        #expect(transfer.responseHeaders.map(\.name.rawName) == ["X-A"])
+    }
+
     @Test func aLineWithoutAColonOrWithoutANameIsSkippedAndTheNextFieldCounts() throws {
         let transfer = try receive([
             "HTTP/1.1 200 OK\r\n", "no colon here\r\n", ": no name\r\n", "Content-Length: 7\r\n", "\r\n",
@@ -64,7 +100,7 @@ import Testing
     // as they came, not a search of the fields.
     @Test func theFieldsOfTheFinalResponseAreNotedAsTheyCome() throws {
         let transfer = try receive([
-            "HTTP/1.1 302 Found\r\n", "Location: /next\r\n", "Content-Length: 5\r\n", "\r\n",
+            "HTTP/1.1 103 Early Hints\r\n", "Link: </a.css>\r\n", "Content-Length: 5\r\n", "\r\n",
             "HTTP/1.1 200 OK\r\n", "Transfer-Encoding: gzip, Chunked\r\n", "\r\n",
         ])
         #expect(transfer.responseFacts.announcedLength == nil)
