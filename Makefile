@@ -25,7 +25,8 @@ cli: deps
 	@SWIFT="$(SWIFT)" scripts/build-cli.sh oauth2 oauth2-postgres
 
 # A throwaway PostgreSQL (scripts/postgres.sh: Debian's package, installed when
-# missing; a cluster under .build/postgres/main on a free 127.0.0.1 port) serves the
+# missing; a cluster on a free 127.0.0.1 port, its data in a private directory under
+# /tmp and its env.sh in .build/postgres/main) serves the
 # PostgreSQL token store's tests (Tests/OAuth2PostgresTests); the same trap
 # stops it. `make demo` needs none of it.
 # The integration tests (Tests/IntegrationTests) drive the built oauth2 binary

@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL cluster for the tests of the PostgreSQL token store.
 #
-#   scripts/postgres.sh [--name NAME] start | stop | restart | status
+#   scripts/postgres.sh [--name NAME] start | stop | halt | restart | status
 #
 # start: installs Debian's postgresql package when it is missing, makes a new
-# cluster under .build/postgres/NAME/ (NAME: main by default; owned by an unprivileged user when run as
-# root: PostgreSQL refuses to run as root), with password (SCRAM) login for
-# user oauth2 and a database oauth2_test, and starts it on a free 127.0.0.1
-# port, TCP only, TLS offered (a certificate for 127.0.0.1 that is its own CA,
-# ca.crt). When it returns 0 the server answers, and
-# .build/postgres/NAME/env.sh and env.json say where: OAUTH2_IT_POSTGRES_URL (no
-# password in it), OAUTH2_IT_POSTGRES_PASSWORD_FILE and OAUTH2_IT_POSTGRES_CA_FILE.
-# stop: stops it at once (a running cluster is stopped before a new start).
-# restart: stops it at once and starts the same cluster on the same port
-# (the tests of what a client sees while the database is away).
+# cluster NAME (main by default) with password (SCRAM) login for user oauth2
+# and a database oauth2_test, and starts it on a free 127.0.0.1 port, TCP
+# only, TLS offered (a certificate for 127.0.0.1 that is its own CA, ca.crt).
+# When it returns 0 the server answers, and .build/postgres/NAME/env.sh and
+# env.json say where: OAUTH2_IT_POSTGRES_URL (no password in it),
+# OAUTH2_IT_POSTGRES_PASSWORD_FILE and OAUTH2_IT_POSTGRES_CA_FILE.
+# What the server itself reads and writes (its data and log) is in a private
+# directory of its own under /tmp (0700, owned by the server's user, made per
+# cluster and removed by stop), not under the clone: run as root, the server
+# runs as nobody (PostgreSQL refuses to run as root), and nobody cannot reach
+# a clone under a directory others cannot search, such as root's home.
+# stop: stops it at once and removes its directory (a running cluster is
+# stopped before a new start).
+# halt: stops it at once and keeps its directory, for restart.
+# restart: stops it at once (when running) and starts the same cluster on the
+# same port (the tests of what a client sees while the database is away).
 # Stopping one that is not running is not an error.
 set -euo pipefail
 
@@ -24,9 +30,28 @@ if [ "${1:-}" = "--name" ]; then
     name="$2"
     shift 2
 fi
+case "$name" in
+    "" | *[!A-Za-z0-9_-]*) echo "postgres: a cluster's name is letters, digits, _ and -" >&2; exit 64 ;;
+esac
 root="$repo_root/.build/postgres/$name"
-data="$root/data"
-log="$root/server.log"
+# The server's private directory, recorded in $root/server-dir by start.
+server_dir=""
+if [ -f "$root/server-dir" ]; then
+    server_dir="$(cat "$root/server-dir")"
+    # Only ever a directory this script made: it is removed with rm -rf.
+    case "$server_dir" in
+        /tmp/oauth2-postgres-*) ;;
+        *) server_dir="" ;;
+    esac
+fi
+data="$server_dir/data"
+log="$server_dir/server.log"
+# A cluster an older version of this script made kept its data under $root.
+if [ -z "$server_dir" ] && [ -d "$root/data" ]; then
+    server_dir="$root"
+    data="$root/data"
+    log="$root/server.log"
+fi
 
 die() { echo "postgres: $*" >&2; exit 1; }
 
@@ -48,10 +73,11 @@ install_if_missing() {
     [ -n "$(bin_dir)" ] || die "the postgresql package did not install initdb"
 }
 
-# Runs a PostgreSQL program as the cluster's owner.
+# Runs a PostgreSQL program as the cluster's owner (from /: the owner may
+# not be allowed into the clone, and every path given is absolute).
 as_owner() {
     if [ "$(id -u)" -eq 0 ]; then
-        runuser -u "$(cat "$root/owner")" -- "$@"
+        (cd / && runuser -u "$(cat "$root/owner")" -- "$@")
     else
         "$@"
     fi
@@ -61,11 +87,20 @@ free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
 
-stop() {
-    [ -f "$data/postmaster.pid" ] || return 0
+stop_server() {
+    [ -n "$server_dir" ] && [ -f "$data/postmaster.pid" ] || return 0
     local bin
     bin="$(bin_dir)"
     as_owner "$bin/pg_ctl" -D "$data" -m immediate -w -t 30 stop >/dev/null 2>&1 || true
+}
+
+# Stops the server and removes its private directory.
+stop() {
+    stop_server
+    if [ -n "$server_dir" ] && [ "$server_dir" != "$root" ]; then
+        rm -rf "$server_dir"
+        rm -f "$root/server-dir"
+    fi
 }
 
 start_server() {
@@ -82,7 +117,7 @@ start() {
     stop
     rm -rf "$root"
     mkdir -p "$root"
-    chmod 755 "$repo_root/.build/postgres"
+    chmod 700 "$root"
     local owner
     owner="$(id -un)"
     if [ "$(id -u)" -eq 0 ]; then
@@ -91,14 +126,19 @@ start() {
     echo "$owner" > "$root/owner"
     python3 -c 'import secrets; print(secrets.token_urlsafe(24))' > "$root/password"
     chmod 600 "$root/password"
+    # mktemp makes it 0700 for its maker; the server's user gets it.
+    server_dir="$(mktemp -d /tmp/oauth2-postgres-"$name".XXXXXXXX)"
+    echo "$server_dir" > "$root/server-dir"
+    data="$server_dir/data"
+    log="$server_dir/server.log"
     # initdb reads the password from a file its user can read; only for the moment it runs.
-    local pwfile="$root/initdb-password"
+    local pwfile="$server_dir/initdb-password"
     cp "$root/password" "$pwfile"
     mkdir -p "$data"
     if [ "$(id -u)" -eq 0 ]; then
-        chown "$owner" "$root" "$data" "$pwfile"
-        runuser -u "$owner" -- test -w "$data" \
-            || die "user $owner cannot reach $data: each folder above it needs search permission for others (chmod o+x)"
+        chown "$owner" "$server_dir" "$data" "$pwfile"
+        as_owner test -w "$data" \
+            || die "user $owner cannot write $data (is /tmp mounted so that it cannot?)"
     fi
     chmod 700 "$data"
     local bin
@@ -133,13 +173,14 @@ EOF
 case "${1:-}" in
     start) start ;;
     stop) stop ;;
+    halt) stop_server ;;
     restart)
-        [ -f "$root/port" ] || die "no cluster to restart; start one first"
-        stop
+        [ -f "$root/port" ] && [ -n "$server_dir" ] || die "no cluster to restart; start one first"
+        stop_server
         start_server
         ;;
     status)
-        [ -f "$data/postmaster.pid" ] && as_owner "$(bin_dir)/pg_ctl" -D "$data" status >/dev/null && echo running || { echo stopped; exit 3; }
+        [ -n "$server_dir" ] && [ -f "$data/postmaster.pid" ] && as_owner "$(bin_dir)/pg_ctl" -D "$data" status >/dev/null && echo running || { echo stopped; exit 3; }
         ;;
     *) sed -n '4p' "${BASH_SOURCE[0]}" | sed 's/^#  *//' >&2; exit 64 ;;
 esac

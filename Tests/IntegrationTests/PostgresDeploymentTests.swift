@@ -62,7 +62,7 @@ extension DeploymentTests {
                 #expect(result.status == 0 || code == "store_error", "\(result.stderr)")
             }
 
-            try await database.stop()
+            try await database.halt()
             let down = try await cli.run(arguments, timeout: .seconds(30))
             #expect(down.status == 1)
             #expect(down.errorLines.first?.hasPrefix("error: store_error: ") == true, "\(down.stderr)")

@@ -41,7 +41,10 @@ struct Database: Sendable {
         return Database(name: name, url: url, password: try Self.read(passwordFile))
     }
 
+    /// Stops the server and removes its data.
     func stop() async throws { try await Self.control(name, "stop") }
+    /// Stops the server, keeping its data for ``restart()``.
+    func halt() async throws { try await Self.control(name, "halt") }
     func restart() async throws { try await Self.control(name, "restart") }
 
     /// Runs `scripts/postgres.sh --name NAME COMMAND`, its output to the test's.
