@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+public import Logging
 public import OAuth2
 public import PostgresNIO
 import NIOSSL
@@ -12,19 +13,66 @@ extension PostgresTokenStore {
     /// `postgresql://user@host:port/database?sslmode=…&sslrootcert=…`
     /// (`postgres://` too; port 5432 by default; an IPv6 host in brackets).
     ///
-    /// `sslmode`: `disable`; `prefer` (the default: TLS when the server
-    /// offers it); `require`, `verify-ca` or `verify-full`: TLS or no
-    /// connection, the server's certificate and name always verified (against
-    /// `sslrootcert` when given, else the system's roots).
+    /// `sslmode`: `require` (the default), `verify-ca` or `verify-full`:
+    /// TLS or no connection, the server's certificate and name always
+    /// verified, against `sslrootcert` when given, else the system's roots
+    /// (stricter than libpq's `require`, which checks neither). `prefer`
+    /// (TLS when the server offers it; `allow` is the same) and `disable`
+    /// only when spelled out: someone on the network path can then read and
+    /// change the token rows — put back a refresh token already spent,
+    /// delete rows — so they are logged once at warning level, unless the
+    /// host is a loopback one (`localhost`, 127.0.0.0/8, `::1`), where no one
+    /// is on the path and a server without TLS (`sslmode=disable`) is normal.
+    /// A Unix socket is not a URL here: make a
+    /// `PostgresClient.Configuration(unixSocketPath:…)` (no TLS, none needed).
     ///
     /// - Parameters:
     ///   - text: the URL.
     ///   - password: the password, from wherever the app keeps it;
     ///     never part of the URL, which ends up in logs and shell histories.
+    ///   - logger: where the warning about a `sslmode` without TLS goes.
     /// - Throws: `invalid_configuration` for a URL that is not of that form,
     ///   names a password, or has an unknown `sslmode`; the message never
     ///   repeats the URL's userinfo.
-    public static func clientConfiguration(url text: String, password: String?) throws(OAuth2Error) -> PostgresClient.Configuration {
+    public static func clientConfiguration(
+        url text: String,
+        password: String?,
+        logger: Logger = Logger(label: "swift-oauth2.postgres")
+    ) throws(OAuth2Error) -> PostgresClient.Configuration {
+        let url = try DatabaseURL(text)
+        url.warnWithoutTLS(logger)
+        let tls: PostgresClient.Configuration.TLS =
+            switch url.tls {
+            case .disable: .disable
+            case .prefer: .prefer(url.tlsConfiguration)
+            case .require: .require(url.tlsConfiguration)
+            }
+        return PostgresClient.Configuration(
+            host: url.host,
+            port: url.port,
+            username: url.user,
+            password: password,
+            database: url.database,
+            tls: tls
+        )
+    }
+}
+
+/// A `postgresql://` URL, read: what both configurations are made of.
+struct DatabaseURL {
+    enum TLS {
+        case disable, prefer, require
+    }
+
+    var host: String
+    var port: Int
+    var user: String
+    var database: String
+    var sslMode: String
+    var tls: TLS
+    var rootCertificate: String?
+
+    init(_ text: String) throws(OAuth2Error) {
         func invalid(_ problem: String) -> OAuth2Error {
             OAuth2Error(code: .invalidConfiguration, message: "the PostgreSQL URL \(problem)")
         }
@@ -49,7 +97,7 @@ extension PostgresTokenStore {
         guard !path.isEmpty, !path.contains("/") else {
             throw invalid("has no database name (postgresql://user@host/database)")
         }
-        var sslMode = "prefer"
+        var sslMode = "require"
         var rootCertificate: String?
         for item in components.queryItems ?? [] {
             switch item.name {
@@ -60,24 +108,40 @@ extension PostgresTokenStore {
                 throw invalid("has a parameter this client does not know: \(OAuth2Error.sanitize(String(item.name.prefix(40))))")
             }
         }
-        var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
-        if let rootCertificate {
-            tlsConfiguration.trustRoots = .file(rootCertificate)
-        }
-        let tls: PostgresClient.Configuration.TLS
         switch sslMode {
         case "disable": tls = .disable
-        case "prefer", "allow": tls = .prefer(tlsConfiguration)
-        case "require", "verify-ca", "verify-full": tls = .require(tlsConfiguration)
+        case "prefer", "allow": tls = .prefer
+        case "require", "verify-ca", "verify-full": tls = .require
         default: throw invalid("has an sslmode this client does not know: \(OAuth2Error.sanitize(String(sslMode.prefix(20))))")
         }
-        return PostgresClient.Configuration(
-            host: host,
-            port: components.port ?? 5432,
-            username: user,
-            password: password,
-            database: path,
-            tls: tls
-        )
+        self.host = host
+        self.port = components.port ?? 5432
+        self.user = user
+        self.database = path
+        self.sslMode = sslMode
+        self.rootCertificate = rootCertificate
+    }
+
+    /// The certificate and host name are always verified when TLS is used.
+    var tlsConfiguration: TLSConfiguration {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        if let rootCertificate {
+            configuration.trustRoots = .file(rootCertificate)
+        }
+        return configuration
+    }
+
+    /// What a `sslmode` that lets the connection go without TLS risks, or
+    /// nil when TLS is required or the host is a loopback one.
+    var withoutTLSWarning: String? {
+        guard tls != .require, !EndpointPolicy.isLoopback(host: host) else { return nil }
+        return
+            "the PostgreSQL URL's sslmode=\(sslMode) lets the connection to \(OAuth2Error.sanitize(String(host.prefix(100)))) go without TLS: anyone on the network path can then read and change the token rows (put back a refresh token already spent, delete rows). Use sslmode=verify-full (the default, require, verifies the same)"
+    }
+
+    func warnWithoutTLS(_ logger: Logger) {
+        if let warning = withoutTLSWarning {
+            logger.warning("\(warning)")
+        }
     }
 }

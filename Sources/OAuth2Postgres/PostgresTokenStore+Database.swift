@@ -6,6 +6,7 @@ import Foundation
 import Crypto
 import Logging
 import OAuth2
+import NIOSSL
 import PostgresNIO
 import Synchronization
 
@@ -339,11 +340,17 @@ extension PostgresTokenStore {
         case .server:
             let state = error.serverInfo?[.sqlState] ?? "?"
             reason = "the server answered SQLSTATE \(OAuth2Error.sanitize(String(state.prefix(5))))\(Self.explanation(ofSQLState: state))"
+        case .connectionError where error.underlying is NIOSSLError:
+            reason =
+                "the TLS handshake with the database failed (its certificate must be for this host name and signed by a root this client trusts: the system's, or the file sslrootcert= names)"
         case .connectionError, .serverClosedConnection, .uncleanShutdown:
             reason = "the connection to the database failed or was closed"
         case .clientClosedConnection, .poolClosed:
             reason = "the PostgreSQL client is shut down or not running (run the PostgresClient)"
-        case .sslUnsupported, .failedToAddSSLHandler, .receivedUnencryptedDataAfterSSLRequest:
+        case .sslUnsupported:
+            reason =
+                "the database offers no TLS, and the URL's sslmode (require by default) needs it (for a server on this machine: sslmode=disable)"
+        case .failedToAddSSLHandler, .receivedUnencryptedDataAfterSSLRequest:
             reason = "TLS to the database failed"
         case .unsupportedAuthMechanism, .authMechanismRequiresPassword, .saslError:
             reason = "authenticating to the database failed"

@@ -242,38 +242,3 @@ struct PostgresTokenStoreTests {
         }
     }
 }
-
-/// `PostgresTokenStore.clientConfiguration(url:password:)`.
-struct PostgresConnectionURLTests {
-    @Test func readsUserHostPortDatabaseAndTLS() throws {
-        let configuration = try PostgresTokenStore.clientConfiguration(
-            url: "postgresql://app@db.example:6543/tokens?sslmode=require", password: "p")
-        #expect(configuration.host == "db.example")
-        #expect(configuration.port == 6543)
-        #expect(configuration.username == "app")
-        #expect(configuration.database == "tokens")
-        #expect(configuration.password == "p")
-    }
-
-    @Test func defaultsToPort5432AndReadsABracketedIPv6Host() throws {
-        let configuration = try PostgresTokenStore.clientConfiguration(url: "postgres://app@[::1]/tokens", password: nil)
-        #expect(configuration.host == "::1")
-        #expect(configuration.port == 5432)
-    }
-
-    @Test(arguments: [
-        "http://app@db/tokens", "postgresql://db/tokens", "postgresql://app@db", "postgresql://app@/tokens",
-        "postgresql://app@db/tokens?sslmode=sometimes", "postgresql://app@db/tokens?password=x",
-    ])
-    func refusesWhatItCannotUse(url: String) {
-        #expect(throws: OAuth2Error.self) { try PostgresTokenStore.clientConfiguration(url: url, password: nil) }
-    }
-
-    @Test func refusesAPasswordInTheURLWithoutRepeatingIt() throws {
-        let error = try #require(throws: OAuth2Error.self) {
-            try PostgresTokenStore.clientConfiguration(url: "postgresql://app:hunter2-secret@db/tokens", password: nil)
-        }
-        #expect(error.code == .invalidConfiguration)
-        #expect(!error.message.contains("hunter2-secret"))
-    }
-}

@@ -9,7 +9,9 @@ struct PostgresDatabase: TokenDatabase {
     let client: PostgresClient
 
     static func open(url: String, password: String?, logger: Logger) throws -> any TokenDatabase {
-        let configuration = try PostgresTokenStore.clientConfiguration(url: url, password: password)
+        // A sslmode without TLS is said on stderr whether or not --verbose is given.
+        let warnings = Logger(label: "oauth2") { _ in WarningLogHandler() }
+        let configuration = try PostgresTokenStore.clientConfiguration(url: url, password: password, logger: warnings)
         return PostgresDatabase(client: PostgresClient(configuration: configuration, backgroundLogger: logger))
     }
 
