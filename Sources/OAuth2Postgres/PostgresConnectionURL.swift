@@ -145,3 +145,33 @@ struct DatabaseURL {
         }
     }
 }
+
+extension PostgresTokenStore {
+    /// The configuration of one `PostgresConnection` from the same URL as
+    /// ``clientConfiguration(url:password:logger:)`` reads: what
+    /// ``UnreachableDatabase/failFast(probing:)`` connects with. The warning
+    /// about a `sslmode` without TLS is not repeated here.
+    ///
+    /// - Throws: `invalid_configuration` as ``clientConfiguration(url:password:logger:)``
+    ///   does, and for a `sslrootcert` that is not a readable PEM file.
+    public static func connectionConfiguration(url text: String, password: String?) throws(OAuth2Error) -> PostgresConnection.Configuration
+    {
+        let url = try DatabaseURL(text)
+        let tls: PostgresConnection.Configuration.TLS
+        if url.tls == .disable {
+            tls = .disable
+        } else {
+            let context: NIOSSLContext
+            do {
+                context = try NIOSSLContext(configuration: url.tlsConfiguration)
+            } catch {
+                throw OAuth2Error(
+                    code: .invalidConfiguration,
+                    message: "the PostgreSQL URL's sslrootcert is not a readable file of PEM certificates")
+            }
+            tls = url.tls == .prefer ? .prefer(context) : .require(context)
+        }
+        return PostgresConnection.Configuration(
+            host: url.host, port: url.port, username: url.user, password: password, database: url.database, tls: tls)
+    }
+}

@@ -10,6 +10,14 @@ import NIOSSL
 import PostgresNIO
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 extension PostgresTokenStore {
     /// The connection holding a lock of this store, for the store calls its
     /// holder makes inside the lock (see "The account lock"): any account's,
@@ -31,15 +39,22 @@ extension PostgresTokenStore {
         var timeout: Duration
     }
 
+    /// A connection of ``UnreachableDatabase/failFast(probing:)`` could not be made.
+    struct Unreachable: Error {
+        var error: any Error
+    }
+
     private enum LeaseEvent: Sendable {
         case leased(PostgresConnection)
         case failed(any Error)
+        case unreachable(any Error)
         case timedOut
     }
 
     /// Runs `body` on a connection from the pool, waiting at most `timeout`
     /// for one: the pool itself waits as long as it takes, retrying while
-    /// the database is down, and a store call must end with an error instead.
+    /// the database is down, and a store call must end with an error instead
+    /// (at once with ``UnreachableDatabase/failFast(probing:)``: see ``startProbe(_:events:)``).
     ///
     /// The connection is leased in a child task that keeps it until `body`
     /// is done; `body` runs in the calling task (it may not escape).
@@ -65,23 +80,54 @@ extension PostgresTokenStore {
                 try? await Task.sleep(for: timeout)
                 eventSink.yield(.timedOut)
             }
+            let probe = startProbe(unreachable, events: eventSink)
             defer {
                 timer.cancel()
+                probe?.cancel()
                 doneSignal.finish()
             }
             var iterator = events.makeAsyncIterator()
             switch await iterator.next() {
             case .leased(let connection)?:
                 timer.cancel()
+                probe?.cancel()
                 return try await body(connection)
             case .failed(let error)?:
                 throw error
+            case .unreachable(let error)?:
+                group.cancelAll()
+                throw Unreachable(error: error)
             case .timedOut?:
                 group.cancelAll()
                 throw ConnectionTimeout(timeout: timeout)
             case nil:
                 group.cancelAll()
                 throw CancellationError()
+            }
+        }
+    }
+
+    /// For ``UnreachableDatabase/failFast(probing:)``: when no connection
+    /// came from the pool within ``UnreachableDatabase/probeDelay``, makes
+    /// one directly and reports it when it cannot be made; one that can is
+    /// closed at once, and the call goes on waiting for the pool.
+    private func startProbe(_ unreachable: UnreachableDatabase, events: AsyncStream<LeaseEvent>.Continuation) -> Task<Void, Never>? {
+        guard case .failFast(let configuration) = unreachable.kind else { return nil }
+        return Task {
+            do {
+                try await Task.sleep(for: UnreachableDatabase.probeDelay)
+            } catch {
+                return
+            }
+            do {
+                let connection = try await PostgresConnection.connect(
+                    configuration: configuration, id: 0,
+                    logger: Logger(label: "swift-oauth2.postgres.probe") { _ in SwiftLogNoOpLogHandler() })
+                Self.close(connection)
+            } catch {
+                if !Task.isCancelled {
+                    events.yield(.unreachable(error))
+                }
             }
         }
     }
@@ -329,6 +375,9 @@ extension PostgresTokenStore {
                 "could not \(action) in PostgreSQL: no connection to the database within \(error.timeout) (is it running and reachable, and are the credentials right?)"
             )
         }
+        if let error = error as? Unreachable {
+            return storeError(error.error, doing: action)
+        }
         if let error = error as? StatementTimeout {
             return OAuth2Error.store("could not \(action) in PostgreSQL: the database did not answer within \(error.timeout)")
         }
@@ -343,7 +392,11 @@ extension PostgresTokenStore {
         case .connectionError where error.underlying is NIOSSLError:
             reason =
                 "the TLS handshake with the database failed (its certificate must be for this host name and signed by a root this client trusts: the system's, or the file sslrootcert= names)"
-        case .connectionError, .serverClosedConnection, .uncleanShutdown:
+        case .connectionError:
+            reason =
+                Self.systemReason(error.underlying).map { "could not connect to the database: \($0)" }
+                ?? "the connection to the database failed"
+        case .serverClosedConnection, .uncleanShutdown:
             reason = "the connection to the database failed or was closed"
         case .clientClosedConnection, .poolClosed:
             reason = "the PostgreSQL client is shut down or not running (run the PostgresClient)"
@@ -360,6 +413,22 @@ extension PostgresTokenStore {
             reason = "postgres-nio failed (\(error.code))"
         }
         return OAuth2Error.store("could not \(action) in PostgreSQL: \(reason)")
+    }
+
+    /// Why a connection could not be made, in the system's words, for the
+    /// reasons a person can act on: read from the description of SwiftNIO's
+    /// error (this module does not import SwiftNIO's own error types), and
+    /// only ever one of these fixed texts.
+    static func systemReason(_ error: (any Error)?) -> String? {
+        guard let error else { return nil }
+        let text = String(describing: error)
+        for code in [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH, ETIMEDOUT, ECONNRESET, EACCES] where text.contains("(errno: \(code))") {
+            return String(cString: strerror(code)).lowercased()
+        }
+        if text.contains("DNS error") {
+            return "its host name could not be resolved"
+        }
+        return nil
     }
 
     private static func explanation(ofSQLState state: String) -> String {

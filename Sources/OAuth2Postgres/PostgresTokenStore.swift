@@ -55,8 +55,10 @@ import Synchronization
 ///
 /// **Errors.** Every failure is `store_error` with a message that names the
 /// account and what failed (and the SQLSTATE), never a token, a password or
-/// row data. While the database is down, calls fail with it; the pool
-/// reconnects by itself when it is back.
+/// row data. While the database is down, calls fail with it: after waiting
+/// for the pool, which keeps trying, up to `connectionTimeout`, or at once
+/// with ``UnreachableDatabase/failFast(probing:)`` (a command-line tool);
+/// the pool reconnects by itself when it is back.
 public final class PostgresTokenStore: TokenStore {
     /// How rows are protected: ``/OAuth2/FileTokenStore/Encryption``.
     public typealias Encryption = FileTokenStore.Encryption
@@ -75,6 +77,7 @@ public final class PostgresTokenStore: TokenStore {
     /// How long a call waits for a connection from the pool.
     let connectionTimeout: Duration
     let encryption: Encryption
+    let unreachable: UnreachableDatabase
     let logger: Logger
     /// Whether the table is known to exist at ``schemaVersion``.
     private let schemaReady = Mutex(false)
@@ -95,6 +98,8 @@ public final class PostgresTokenStore: TokenStore {
     ///   - connectionTimeout: how long a load, save or delete waits for a
     ///     connection (the pool retries while the database is away); then
     ///     `store_error`. The lock's wait is bounded by its own timeout.
+    ///   - unreachable: whether a call waits for the pool while the database
+    ///     cannot be reached (a server), or fails at once (a command-line tool).
     ///   - logger: the app's logger; it never sees a token or a password.
     /// - Throws: `invalid_configuration` for a table name outside those rules.
     public init(
@@ -103,6 +108,7 @@ public final class PostgresTokenStore: TokenStore {
         table: String = "oauth2_tokens",
         encryption: Encryption,
         connectionTimeout: Duration = .seconds(10),
+        unreachable: UnreachableDatabase = .waitForConnection,
         logger: Logger = Logger(label: "swift-oauth2.postgres")
     ) throws(OAuth2Error) {
         guard Self.isTableName(table) else {
@@ -117,6 +123,7 @@ public final class PostgresTokenStore: TokenStore {
         self.binding = binding
         self.table = table
         self.encryption = encryption
+        self.unreachable = unreachable
         self.logger = logger
     }
 
@@ -127,11 +134,12 @@ public final class PostgresTokenStore: TokenStore {
         table: String = "oauth2_tokens",
         encryption: Encryption,
         connectionTimeout: Duration = .seconds(10),
+        unreachable: UnreachableDatabase = .waitForConnection,
         logger: Logger = Logger(label: "swift-oauth2.postgres")
     ) throws(OAuth2Error) {
         try self.init(
             client: client, binding: configuration.binding, table: table, encryption: encryption,
-            connectionTimeout: connectionTimeout, logger: logger
+            connectionTimeout: connectionTimeout, unreachable: unreachable, logger: logger
         )
     }
 

@@ -1,8 +1,12 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `--store postgresql://…` as a person meets it when something is wrong:
-/// a URL that lets TLS go is said on stderr.
+/// the answer comes at once, and a URL that lets TLS go is said on stderr.
 /// No database or provider needed.
 @Suite struct PostgresStoreOptionTests {
     /// Reads the store only: no provider is asked anything.
@@ -15,6 +19,22 @@ import Testing
 
     private static let environment = ["PGPASSWORD": "not-used-1234", "OAUTH2_STORE_KEY": String(repeating: "ab", count: 32)]
 
+    @Test func aDatabaseThatRefusesConnectionsIsAStoreErrorAtOnceNotAfterTheTimeout() async throws {
+        let cli = try CLI()
+        let port = try Self.closedPort()
+        let started = ContinuousClock.now
+        let result = try await cli.run(
+            Self.tokenArguments(store: "postgresql://app@127.0.0.1:\(port)/tokens?sslmode=disable", timeout: 30),
+            environment: Self.environment)
+        let elapsed = ContinuousClock.now - started
+        #expect(result.status == 1)
+        #expect(result.errorLines.first?.hasPrefix("error: store_error: ") == true, "\(result.stderr)")
+        #expect(result.stderr.contains("refused"), "\(result.stderr)")
+        #expect(!result.stderr.contains("not-used-1234"))
+        // The pool retries for 30 s (--timeout); the CLI answers long before.
+        #expect(elapsed < .seconds(15), "took \(elapsed)")
+    }
+
     @Test func anSslmodeWithoutTLSToANetworkHostIsAWarningOnStderr() async throws {
         let cli = try CLI()
         // TEST-NET-1 (RFC 5737): not loopback, and nothing answers there.
@@ -26,5 +46,21 @@ import Testing
         #expect(warnings.count == 1, "\(result.stderr)")
         #expect(warnings.first?.contains("sslmode=prefer") == true)
         #expect(result.errorLines.first?.hasPrefix("error: store_error: ") == true, "\(result.stderr)")
+    }
+
+    /// A 127.0.0.1 port nothing listens on (bound, then closed).
+    static func closedPort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw ProviderError(description: "socket: errno \(errno)") }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+        }
+        guard bound else { throw ProviderError(description: "bind: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
