@@ -132,9 +132,20 @@ extension PostgresTokenStore {
         }
     }
 
-    /// The table's name, quoted as an SQL identifier (``isTableName(_:)`` allows nothing that needs escaping).
-    var quotedTable: String { "\"\(table)\"" }
-    var quotedSchemaTable: String { "\"\(table)_schema\"" }
+    /// The tables' names, each qualified with its schema and quoted as SQL identifiers.
+    struct PreparedNames: Sendable {
+        var table: String
+        var schemaTable: String
+    }
+
+    /// The table's name for a statement: qualified once ``prepareTable()`` found it.
+    var quotedTable: String { prepared?.table ?? Self.quote(table) }
+
+    /// `name` as an SQL identifier (``isTableName(_:)`` allows nothing that needs
+    /// escaping; a schema's name may need it).
+    static func quote(_ name: String) -> String {
+        "\"" + name.replacing("\"", with: "\"\"") + "\""
+    }
 
     static func isTableName(_ name: String) -> Bool {
         guard let first = name.utf8.first, name.utf8.count <= 48 else { return false }
@@ -175,14 +186,16 @@ extension PostgresTokenStore {
     /// In one transaction under a transaction-scoped advisory lock of its
     /// own, so instances starting together do not race to create it.
     func prepareTable() async throws(OAuth2Error) {
-        if schemaIsReady { return }
+        if prepared != nil { return }
         let setupKey = Self.key(of: ["swift-oauth2 schema", table])
+        let names: PreparedNames
         do {
-            try await withLeasedConnection(timeout: connectionTimeout) { connection in
+            names = try await withLeasedConnection(timeout: connectionTimeout) { connection in
                 try await self.execute("BEGIN", on: connection)
                 do {
-                    try await self.prepareTable(on: connection, setupKey: setupKey)
+                    let names = try await self.prepareTable(on: connection, setupKey: setupKey)
                     try await self.execute("COMMIT", on: connection)
+                    return names
                 } catch {
                     try? await self.execute("ROLLBACK", on: connection)
                     throw error
@@ -191,21 +204,27 @@ extension PostgresTokenStore {
         } catch {
             throw storeError(error, doing: "prepare the token table \(table)")
         }
-        schemaIsReady = true
+        prepared = names
     }
 
-    private func prepareTable(on connection: PostgresConnection, setupKey: Int64) async throws {
+    private func prepareTable(on connection: PostgresConnection, setupKey: Int64) async throws -> PreparedNames {
         try await execute("SELECT pg_advisory_xact_lock(\(setupKey))", on: connection)
-        let found = try await values("SELECT to_regclass(\(quotedSchemaTable))::text", as: String?.self, on: connection).contains {
-            $0 != nil
-        }
+        let tableName = Self.quote(table)
+        let schemaTableName = Self.quote(table + "_schema")
+        // Before anything reads or writes them: another role's table is refused.
+        var tableSchema = try await ownSchema(of: tableName, on: connection)
+        var schemaTableSchema = try await ownSchema(of: schemaTableName, on: connection)
         let version =
-            found ? try await values("SELECT version FROM \(unescaped: quotedSchemaTable)", as: Int.self, on: connection).max() : nil
+            schemaTableSchema != nil
+            ? try await values(
+                "SELECT version FROM \(unescaped: Self.quote(schemaTableSchema ?? "") + "." + schemaTableName)", as: Int.self,
+                on: connection
+            ).max() : nil
         switch version {
         case nil:
             try await execute(
                 """
-                CREATE TABLE IF NOT EXISTS \(unescaped: self.quotedTable) (
+                CREATE TABLE IF NOT EXISTS \(unescaped: tableName) (
                     token_endpoint text NOT NULL,
                     client_id text NOT NULL,
                     account bytea NOT NULL,
@@ -217,26 +236,61 @@ extension PostgresTokenStore {
                 on: connection
             )
             try await execute(
-                "CREATE TABLE IF NOT EXISTS \(unescaped: self.quotedSchemaTable) (version integer NOT NULL)",
+                "CREATE TABLE IF NOT EXISTS \(unescaped: schemaTableName) (version integer NOT NULL)",
                 on: connection
             )
-            try await execute("DELETE FROM \(unescaped: quotedSchemaTable)", on: connection)
-            try await execute("INSERT INTO \(unescaped: quotedSchemaTable) (version) VALUES (\(Self.schemaVersion))", on: connection)
+            tableSchema = try await ownSchema(of: tableName, on: connection)
+            schemaTableSchema = try await ownSchema(of: schemaTableName, on: connection)
         case let version? where version > Self.schemaVersion:
             throw OAuth2Error.store(
                 "the token table \(self.table) has schema version \(version), newer than this version of swift-oauth2 reads (\(Self.schemaVersion)); upgrade swift-oauth2 instead of letting it guess"
             )
         case let version? where version < 1:
             throw OAuth2Error.store("the token table \(self.table) has schema version \(version), which no version of swift-oauth2 wrote")
+        case .some:
+            break
+        }
+        guard let tableSchema, let schemaTableSchema else {
+            throw OAuth2Error.store("the token table \(table) or its schema table is missing after it was made")
+        }
+        let names = PreparedNames(
+            table: Self.quote(tableSchema) + "." + tableName,
+            schemaTable: Self.quote(schemaTableSchema) + "." + schemaTableName
+        )
+        switch version {
+        case nil:
+            try await execute("DELETE FROM \(unescaped: names.schemaTable)", on: connection)
+            try await execute("INSERT INTO \(unescaped: names.schemaTable) (version) VALUES (\(Self.schemaVersion))", on: connection)
         case let version?:
             // Upgrades: one step per version, each in this transaction.
             for from in version..<Self.schemaVersion {
                 try await Self.upgrade(from: from, connection: connection, store: self)
             }
             if version < Self.schemaVersion {
-                try await execute("UPDATE \(unescaped: quotedSchemaTable) SET version = \(Self.schemaVersion)", on: connection)
+                try await execute("UPDATE \(unescaped: names.schemaTable) SET version = \(Self.schemaVersion)", on: connection)
             }
         }
+        return names
+    }
+
+    /// The schema of the table `name` resolves to on the `search_path`, nil
+    /// when there is none; a table the connecting role does not own is refused.
+    private func ownSchema(of name: String, on connection: PostgresConnection) async throws -> String? {
+        guard
+            let owner = try await values(
+                "SELECT pg_get_userbyid(relowner)::text FROM pg_class WHERE oid = to_regclass(\(name))", as: String.self, on: connection
+            ).first
+        else { return nil }
+        let role = try await values("SELECT current_user::text", as: String.self, on: connection).first
+        guard owner == role else {
+            throw OAuth2Error.store(
+                "the token table \(name) belongs to the database role \(OAuth2Error.sanitize(String(owner.prefix(63)))), not to the role this store connects as; refusing to use it (its owner could read every token, and its triggers would run as this role): drop it, or make this role its owner"
+            )
+        }
+        return try await values(
+            "SELECT n.nspname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass(\(name))",
+            as: String.self, on: connection
+        ).first
     }
 
     /// The step from schema `version` to the next. Version 1 is the first;

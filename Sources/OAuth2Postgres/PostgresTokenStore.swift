@@ -23,7 +23,13 @@ import Synchronization
 /// **Rows.** One table (``table``, `oauth2_tokens` by default), created on
 /// first use with its schema version in a second table (`<table>_schema`);
 /// a table whose version is newer than this library's is refused, never
-/// guessed at, and an older one is upgraded in place. One row per provider
+/// guessed at, and an older one is upgraded in place. Both must be owned by
+/// the role the store connects as (`current_user`): a table another role
+/// made first under that name (its owner would read every row, and its
+/// triggers would run as this role) is refused with `store_error`. The
+/// schema each was found in (through `search_path`) is then written into
+/// every statement, so a table of the same name made later in a schema
+/// earlier on the path is never used. One row per provider
 /// binding (token endpoint and client id) and account, the account as its
 /// exact UTF-8 bytes (`bytea`), so a store is scoped to one configuration's
 /// ``/OAuth2/TokenBinding`` and several providers share a table without meeting.
@@ -79,11 +85,12 @@ public final class PostgresTokenStore: TokenStore {
     let encryption: Encryption
     let unreachable: UnreachableDatabase
     let logger: Logger
-    /// Whether the table is known to exist at ``schemaVersion``.
-    private let schemaReady = Mutex(false)
-    var schemaIsReady: Bool {
-        get { schemaReady.withLock { $0 } }
-        set { schemaReady.withLock { $0 = newValue } }
+    /// The tables' qualified names, once they are known to exist at
+    /// ``schemaVersion`` and to be owned by the role the store connects as.
+    private let preparedNames = Mutex<PreparedNames?>(nil)
+    var prepared: PreparedNames? {
+        get { preparedNames.withLock { $0 } }
+        set { preparedNames.withLock { $0 = newValue } }
     }
 
     /// A store for `binding`'s tokens in `table`.

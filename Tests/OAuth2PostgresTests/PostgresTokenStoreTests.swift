@@ -180,6 +180,69 @@ struct PostgresTokenStoreTests {
         }
     }
 
+    // MARK: another role's table
+
+    @Test func aTableAnotherRoleMadeFirstIsRefusedAndReceivesNoRow() async throws {
+        try await TestDatabase.withClient { client in
+            let table = TestDatabase.uniqueTable()
+            let role = "mallory_" + table
+            try await TestDatabase.withRole(role, client) {
+                // Mallory makes the table first, as the store would, and lets everyone write to it.
+                try await TestDatabase.asRole(role, client) { connection in
+                    try await connection.query(
+                        "CREATE TABLE \(unescaped: table) \(unescaped: TestDatabase.tokenTableColumns)", logger: TestDatabase.logger)
+                    try await connection.query("GRANT ALL ON \(unescaped: "\"\(table)\"") TO PUBLIC", logger: TestDatabase.logger)
+                }
+                let store = try TestDatabase.store(client, table: table, encryption: .plaintext)
+                let error = try await #require(throws: OAuth2Error.self) { try await store.save(TestDatabase.token(1), account: "alice") }
+                #expect(error.code == .storeError)
+                #expect(error.message.contains(table))
+                #expect(error.message.contains(role))
+                #expect(!error.message.contains("at-1-0123456789abcdef"))
+                let rows = try await TestDatabase.execute(client, "SELECT count(*) FROM \(unescaped: "\"\(table)\"")")
+                #expect(try rows.first?.decode(Int.self) == 0)
+            }
+        }
+    }
+
+    @Test func aTableMadeLaterEarlierOnTheSearchPathIsNeverUsed() async throws {
+        let table = TestDatabase.uniqueTable()
+        let schema = "s_" + table
+        let role = "mallory_" + table
+        var configuration = try TestDatabase.configuration()
+        // A schema that does not exist yet comes first on this client's path.
+        configuration.options.additionalStartupParameters = [("search_path", "\(schema), public")]
+        let client = PostgresClient(configuration: configuration)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            try await TestDatabase.withRole(role, client) {
+                let store = try TestDatabase.store(client, table: table, encryption: .plaintext)
+                try await store.save(TestDatabase.token(1), account: "alice")
+
+                try await TestDatabase.execute(client, "CREATE SCHEMA \(unescaped: schema) AUTHORIZATION \(unescaped: role)")
+                try await TestDatabase.asRole(role, client) { connection in
+                    try await connection.query(
+                        "CREATE TABLE \(unescaped: schema).\(unescaped: table) \(unescaped: TestDatabase.tokenTableColumns)",
+                        logger: TestDatabase.logger)
+                    try await connection.query("GRANT USAGE ON SCHEMA \(unescaped: schema) TO PUBLIC", logger: TestDatabase.logger)
+                    try await connection.query(
+                        "GRANT ALL ON \(unescaped: schema).\(unescaped: table) TO PUBLIC", logger: TestDatabase.logger)
+                }
+                try await store.save(TestDatabase.token(2), account: "alice")
+                #expect(try await store.load(account: "alice")?.accessToken == TestDatabase.token(2).accessToken)
+                let rows = try await TestDatabase.execute(client, "SELECT count(*) FROM \(unescaped: schema).\(unescaped: table)")
+                #expect(try rows.first?.decode(Int.self) == 0)
+                // A store starting now finds Mallory's table first, and refuses it.
+                let error = try await #require(throws: OAuth2Error.self) {
+                    try await TestDatabase.store(client, table: table).load(account: "alice")
+                }
+                #expect(error.code == .storeError)
+                #expect(error.message.contains(role))
+            }
+        }
+    }
+
     @Test(arguments: ["", "Tokens", "1tokens", "tokens; DROP TABLE x", "a\"b", String(repeating: "t", count: 49)])
     func aTableNameThatWouldNeedQuotingIsRefused(name: String) async throws {
         try await TestDatabase.withClient { client in

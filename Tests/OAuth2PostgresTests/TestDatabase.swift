@@ -65,6 +65,45 @@ enum TestDatabase {
         )
     }
 
+    static let logger = Logger(label: "test")
+
+    /// The columns of the store's table, for a table someone else makes.
+    static let tokenTableColumns = """
+        (token_endpoint text NOT NULL, client_id text NOT NULL, account bytea NOT NULL, envelope bytea NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (token_endpoint, client_id, account))
+        """
+
+    /// Runs `body` with a role `name` (no login) made for it, dropped with
+    /// what it owns afterwards, whatever `body` does.
+    static func withRole(_ name: String, _ client: PostgresClient, _ body: () async throws -> Void) async throws {
+        try await execute(client, "CREATE ROLE \(unescaped: name) NOLOGIN")
+        try await execute(client, "GRANT CREATE ON SCHEMA public TO \(unescaped: name)")
+        let outcome: Result<Void, any Error>
+        do {
+            try await body()
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
+        }
+        try await execute(client, "DROP OWNED BY \(unescaped: name) CASCADE")
+        try await execute(client, "DROP ROLE \(unescaped: name)")
+        try outcome.get()
+    }
+
+    /// Runs `body` on one connection acting as `role` (SET ROLE), reset afterwards.
+    static func asRole(_ role: String, _ client: PostgresClient, _ body: (PostgresConnection) async throws -> Void) async throws {
+        try await client.withConnection { connection in
+            try await connection.query("SET ROLE \(unescaped: role)", logger: logger)
+            do {
+                try await body(connection)
+            } catch {
+                _ = try? await connection.query("RESET ROLE", logger: logger)
+                throw error
+            }
+            try await connection.query("RESET ROLE", logger: logger)
+        }
+    }
+
     /// Runs SQL as an administrator would (tampering, inspecting).
     @discardableResult
     static func execute(_ client: PostgresClient, _ query: PostgresQuery) async throws -> [PostgresRow] {
