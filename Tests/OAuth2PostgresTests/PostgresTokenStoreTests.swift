@@ -243,6 +243,38 @@ struct PostgresTokenStoreTests {
         }
     }
 
+    // MARK: logs
+
+    @Test func noTokenReachesALogAtTraceLevelThroughSaveLoadLockAndDelete() async throws {
+        let logs = RecordedLogs()
+        try await TestDatabase.withClient { client in
+            let store = try PostgresTokenStore(
+                client: client, binding: TestDatabase.binding, table: TestDatabase.uniqueTable(), encryption: .plaintext,
+                logger: logs.logger()
+            )
+            try await store.save(TestDatabase.token(1), account: "alice")
+            #expect(try await store.load(account: "alice") != nil)
+            try await store.withLock(account: "alice", timeout: .seconds(10)) {
+                #expect(try await store.load(account: "alice") != nil)
+                try await store.save(TestDatabase.token(2), account: "alice")
+            }
+            try await store.delete(account: "alice")
+        }
+        // postgres-nio logged through the store's logger: the capture works.
+        #expect(!logs.all.isEmpty)
+        for n in 1...2 {
+            for secret in [TestDatabase.token(n).accessToken.value, TestDatabase.token(n).refreshToken?.value ?? ""] {
+                let forms = [
+                    secret, Data(secret.utf8).base64EncodedString(), Data(secret.utf8).map { String(format: "%02x", $0) }.joined(),
+                    Data(secret.utf8).map { String(format: "%02x", $0) }.joined(separator: " "),
+                ]
+                for form in forms {
+                    #expect(logs.all.allSatisfy { !$0.contains(form) }, "a log line holds a token (as \(form.prefix(12))…)")
+                }
+            }
+        }
+    }
+
     @Test(arguments: ["", "Tokens", "1tokens", "tokens; DROP TABLE x", "a\"b", String(repeating: "t", count: 49)])
     func aTableNameThatWouldNeedQuotingIsRefused(name: String) async throws {
         try await TestDatabase.withClient { client in

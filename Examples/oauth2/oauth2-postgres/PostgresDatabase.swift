@@ -16,8 +16,11 @@ struct PostgresDatabase: TokenDatabase {
         // A sslmode without TLS is said on stderr whether or not --verbose is given.
         let warnings = Logger(label: "oauth2") { _ in WarningLogHandler() }
         let configuration = try PostgresTokenStore.clientConfiguration(url: url, password: password, logger: warnings)
+        // At trace level postgres-nio logs every message from the server, rows (tokens) included.
+        var background = logger
+        background.logLevel = max(background.logLevel, .debug)
         return PostgresDatabase(
-            client: PostgresClient(configuration: configuration, backgroundLogger: logger),
+            client: PostgresClient(configuration: configuration, backgroundLogger: background),
             probe: try PostgresTokenStore.connectionConfiguration(url: url, password: password)
         )
     }
