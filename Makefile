@@ -13,7 +13,7 @@ deps:
 # kubectl 1.20 on Debian 12) for the test that runs a real one, so that CI,
 # which starts from a fresh Debian, runs it instead of skipping it.
 test-deps:
-	@scripts/ensure-deps.sh kubectl=kubernetes-client
+	@scripts/ensure-deps.sh kubectl=kubernetes-client $(if $(filter 0,$(shell id -u)),nft=nftables)
 
 build: deps
 	$(SWIFT) build

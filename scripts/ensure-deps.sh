@@ -8,7 +8,8 @@
 #
 # also installs PACKAGE (by default the command's own name) for each COMMAND not
 # on PATH: `make test` asks for kubectl=kubernetes-client (Debian's kubectl, for
-# the test that runs a real one). A PACKAGE that apt does not know here is left
+# the test that runs a real one) and, run as root, nft=nftables (the PostgreSQL
+# lock test whose holder's network goes silent: only root can silence it). A PACKAGE that apt does not know here is left
 # out with a note, and the test that needs the command skips, saying so.
 set -euo pipefail
 

@@ -5,9 +5,9 @@ import Foundation
 #endif
 import Crypto
 import Logging
-import OAuth2
+package import OAuth2
 import NIOSSL
-import PostgresNIO
+package import PostgresNIO
 import Synchronization
 
 #if canImport(Glibc)
@@ -376,6 +376,47 @@ extension PostgresTokenStore {
             return try await values("SELECT pg_try_advisory_lock(\(key))", as: Bool.self, on: connection) == [true]
         } catch {
             throw storeError(error, doing: "lock \(what)")
+        }
+    }
+
+    /// Asks the server to notice within about 30 s that the lock holder's end
+    /// of `connection` stopped answering (its machine died, its network was
+    /// cut), and to end the session, which lets its advisory locks go: TCP
+    /// keepalives (idle 10 s, then every 5 s, 3 unanswered), and a timeout
+    /// for data sent and never acknowledged (`tcp_user_timeout`, which only
+    /// some systems have: where the server refuses it, keepalives alone).
+    /// Best effort: a failure leaves the system's defaults (hours).
+    func bindToHolder(_ connection: PostgresConnection) async {
+        let keepalives =
+            "set_config('tcp_keepalives_idle', '10', false), set_config('tcp_keepalives_interval', '5', false), set_config('tcp_keepalives_count', '3', false)"
+        do {
+            try await execute("SELECT \(unescaped: keepalives), set_config('tcp_user_timeout', '25000', false)", on: connection)
+        } catch {
+            _ = try? await execute("SELECT \(unescaped: keepalives)", on: connection)
+        }
+    }
+
+    /// Checks that the lock just taken is held by the session that took it,
+    /// as later statements of this connection will see it: a pooler in
+    /// transaction mode runs each statement on whichever server session is
+    /// free, so a session's lock stays behind on a session others then use.
+    package func requireLockOnSession(_ key: Int64, on connection: PostgresConnection, what: String) async throws(OAuth2Error) {
+        let held: [Bool]
+        do {
+            // An advisory lock on a bigint: its high 32 bits in classid, its low in objid, objsubid 1.
+            held = try await values(
+                """
+                SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid()
+                    AND classid = ((\(key)::bigint >> 32) & 4294967295)::oid AND objid = (\(key)::bigint & 4294967295)::oid AND objsubid = 1)
+                """,
+                as: Bool.self, on: connection)
+        } catch {
+            throw storeError(error, doing: "lock \(what)")
+        }
+        guard held == [true] else {
+            throw OAuth2Error.store(
+                "could not lock \(what) in PostgreSQL: the lock was taken, but not on the session this connection's next statement ran on; is a pooler in transaction mode (PgBouncer pool_mode = transaction) between the store and PostgreSQL? The store's account lock needs session mode or a direct connection"
+            )
         }
     }
 

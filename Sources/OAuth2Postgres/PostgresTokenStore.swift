@@ -56,7 +56,16 @@ import Synchronization
 ///   writes, so as many accounts as the pool has connections can refresh at
 ///   once without waiting on each other for connections.
 /// If letting the lock go fails, the connection is closed, which lets it go
-/// too. Waiting polls `pg_try_advisory_lock` (1–25 ms apart), is bounded by
+/// too. A holder whose machine dies or whose network goes silent lets it go
+/// within about 30 s: the lock's connection asks the server for TCP
+/// keepalives (`tcp_keepalives_idle` 10 s, `_interval` 5 s, `_count` 3) and
+/// `tcp_user_timeout` (25 s, where the server's system has it), so the
+/// server ends the session, and with it the lock, when the holder's end stops
+/// answering. A proxy that keeps TCP alive on its own (a pooler, a TCP load
+/// balancer) hides that from the server: then its own timeouts are the bound.
+/// A pooler in transaction mode (PgBouncer's `pool_mode = transaction`)
+/// cannot carry a session's lock at all; a lock that is not on the session
+/// that took it is refused with `store_error`. Waiting polls `pg_try_advisory_lock` (1–25 ms apart), is bounded by
 /// the timeout (`lock_timeout`) and can be cancelled (`cancelled`).
 ///
 /// **Errors.** Every failure is `store_error` with a message that names the
@@ -238,9 +247,16 @@ public final class PostgresTokenStore: TokenStore {
         let deadline = clock.now.advanced(by: timeout)
         do {
             return try await withLeasedConnection(timeout: timeout) { connection in
+                await self.bindToHolder(connection)
                 try await StoreLockWait.acquire(timeout: clock.now.duration(to: deadline), what: what) {
                     () async throws(OAuth2Error) -> Bool in
                     try await self.tryLock(key, on: connection, what: what)
+                }
+                do {
+                    try await self.requireLockOnSession(key, on: connection, what: what)
+                } catch {
+                    await self.unlock(key, on: connection, what: what)
+                    throw error
                 }
                 let holder = LockHolder(store: ObjectIdentifier(self), connection: connection)
                 let outcome: Swift.Result<Result, any Error>

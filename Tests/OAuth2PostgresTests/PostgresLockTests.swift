@@ -105,6 +105,61 @@ struct PostgresLockTests {
         }
     }
 
+    /// The holder's machine is still there but its network goes silent: an
+    /// nftables rule drops every packet of its connection, both ways, so the
+    /// server gets no answer and no reset, as when a host dies or is cut off.
+    @Test(
+        .enabled(if: SilentConnection.isAvailable, "needs root and nft (make test installs nftables)"),
+        .timeLimit(.minutes(2)))
+    func aHolderWhoseNetworkGoesSilentLosesTheLockWithinHalfAMinute() async throws {
+        let table = TestDatabase.uniqueTable()
+        try await TestDatabase.withClient { admin in
+            try await TestDatabase.withClient { first in
+                let holderStore = try TestDatabase.store(first, table: table)
+                let holder = try await AccountLockHolder.hold(holderStore, account: "alice")
+                let key = holderStore.lockKey("alice")
+                let ports = try await TestDatabase.execute(
+                    admin,
+                    """
+                    SELECT a.client_port FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+                      AND l.classid = \(Int64(UInt64(bitPattern: key) >> 32))::bigint::oid AND l.objid = \(Int64(UInt64(bitPattern: key) & 0xFFFF_FFFF))::bigint::oid
+                    """
+                )
+                let port = try #require(try ports.first?.decode(Int.self))
+                let silence = try SilentConnection(port: port)
+                defer { silence.end() }
+
+                let started = ContinuousClock.now
+                let waiterStore = try TestDatabase.store(admin, table: table)
+                let entered = try await waiterStore.withLock(account: "alice", timeout: .seconds(90)) { true }
+                let waited = ContinuousClock.now - started
+                #expect(entered)
+                // Keepalives: 10 s idle, then 3 probes 5 s apart (the system's default is two hours).
+                #expect(waited < .seconds(60), "the lock came free after \(waited)")
+                silence.end()
+                try? await holder.release()
+            }
+        }
+    }
+
+    /// What a pooler in transaction mode does: the statement after the lock
+    /// runs on another server session than the one that took it.
+    @Test func aLockThatIsNotOnTheNextStatementsSessionIsRefusedAsAPoolerInTransactionMode() async throws {
+        try await TestDatabase.withClient { client in
+            let store = try TestDatabase.store(client, table: TestDatabase.uniqueTable())
+            let holder = try await AccountLockHolder.hold(store, account: "alice")
+            let error = try await client.withConnection { other in
+                try await #require(throws: OAuth2Error.self) {
+                    try await store.requireLockOnSession(store.lockKey("alice"), on: other, what: "account \"alice\"")
+                }
+            }
+            #expect(error.code == .storeError)
+            #expect(error.message.contains("transaction mode"))
+            try await holder.release()
+        }
+    }
+
     @Test func twoInstancesOnAnExpiredTokenRefreshOnce() async throws {
         let table = TestDatabase.uniqueTable()
         let transport = CannedTransport()

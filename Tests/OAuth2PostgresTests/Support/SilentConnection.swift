@@ -1,0 +1,54 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Every packet to or from one local TCP port dropped, both ways, by an
+/// nftables table of its own (removed by ``end()``): the connection on that
+/// port goes silent, as one to a machine that died does, while everything
+/// else on the machine goes on.
+final class SilentConnection: @unchecked Sendable { // `ended` is under `lock`
+    private let table: String
+    private let lock = NSLock()
+    private var ended = false
+
+    static let nft = ["/usr/sbin/nft", "/sbin/nft", "/usr/bin/nft"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static var isAvailable: Bool { getuid() == 0 && nft != nil && TestDatabase.isConfigured }
+
+    init(port: Int) throws {
+        table = "oauth2_silent_\(port)_\(UInt32.random(in: 0...UInt32.max))"
+        try Self.run(["add", "table", "inet", table])
+        do {
+            try Self.run(["add", "chain", "inet", table, "input", "{ type filter hook input priority -10 ; policy accept ; }"])
+            try Self.run(["add", "rule", "inet", table, "input", "tcp", "sport", "\(port)", "drop"])
+            try Self.run(["add", "rule", "inet", table, "input", "tcp", "dport", "\(port)", "drop"])
+        } catch {
+            end()
+            throw error
+        }
+    }
+
+    /// Lets the port's packets through again.
+    func end() {
+        let first = lock.withLock {
+            defer { ended = true }
+            return !ended
+        }
+        if first {
+            try? Self.run(["delete", "table", "inet", table])
+        }
+    }
+
+    private static func run(_ arguments: [String]) throws {
+        guard let nft else { throw TestDatabaseError(description: "nft is not installed") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: nft)
+        process.arguments = arguments
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw TestDatabaseError(description: "nft \(arguments.joined(separator: " ")) failed (\(process.terminationStatus))")
+        }
+    }
+}
