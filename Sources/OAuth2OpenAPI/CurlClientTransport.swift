@@ -28,7 +28,8 @@ public import Foundation
 ///   by the inner transport (``/OAuth2/CurlTransport/Configuration/maxResponseSize``,
 ///   1 MiB by default).
 /// - Redirects are the inner transport's default: ``/OAuth2/CurlTransport``
-///   returns them as responses.
+///   returns them as responses. An ``OAuth2Middleware`` in front learns
+///   which URL answered, so that a 401 counts only from the token's origin.
 /// - Any status is a response. When no response arrives, `send` throws the
 ///   inner transport's error (``/OAuth2/HTTPTransportError`` from
 ///   ``/OAuth2/CurlTransport``, or `CancellationError`), which the generated
@@ -78,6 +79,8 @@ public struct CurlClientTransport: ClientTransport {
             data = collected
         }
         let response = try await transport.send(HTTPTransportRequest(request, url: url, body: data))
+        // An OAuth2Middleware in front asks which URL answered (its 401 counts only from the token's origin).
+        HopReport.current?.record(response.url ?? url)
         return (response.head, response.body.isEmpty ? nil : HTTPBody(response.body))
     }
 }

@@ -31,10 +31,15 @@ final class NextHop: HTTPTransport {
     private let next: Next
     private let outcome = LockedValue<Outcome?>(nil)
 
-    init(request: HTTPTypes.HTTPRequest, body: HTTPBody?, baseURL: URL, next: @escaping Next) {
+    /// Whether the chain may follow redirects on its own when no transport
+    /// says which URL answered (``HopReport``).
+    private let mayFollowRedirects: Bool
+
+    init(request: HTTPTypes.HTTPRequest, body: HTTPBody?, baseURL: URL, mayFollowRedirects: Bool, next: @escaping Next) {
         self.request = request
         self.body = body
         self.baseURL = baseURL
+        self.mayFollowRedirects = mayFollowRedirects
         self.next = next
     }
 
@@ -54,9 +59,16 @@ final class NextHop: HTTPTransport {
         // Authorization and the tracer's context, as SigningTransport set them.
         let request = self.request.adding(signed.headers)
         do {
-            let (response, responseBody) = try await next(request, body, baseURL)
+            let report = HopReport()
+            let (response, responseBody) = try await HopReport.$current.withValue(report) {
+                try await next(request, body, baseURL)
+            }
             outcome.withLock { $0 = .answered(response, responseBody) }
-            return HTTPTransportResponse(response, url: signed.url)
+            var answer = HTTPTransportResponse(response, url: report.url ?? signed.url)
+            // No transport said which URL answered: one that followed a
+            // redirect may have handed back another origin's 401.
+            answer.answeredByUnknownHop = report.url == nil && mayFollowRedirects
+            return answer
         } catch {
             outcome.withLock { $0 = .failed(error) }
             throw error

@@ -21,6 +21,19 @@ public import Foundation
 ///   `insufficient_scope` and is not retried; a 429 throws `rate_limited`;
 /// - a token only over `https`, or `http` to a loopback host (`insecure_endpoint`).
 ///
+/// A 401 counts only from the hop that carried the token. A generated
+/// client's response does not say which URL answered, and a transport that
+/// follows redirects on its own (AsyncHTTPClient's and URLSession's do by
+/// default) may hand back the 401 of another origin that a redirect led to,
+/// which never saw the token: refreshing for it would spend a rotating
+/// refresh token, and a second one would drop the grant. So:
+/// - over a ``CurlClientTransport``, which returns redirects and says which
+///   URL answered, a 401 counts when it came from the token's origin;
+/// - over any other transport, a 401 is returned as it is, without refresh
+///   or retry, unless the middleware is told the transport returns redirects
+///   instead of following them (`nextHopFollowsRedirects: false`, for
+///   AsyncHTTPClient with `redirectConfiguration: .disallow`, say).
+///
 /// The token goes only to the origins (scheme, host and port) the
 /// middleware was made for: a request whose server URL is on another origin
 /// is passed on untouched, without a token. A request that already has an
@@ -51,19 +64,30 @@ public struct OAuth2Middleware: ClientMiddleware {
     /// The largest `.single` request body buffered so it can be sent again
     /// after a refresh, in bytes (1 MiB by default).
     public var maxBufferedBodySize: Int
+    /// Whether the transport after the middleware may follow redirects on
+    /// its own; `true` by default. Irrelevant over a ``CurlClientTransport``,
+    /// which says which URL answered. See the type's discussion.
+    public var nextHopFollowsRedirects: Bool
     private let origins: [Origin]
 
     /// Signs requests to `serverURL`'s origin (the one the generated client is made with).
-    public init(tokenSource: any TokenSource, serverURL: URL, maxBufferedBodySize: Int = 1 << 20) {
-        self.init(tokenSource: tokenSource, allowedOrigins: [serverURL], maxBufferedBodySize: maxBufferedBodySize)
+    public init(
+        tokenSource: any TokenSource, serverURL: URL, maxBufferedBodySize: Int = 1 << 20, nextHopFollowsRedirects: Bool = true
+    ) {
+        self.init(
+            tokenSource: tokenSource, allowedOrigins: [serverURL], maxBufferedBodySize: maxBufferedBodySize,
+            nextHopFollowsRedirects: nextHopFollowsRedirects)
     }
 
     /// Signs requests to the origins of `allowedOrigins` (only their scheme,
     /// host and port count); requests to any other go unsigned.
-    public init(tokenSource: any TokenSource, allowedOrigins: [URL], maxBufferedBodySize: Int = 1 << 20) {
+    public init(
+        tokenSource: any TokenSource, allowedOrigins: [URL], maxBufferedBodySize: Int = 1 << 20, nextHopFollowsRedirects: Bool = true
+    ) {
         self.tokenSource = tokenSource
         self.origins = allowedOrigins.map(Origin.init)
         self.maxBufferedBodySize = maxBufferedBodySize
+        self.nextHopFollowsRedirects = nextHopFollowsRedirects
     }
 
     /// Signs `request` when it goes to an allowed origin and has no
@@ -87,7 +111,8 @@ public struct OAuth2Middleware: ClientMiddleware {
         }
         let replayable = try await replayable(body, operationID: operationID)
         return try await withoutActuallyEscaping(next) { next in
-            let hop = NextHop(request: request, body: replayable, baseURL: baseURL, next: next)
+            let hop = NextHop(
+                request: request, body: replayable, baseURL: baseURL, mayFollowRedirects: nextHopFollowsRedirects, next: next)
             do {
                 _ = try await SigningTransport(wrapping: hop, tokenSource: tokenSource).send(
                     HTTPTransportRequest(signing: request, url: url))

@@ -139,7 +139,8 @@ struct OAuth2MiddlewareTests {
 
     @Test func aBodyThatCanBeReadOnceIsBufferedAndSentAgainOnTheRetry() async throws {
         let source = ScriptedTokenSource("first", "second")
-        let middleware = OAuth2Middleware(tokenSource: source, serverURL: server)
+        // The `next` below answers itself, without following redirects.
+        let middleware = OAuth2Middleware(tokenSource: source, serverURL: server, nextHopFollowsRedirects: false)
         let request = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/api/echo")
         let (stream, continuation) = AsyncStream<HTTPBody.ByteChunk>.makeStream()
         continuation.yield(ArraySlice("{\"message\": ".utf8))
@@ -215,5 +216,91 @@ struct OAuth2MiddlewareTests {
         #expect(canned.requests.first?.headers[.authorization] == "Bearer secret-token-value")
         let described = String(describing: try #require(error)) + "\(String(reflecting: try #require(error)))"
         #expect(!described.contains("secret-token-value"))
+    }
+
+    // MARK: - Redirects the next hop follows on its own
+
+    /// A generated client over a transport that follows redirects itself, as
+    /// AsyncHTTPClient's and URLSession's do: the API moved to another origin,
+    /// which answers 401 (it never saw the token).
+    private func followingClient(_ source: any TokenSource, nextHopFollowsRedirects: Bool = true) -> Client {
+        Client(
+            serverURL: server,
+            transport: FollowingClientTransport(canned),
+            middlewares: [OAuth2Middleware(tokenSource: source, serverURL: server, nextHopFollowsRedirects: nextHopFollowsRedirects)]
+        )
+    }
+
+    @Test func a401FromAnotherOriginAFollowingTransportWasRedirectedToCostsNoRefreshAndNoToken() async throws {
+        let source = ScriptedTokenSource("first", "second", "third")
+        let moved = URL(string: "https://elsewhere.example/api/me")!
+        for _ in 0..<2 {
+            canned.enqueue(
+                HTTPTransportResponse(status: 302, headers: [.location: moved.absoluteString]),
+                for: URL(string: "https://api.example/v1/api/me")!)
+            canned.enqueue(challenge("invalid_token"), for: moved)
+        }
+
+        for _ in 0..<2 {
+            let output = try await followingClient(source).getMe()
+            guard case .unauthorized = output else {
+                Issue.record("expected the 401 back, got \(output)")
+                return
+            }
+        }
+
+        #expect(source.replacements == 0)
+        #expect(source.rejectedAfterRefresh.isEmpty)
+    }
+
+    @Test func overATransportThatReturnsRedirectsA401CountsAgain() async throws {
+        let source = ScriptedTokenSource("first", "second")
+        canned.enqueue(challenge("invalid_token"))
+        canned.enqueue(json: #"{"username": "alice", "scope": "read"}"#)
+
+        let identity = try await followingClient(source, nextHopFollowsRedirects: false).getMe().ok.body.json
+
+        #expect(identity.username == "alice")
+        #expect(source.replacements == 1)
+    }
+
+    @Test func overCurlClientTransportA401FromARedirectsTargetIsReturnedNotActedOn() async throws {
+        // The inner transport followed (as a CurlTransport told .follow does) and says where the answer came from.
+        let source = ScriptedTokenSource("first", "second")
+        let moved = URL(string: "https://elsewhere.example/api/me")!
+        var answer = challenge("invalid_token")
+        answer.url = moved
+        canned.enqueue(answer)
+
+        let output = try await client(source).getMe()
+
+        guard case .unauthorized = output else {
+            Issue.record("expected the 401 back, got \(output)")
+            return
+        }
+        #expect(source.replacements == 0)
+    }
+}
+
+/// A `ClientTransport` that follows redirects itself, up to five, sending
+/// every field along (the way a naive follower does): the kind of next hop
+/// that hides from the middleware which URL answered.
+struct FollowingClientTransport: ClientTransport {
+    let canned: CannedTransport
+
+    init(_ canned: CannedTransport) {
+        self.canned = canned
+    }
+
+    func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
+        var url = try #require(URL(string: baseURL.absoluteString + (request.path ?? "")))
+        for _ in 0..<5 {
+            let response = try await canned.send(HTTPTransportRequest(method: request.method, url: url, headers: request.headerFields))
+            guard (300..<400).contains(response.status.code), let location = response.headers[.location] else {
+                return (response.head, response.body.isEmpty ? nil : HTTPBody(response.body))
+            }
+            url = try #require(URL(string: location, relativeTo: url)?.absoluteURL)
+        }
+        throw HTTPTransportError.tooManyRedirects
     }
 }

@@ -204,7 +204,7 @@ public struct SigningTransport: HTTPTransport {
         var carriesToken = true
         for _ in 0...Self.maxRedirects {
             let response = try await OAuth2Error.performing(current, on: transport)
-            guard request.redirects != .never else { return (response, carriesToken) }
+            guard request.redirects != .never else { return (response, Self.answeredWhereSent(response, current)) }
             switch RedirectStep.next(after: response, of: current, original: request) {
             case .stop:
                 return (response, carriesToken)
@@ -227,6 +227,18 @@ public struct SigningTransport: HTTPTransport {
         throw OAuth2Error(
             code: .transportError,
             message: "too many redirects (more than \(Self.maxRedirects)) from \(request.method) \(request.url.redactingQuery)")
+    }
+}
+
+extension SigningTransport {
+    /// Whether the answer to a request sent without following redirects comes
+    /// from the request's own origin. A wrapped transport that followed
+    /// redirects by itself may answer for another origin, which never saw
+    /// the token: its 401 says nothing of the token.
+    static func answeredWhereSent(_ response: borrowing HTTPTransportResponse, _ request: HTTPTransportRequest) -> Bool {
+        if response.answeredByUnknownHop { return false }
+        guard let url = response.url, url != request.url else { return true }
+        return Origin(url) == Origin(request.url)
     }
 }
 

@@ -25,6 +25,11 @@ public struct HTTPTransportResponse: Sendable {
     public var body: Data
     /// The URL that answered: the request's, or the last one after followed redirects.
     public var url: URL?
+    /// Whether the answer may come from another URL than ``url`` says and no
+    /// one can tell which: a transport the framework does not know followed
+    /// redirects on its own. ``SigningTransport`` then does not take its 401
+    /// as the token's rejection (the hop that answered may never have seen it).
+    package var answeredByUnknownHop = false
     /// Whether nothing but the end of the connection ended the body: an
     /// HTTP/1.x response without `Content-Length` or chunked coding. A
     /// connection cut short then looks like a whole body; a JSON object
