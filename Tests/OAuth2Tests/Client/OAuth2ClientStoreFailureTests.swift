@@ -209,6 +209,14 @@ import Glibc
         return try OAuth2Provider(configuration: configuration, store: store, transport: transport, clock: clock)
     }
 
+    /// Stores alice's expired token (at-1, rt-1), issued to `provider`, with `grant` when given.
+    static func seedExpiredToken(_ provider: OAuth2Provider, clock: ManualClock, grant: TokenGrant? = nil) async throws {
+        var old = Fixture.token(access: "at-1", refresh: "rt-1", expiresAt: clock.now().addingTimeInterval(-10))
+        old.binding = provider.configuration.binding
+        old.grant = grant
+        try await provider.store.save(old, account: "alice")
+    }
+
     @Test func anotherStoreWaitsForTheLockUntilTheRotatedTokenIsSavedAndNeverSpendsTheOldOne() async throws {
         let scratch = try ScratchDirectory()
         let transport = CannedTransport()
@@ -216,9 +224,7 @@ import Glibc
         let failsA = LockedValue(false)
         let a = try Self.provider(directory: scratch.storePath, failing: failsA, transport: transport, clock: clock)
         let b = try Self.provider(directory: scratch.storePath, failing: LockedValue(false), transport: transport, clock: clock)
-        var old = Fixture.token(access: "at-1", refresh: "rt-1", expiresAt: clock.now().addingTimeInterval(-10))
-        old.binding = a.configuration.binding
-        try await a.store.save(old, account: "alice")
+        try await Self.seedExpiredToken(a, clock: clock)
 
         // A rotates rt-1 → rt-2 and cannot save it.
         failsA.withLock { $0 = true }
@@ -242,9 +248,7 @@ import Glibc
         let clock = ManualClock()
         let fails = LockedValue(false)
         let provider = try Self.provider(directory: scratch.storePath, failing: fails, transport: transport, clock: clock)
-        var old = Fixture.token(access: "at-1", refresh: "rt-1", expiresAt: clock.now().addingTimeInterval(-10))
-        old.binding = provider.configuration.binding
-        try await provider.store.save(old, account: "alice")
+        try await Self.seedExpiredToken(provider, clock: clock)
         fails.withLock { $0 = true }
         transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2", expiresIn: 100), for: Fixture.tokenURL)
         _ = try await provider.client(account: "alice").token()
@@ -269,9 +273,7 @@ import Glibc
         let clock = ManualClock()
         let fails = LockedValue(false)
         let provider = try Self.provider(directory: scratch.storePath, failing: fails, transport: transport, clock: clock)
-        var old = Fixture.token(access: "at-1", refresh: "rt-1", expiresAt: clock.now().addingTimeInterval(-10))
-        old.binding = provider.configuration.binding
-        try await provider.store.save(old, account: "alice")
+        try await Self.seedExpiredToken(provider, clock: clock)
         fails.withLock { $0 = true }
         transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2"), for: Fixture.tokenURL)
         let client = provider.client(account: "alice")
@@ -299,10 +301,7 @@ import Glibc
         let b = try Self.provider(
             directory: scratch.storePath, failing: LockedValue(false), transport: transport, clock: clock,
             requestTimeout: .milliseconds(400))
-        var old = Fixture.token(access: "at-1", refresh: "rt-1", expiresAt: clock.now().addingTimeInterval(-10))
-        old.binding = a.configuration.binding
-        old.grant = TokenGrant(type: TokenGrant.clientCredentialsType, scopes: [])
-        try await a.store.save(old, account: "alice")
+        try await Self.seedExpiredToken(a, clock: clock, grant: TokenGrant(type: TokenGrant.clientCredentialsType, scopes: []))
         // The refresh is refused after 300 ms; the client credentials grant answers after 300 ms more.
         let answered = LockedValue(0)
         transport.respond { request in

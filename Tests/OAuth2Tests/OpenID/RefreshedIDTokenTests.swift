@@ -28,6 +28,20 @@ import Testing
         return (client, events)
     }
 
+    /// The key the provider rotated to (kid `key-2`), which the key set does not have yet.
+    static func rotatedKey() throws -> JWTSigningKey {
+        try JWTSigningKey.rsa(pem: JOSEFixtures.otherRSAKey.pemRepresentation, keyID: "key-2")
+    }
+
+    /// A refresh (access-2, refresh-2) whose ID token the rotated key signed,
+    /// made within the key set's refetch interval: its verification is deferred.
+    static func refreshSignedByAKeyNotYetPublished(_ world: World, _ client: OAuth2Client) async throws -> JWTSigningKey {
+        let newKey = try rotatedKey()
+        enqueueRefresh(world, access: "access-2", refresh: "refresh-2", idToken: try world.idToken(nonce: nil, key: newKey))
+        _ = try await client.refreshAccessToken()
+        return newKey
+    }
+
     static func tokenRequests(_ world: World) -> Int {
         world.transport.requests(for: tokenURL).count
     }
@@ -38,7 +52,7 @@ import Testing
         let signIn = try #require(try await client.idToken())
 
         // The provider rotated its signing key but the key set is down.
-        let newKey = try JWTSigningKey.rsa(pem: JOSEFixtures.otherRSAKey.pemRepresentation, keyID: "key-2")
+        let newKey = try Self.rotatedKey()
         world.served.withLock { $0.down = true }
         world.clock.advance(by: .seconds(31))
         let rotated = try world.idToken(nonce: nil, ["name": .string("Alice B.")], key: newKey)
@@ -84,7 +98,7 @@ import Testing
     @Test func aKeyNotYetPublishedDefersAndTheNextRefreshVerifiesItsOwn() async throws {
         let world = try World()
         let (client, _) = try await Self.signedIn(world)
-        let newKey = try JWTSigningKey.rsa(pem: JOSEFixtures.otherRSAKey.pemRepresentation, keyID: "key-2")
+        let newKey = try Self.rotatedKey()
         // Within the refetch interval the set is not fetched again: unknown_signing_key.
         Self.enqueueRefresh(
             world, access: "access-2", refresh: "refresh-2", idToken: try world.idToken(nonce: nil, key: newKey))
@@ -106,9 +120,7 @@ import Testing
     @Test func aDeferredIDTokenIsCheckedAgainstTheTimesWhenItCame() async throws {
         let world = try World()
         let (client, _) = try await Self.signedIn(world)
-        let newKey = try JWTSigningKey.rsa(pem: JOSEFixtures.otherRSAKey.pemRepresentation, keyID: "key-2")
-        Self.enqueueRefresh(world, access: "access-2", refresh: "refresh-2", idToken: try world.idToken(nonce: nil, key: newKey))
-        _ = try await client.refreshAccessToken()
+        let newKey = try await Self.refreshSignedByAKeyNotYetPublished(world, client)
         // The ID token lived five minutes; the keys come back an hour later.
         world.served.withLock { $0.keys = [world.signingKey, newKey] }
         world.clock.advance(by: .seconds(3600))
@@ -155,7 +167,7 @@ import Testing
         let (client, _) = try await Self.signedIn(world)
         world.served.withLock { $0.down = true }
         world.clock.advance(by: .seconds(31))
-        let newKey = try JWTSigningKey.rsa(pem: JOSEFixtures.otherRSAKey.pemRepresentation, keyID: "key-2")
+        let newKey = try Self.rotatedKey()
         for (changes, code) in [
             (["sub": JSONValue?.some(.string("mallory-9"))], OAuth2Error.Code.subjectMismatch),
             (["iss": .string("https://evil.example")], .issuerMismatch),
@@ -178,9 +190,7 @@ import Testing
     @Test func aDeferredIDTokenThatTurnsOutForgedIsRefusedWhenVerifiedAgain() async throws {
         let world = try World()
         let (client, _) = try await Self.signedIn(world)
-        let claimed = try JWTSigningKey.rsa(pem: JOSEFixtures.otherRSAKey.pemRepresentation, keyID: "key-2")
-        Self.enqueueRefresh(world, access: "access-2", refresh: "refresh-2", idToken: try world.idToken(nonce: nil, key: claimed))
-        _ = try await client.refreshAccessToken()
+        _ = try await Self.refreshSignedByAKeyNotYetPublished(world, client)
         // The provider publishes its real key-2, which is not the one that signed.
         let real = try JWTSigningKey.rsa(pem: JOSEFixtures.rsaKey.pemRepresentation, keyID: "key-2")
         world.served.withLock { $0.keys = [world.signingKey, real] }
@@ -206,7 +216,7 @@ import Testing
     @Test func neitherTheUnverifiedIDTokenNorItsClaimsShowInDescriptionsOrLogs() async throws {
         let world = try World()
         let (client, _) = try await Self.signedIn(world)
-        let newKey = try JWTSigningKey.rsa(pem: JOSEFixtures.otherRSAKey.pemRepresentation, keyID: "key-2")
+        let newKey = try Self.rotatedKey()
         let rotated = try world.idToken(nonce: nil, ["email": .string("secret-alice@example.com")], key: newKey)
         Self.enqueueRefresh(world, access: "access-2", refresh: "refresh-2", idToken: rotated)
         let token = try await client.refreshAccessToken()
