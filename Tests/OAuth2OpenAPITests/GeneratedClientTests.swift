@@ -102,6 +102,36 @@ final class GeneratedClientTests {
         return account
     }
 
+    /// The first audit's D-5 through a generated client: its transport
+    /// follows redirects on its own (as AsyncHTTPClient's and URLSession's
+    /// do), and the API has moved to another origin (the provider under
+    /// `localhost`), which never sees the token and answers 401. That 401
+    /// must cost no refresh, and the second one not the token.
+    @Test func a401FromAnOriginAFollowingTransportWasRedirectedToCostsNoRefreshAndNoToken() async throws {
+        let provider = try Provider.main()
+        let account = try await provider.signedInClient(transport: curl, telemetry: OAuth2Telemetry(metricsFactory: metrics))
+        let origin = try provider.serverURL()
+        let moved = try #require(URL(string: origin.absoluteString + "/test/moved-to-localhost"))
+        let client = Client(
+            serverURL: moved,
+            transport: FollowingCurlClientTransport(curl),
+            middlewares: [OAuth2Middleware(tokenSource: account, serverURL: origin)]
+        )
+        let before = refreshes
+
+        for _ in 0..<2 {
+            let output = try await client.getMe()
+            guard case .unauthorized = output else {
+                Issue.record("expected the other origin's 401 back, got \(output)")
+                return
+            }
+        }
+
+        #expect(refreshes == before)
+        #expect(account.currentToken != nil)
+        #expect(try await generatedClient(account, serverURL: origin).getMe().ok.body.json.username == "alice")
+    }
+
     @Test func aTokenTheServerRejectsIsRefreshedOnceAndTheCallRetriedOnce() async throws {
         let provider = try Provider.main()
         let account = try await signedInWithAStaleToken(provider)
@@ -191,5 +221,24 @@ final class GeneratedClientTests {
 
         #expect(!claims.sub.isEmpty)
         #expect(claims.email == "alice@example.com")
+    }
+}
+
+/// A `ClientTransport` over a ``CurlTransport`` told to follow redirects,
+/// which it does by its own rules (the token's field stays on its origin):
+/// the kind of next hop that hides from the middleware which URL answered.
+struct FollowingCurlClientTransport: ClientTransport {
+    let transport: CurlTransport
+
+    init(_ transport: CurlTransport) {
+        self.transport = transport
+    }
+
+    func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
+        let url = try #require(URL(string: baseURL.absoluteString + (request.path ?? "")))
+        var sent = HTTPTransportRequest(method: request.method, url: url, headers: request.headerFields)
+        sent.redirects = .follow
+        let response = try await transport.send(sent)
+        return (response.head, response.body.isEmpty ? nil : HTTPBody(response.body))
     }
 }

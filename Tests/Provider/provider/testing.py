@@ -18,6 +18,9 @@ POST /test/delay-next-token-response   (form: seconds=FLOAT)
      Holds the next 200 response of the token endpoint for that many seconds,
      once: after the view ran and committed (the token is issued and stored),
      before the response is sent. seconds=0 disarms. Answers {"armed": seconds}.
+ANY  /test/moved-to-localhost/<path>
+     302 to http://localhost:<port>/<path>: the same server under another
+     origin, for a client whose transport follows redirects on its own.
 POST /test/expire-access-token   (form: token=ACCESS_TOKEN)
      Ends that access token's life now, as if it had expired or been made
      invalid, and leaves its grant's refresh token as it was: a token the
@@ -262,6 +265,17 @@ def redirect(request):
         return _bad_request("status must be 301, 302, 303, 307 or 308")
     response = HttpResponse(status=int(status))
     response["Location"] = target
+    return response
+
+
+@csrf_exempt
+@_loopback_only
+def moved_to_localhost(request, rest):
+    """A 302 from /test/moved-to-localhost/<rest> to http://localhost:<port>/<rest>:
+    the same server under another origin (host), for the tests of a client
+    whose transport follows redirects on its own. Any method."""
+    response = HttpResponse(status=302)
+    response["Location"] = f"http://localhost:{request.get_port()}/{rest}"
     return response
 
 

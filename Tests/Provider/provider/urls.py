@@ -32,6 +32,7 @@ urlpatterns = [
     path("test/grants", testing.grants, name="test-grants"),
     path("test/delay-next-token-response", testing.delay_next_token_response, name="test-delay-next-token-response"),
     path("test/redirect", testing.redirect, name="test-redirect"),
+    path("test/moved-to-localhost/<path:rest>", testing.moved_to_localhost, name="test-moved-to-localhost"),
     path("test/expire-access-token", testing.expire_access_token, name="test-expire-access-token"),
     # OpenID Connect and RFC 7523 checks: see provider/oidc.py and
     # provider/client_assertions.py.
