@@ -90,21 +90,64 @@ struct SessionStoreTests {
         #expect(sessions.account(of: id) == nil)
     }
 
-    @Test func pastCapacityTheLeastRecentlyUsedSessionIsDropped() throws {
+    @Test func pastTheAnonymousBudgetTheOldestAnonymousSessionIsDropped() throws {
         let clock = TestClock()
         let sessions = store(clock, capacity: 3)
-        let kept = sessions.completeSignIn(session: nil, account: "user:alice")
-        clock.advance(by: 1)
         let dropped = sessions.startSignIn(try pending(), session: nil)
-        clock.advance(by: 1)
-        _ = sessions.startSignIn(try pending(), session: nil)
-        clock.advance(by: 1)
-        _ = sessions.account(of: kept)
-        _ = sessions.startSignIn(try pending(), session: nil)
+        let kept = try (0..<3).map { _ in sessions.startSignIn(try pending(), session: nil) }
 
         #expect(sessions.count == 3)
-        #expect(sessions.account(of: kept) == "user:alice")
         #expect(sessions.pendingSignIn(of: dropped) == nil)
+        for id in kept { #expect(sessions.pendingSignIn(of: id) != nil) }
+    }
+
+    /// The audit's flood: anonymous `/login` requests in a loop.
+    @Test func aFloodOfAnonymousSignInsNeverPushesASignedInUserOut() throws {
+        let clock = TestClock()
+        let sessions = store(clock, capacity: 3)
+        let alice = sessions.completeSignIn(session: nil, account: "user:alice")
+        let bob = sessions.completeSignIn(session: nil, account: "user:bob")
+        for _ in 0..<1_000 {
+            clock.advance(by: 1)
+            _ = sessions.startSignIn(try pending(), session: nil)
+        }
+
+        #expect(sessions.account(of: alice) == "user:alice")
+        #expect(sessions.account(of: bob) == "user:bob")
+        #expect(sessions.count <= 2 + 3)
+    }
+
+    @Test func pastBothBudgetsASignInDropsAnAnonymousSessionFirstThenTheLeastRecentlyUsed() throws {
+        let clock = TestClock()
+        let sessions = store(clock, capacity: 2)
+        let anonymous = try (0..<2).map { _ in sessions.startSignIn(try pending(), session: nil) }
+        clock.advance(by: 1)
+        let oldest = sessions.completeSignIn(session: nil, account: "user:a")
+        clock.advance(by: 1)
+        let middle = sessions.completeSignIn(session: nil, account: "user:b")
+        clock.advance(by: 1)
+        let third = sessions.completeSignIn(session: nil, account: "user:c")
+
+        #expect(sessions.count == 4)
+        #expect(sessions.pendingSignIn(of: anonymous[0]) == nil)
+        #expect(sessions.account(of: oldest) == "user:a")
+        clock.advance(by: 1)
+        _ = sessions.completeSignIn(session: nil, account: "user:d")
+        _ = sessions.completeSignIn(session: nil, account: "user:e")
+        #expect(sessions.count == 4)
+        #expect(sessions.account(of: middle) == nil, "the least recently used signed-in session went")
+        #expect(sessions.account(of: third) == "user:c")
+    }
+
+    @Test func endingAllSessionsComparesAccountsByTheirExactBytes() {
+        let sessions = store(TestClock())
+        let composed = sessions.completeSignIn(session: nil, account: "user:Jos\u{E9}")
+        let decomposed = sessions.completeSignIn(session: nil, account: "user:Jose\u{301}")
+        #expect("user:Jos\u{E9}" == "user:Jose\u{301}") // one name to String's ==, two accounts to the token store
+
+        sessions.endAll(account: "user:Jos\u{E9}")
+        #expect(sessions.account(of: composed) == nil)
+        #expect(sessions.account(of: decomposed) == "user:Jose\u{301}")
     }
 
     @Test func endingAllSessionsOfAnAccountLeavesOtherAccountsAlone() {
