@@ -39,7 +39,7 @@ public struct OAuth2Configuration: Sendable {
     /// The authorization server's issuer identifier; when set, a redirect's `iss` (RFC 9207) must equal it.
     public var issuer: String?
     /// Whether a redirect must carry `iss` (the provider's metadata says
-    /// `authorization_response_iss_parameter_supported`).
+    /// `authorization_response_iss_parameter_supported`). Needs ``issuer``.
     public var requiresIssuerInRedirect: Bool
     /// The largest response body accepted from the provider. 1 MiB by default.
     public var maxResponseSize: Int
@@ -87,7 +87,8 @@ public struct OAuth2Configuration: Sendable {
     ///
     /// - Throws: ``OAuth2Error`` `insecure_endpoint` when an endpoint is not
     ///   `https` (and not loopback), `invalid_configuration` when the client id
-    ///   is empty or a secret-based method has no secret.
+    ///   is empty, a secret-based method has no secret, or `iss` is required
+    ///   in redirects without an `issuer` to compare it with.
     public init(
         clientID: String,
         clientSecret: Secret? = nil,
@@ -178,6 +179,11 @@ public struct OAuth2Configuration: Sendable {
                     message: "client authentication private_key_jwt needs a private key (clientAssertionKey, RSA, EC or Ed25519)"
                 )
             }
+        }
+        if requiresIssuerInRedirect && issuer == nil {
+            // With nothing to compare it with, a required `iss` (RFC 9207) would accept any issuer's.
+            throw OAuth2Error(
+                code: .invalidConfiguration, message: "requiring iss in redirects needs the issuer (the configuration's issuer)")
         }
         if let openID {
             guard issuer != nil else {

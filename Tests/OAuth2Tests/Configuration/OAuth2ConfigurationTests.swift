@@ -91,6 +91,30 @@ import Testing
         }
     }
 
+    @Test func requiringTheIssuerInRedirectsWithoutAnIssuerIsRefused() throws {
+        // Without an issuer to compare with, a required `iss` would accept any value (RFC 9207 §2.4).
+        do {
+            _ = try OAuth2Configuration(
+                clientID: "id",
+                tokenEndpoint: URL(string: "https://idp.example/token")!,
+                requiresIssuerInRedirect: true
+            )
+            Issue.record("expected invalid_configuration")
+        } catch {
+            #expect(error.code == .invalidConfiguration)
+            #expect(error.message.contains("issuer"))
+        }
+        var configuration = try OAuth2Configuration(
+            clientID: "id",
+            tokenEndpoint: URL(string: "https://idp.example/token")!,
+            issuer: "https://idp.example",
+            requiresIssuerInRedirect: true
+        )
+        configuration.issuer = nil
+        #expect(throws: OAuth2Error.self) { try configuration.validate() }
+        #expect(throws: OAuth2Error.self) { try OAuth2Provider(configuration: configuration, transport: NeverTransport()) }
+    }
+
     @Test func aProviderRefusesAConfigurationMadeInsecureAfterItsCreation() throws {
         var configuration = try configuration(token: "https://idp.example/token")
         configuration.tokenEndpoint = URL(string: "http://idp.example/token")!
