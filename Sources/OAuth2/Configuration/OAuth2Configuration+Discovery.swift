@@ -43,7 +43,8 @@ extension OAuth2Configuration {
     /// (a redirect's `iss` is checked, and required when the metadata says
     /// so), OpenID Connect when it names a `jwks_uri`, and a client
     /// authentication it supports (`client_secret_basic` unless it lists only
-    /// `client_secret_post`).
+    /// `client_secret_post`), and the PKCE methods it lists: when they do not
+    /// include `S256`, an authorization request is refused rather than made with `plain`.
     ///
     /// - Throws: ``OAuth2Error`` `invalid_configuration` when the metadata
     ///   names no token endpoint; the errors of ``init(clientID:clientSecret:authorizationEndpoint:tokenEndpoint:revocationEndpoint:deviceAuthorizationEndpoint:defaultScopes:clientAuthentication:expirySkew:allowsPasswordGrant:issuer:requiresIssuerInRedirect:maxResponseSize:requestTimeout:assertionGrant:openID:resources:audience:additionalTokenParameters:clientAssertionKey:clientAssertionAudience:)``.
@@ -68,5 +69,6 @@ extension OAuth2Configuration {
             requiresIssuerInRedirect: metadata.authorizationResponseIssParameterSupported,
             openID: OpenIDSettings(metadata: metadata)
         )
+        codeChallengeMethodsSupported = metadata.codeChallengeMethodsSupported
     }
 }

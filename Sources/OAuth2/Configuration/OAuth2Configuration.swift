@@ -82,6 +82,12 @@ public struct OAuth2Configuration: Sendable {
     /// store that does not outlive the process (``TokenStore/isPersistent``,
     /// ``InMemoryTokenStore``) holds no such token, and its tokens are adopted.
     public var adoptsTokensStoredWithoutBinding: Bool = false
+    /// The PKCE methods the provider's metadata lists (`code_challenge_methods_supported`);
+    /// empty when it lists none or the configuration was not made from metadata.
+    /// When not empty and without `S256`, the authorization code flow refuses
+    /// to start: the client never sends `plain`, and such a provider might not
+    /// check an `S256` challenge.
+    package var codeChallengeMethodsSupported: [String] = []
 
     /// Creates a configuration and checks its endpoints.
     ///

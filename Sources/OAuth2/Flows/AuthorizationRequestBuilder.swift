@@ -25,7 +25,8 @@ enum AuthorizationRequestBuilder {
     /// as a space.
     ///
     /// - Throws: `invalid_configuration` when there is no authorization
-    ///   endpoint, the endpoint has a fragment, the redirect URI is not
+    ///   endpoint, the endpoint has a fragment, the provider's metadata lists
+    ///   PKCE methods without `S256`, the redirect URI is not
     ///   absolute or has a fragment (RFC 6749 §3.1.2), a scope is not an
     ///   RFC 6749 §3.3 scope token, or an additional parameter is empty,
     ///   repeated, or would set a parameter this builder or the endpoint's
@@ -48,6 +49,12 @@ enum AuthorizationRequestBuilder {
         }
         guard endpointParts.fragment == nil else {
             throw invalidConfiguration("the authorization endpoint has a fragment (RFC 6749 §3.1)")
+        }
+        let methods = configuration.codeChallengeMethodsSupported
+        guard methods.isEmpty || methods.contains(PKCE.method) else {
+            throw invalidConfiguration(
+                "the provider's metadata lists PKCE methods (code_challenge_methods_supported) without S256; this client never uses plain (RFC 9700 §2.1.1)"
+            )
         }
         try checkRedirectURI(redirectURI)
         for scope in scopes where !isScopeToken(scope) {

@@ -160,6 +160,32 @@ import Testing
         #expect(try makeError(configuration: configuration)?.code == .invalidConfiguration)
     }
 
+    private func configuration(codeChallengeMethods: [String]) throws -> OAuth2Configuration {
+        let metadata = AuthorizationServerMetadata(
+            issuer: "https://id.example.com",
+            authorizationEndpoint: FlowFixtures.authorizationEndpoint,
+            tokenEndpoint: FlowFixtures.tokenEndpoint,
+            codeChallengeMethodsSupported: codeChallengeMethods
+        )
+        return try OAuth2Configuration(metadata: metadata, clientID: "client-id")
+    }
+
+    @Test func aProviderWhoseMetadataListsPKCEMethodsWithoutS256IsRefused() throws {
+        for methods in [["plain"], ["plain", "S512"]] {
+            let error = try makeError(configuration: configuration(codeChallengeMethods: methods))
+            #expect(error?.code == .invalidConfiguration, "\(methods)")
+            #expect(error?.message.contains("S256") == true)
+        }
+    }
+
+    @Test(arguments: [["S256"], ["plain", "S256"], []])
+    func aProviderWhoseMetadataListsS256OrNoPKCEMethodsGetsS256(_ methods: [String]) throws {
+        let pending = try make(configuration: configuration(codeChallengeMethods: methods))
+        let pairs = try query(of: pending.url)
+        #expect(value("code_challenge_method", in: pairs) == "S256")
+        #expect(value("code_challenge", in: pairs) == PKCE.challenge(for: pending.codeVerifier))
+    }
+
     @Test func refusesARedirectURIWithAFragment() throws {
         #expect(try makeError(redirectURI: URL(string: "https://app.example.com/cb#x")!)?.code == .invalidConfiguration)
     }
