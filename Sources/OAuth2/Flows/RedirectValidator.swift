@@ -52,6 +52,11 @@ package enum RedirectValidator {
             guard !containsControlCharacter(name), !containsControlCharacter(value) else {
                 throw OAuth2Error(code: .invalidParameter, message: "a redirect parameter contains control characters")
             }
+            guard name != "code" && name != "state" || isVSCHAR(value) else {
+                throw OAuth2Error(
+                    code: .invalidParameter, message: "the redirect's \(name) has characters outside RFC 6749 Appendix A's VSCHAR (%x20-7E)"
+                )
+            }
             guard values.updateValue(value, forKey: name) == nil else {
                 throw OAuth2Error(code: .duplicateParameter, message: "the redirect repeats the parameter \(OAuth2Error.sanitize(name))")
             }
@@ -132,6 +137,11 @@ package enum RedirectValidator {
     private static func nonEmpty(_ value: String?) -> String? {
         guard let value, !value.isEmpty else { return nil }
         return value
+    }
+
+    /// Whether every character is a VSCHAR (%x20-7E), all that RFC 6749 Appendix A allows in `code` and `state`.
+    static func isVSCHAR(_ text: String) -> Bool {
+        text.utf8.allSatisfy { (0x20...0x7E).contains($0) }
     }
 
     /// Whether the text has a C0 or C1 control character or DEL, which no RFC 6749 parameter allows.

@@ -148,6 +148,19 @@ import Testing
         #expect(code(of: "https://app.example.com/callback?code=x&state=\(Self.state)&x=%C2%85") == .invalidParameter)
     }
 
+    @Test func refusesACodeOrStateOutsideVSCHAR() throws {
+        // RFC 6749 Appendix A: code and state are 1*VSCHAR, %x20-7E; anything
+        // else did not come from this client's request or a conforming provider.
+        for value in ["caf%C3%A9", "caf\u{E9}", "%E2%80%8Bzero-width", "%F0%9F%94%91", "tab%09x"] {
+            #expect(code(of: "https://app.example.com/callback?code=\(value)&state=\(Self.state)") == .invalidParameter, "code \(value)")
+            #expect(
+                code(of: "https://app.example.com/callback?code=\(Self.code)&state=\(Self.state)\(value)") == .invalidParameter,
+                "state \(value)")
+        }
+        // Every VSCHAR, space included, is still a code.
+        #expect(try validate("https://app.example.com/callback?code=a+b%7E%21%22%5C&state=\(Self.state)").value == "a b~!\"\\")
+    }
+
     @Test func refusesADuplicatedParameter() {
         #expect(code(of: "\(good)&code=other") == .duplicateParameter)
         #expect(code(of: "\(good)&state=\(Self.state)") == .duplicateParameter)
