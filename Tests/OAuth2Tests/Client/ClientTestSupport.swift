@@ -18,7 +18,8 @@ enum Fixture {
 
     static func configuration(
         clientAuthentication: ClientAuthentication? = nil,
-        allowsPasswordGrant: Bool = false
+        allowsPasswordGrant: Bool = false,
+        defaultScopes: [String] = ["read"]
     ) throws -> OAuth2Configuration {
         try OAuth2Configuration(
             clientID: "client-1",
@@ -26,7 +27,7 @@ enum Fixture {
             authorizationEndpoint: authorizeURL,
             tokenEndpoint: tokenURL,
             revocationEndpoint: revokeURL,
-            defaultScopes: ["read"],
+            defaultScopes: defaultScopes,
             clientAuthentication: clientAuthentication,
             allowsPasswordGrant: allowsPasswordGrant
         )

@@ -34,6 +34,32 @@ import Testing
         #expect(token.scopes == ["read", "write"])
     }
 
+    @Test func aRefreshNeverAsksForAScope() async throws {
+        // RFC 6749 §6: a refresh may only ask for granted scopes; asking for none
+        // gets exactly those, so neither the configuration's defaults nor what the
+        // sign-in asked for (more than the provider granted) is sent.
+        let harness = try ClientHarness(configuration: Fixture.configuration(defaultScopes: ["read", "write", "admin"]))
+        var narrowed = Fixture.token(expiresAt: harness.clock.now().addingTimeInterval(-10), scopes: ["read"])
+        narrowed.grant = TokenGrant(type: "authorization_code", scopes: ["read", "write"])
+        narrowed.binding = harness.provider.configuration.binding
+        try await harness.store.save(narrowed, account: "alice")
+        let client = harness.client()
+
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2"), for: Fixture.tokenURL)
+        harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.apiURL)
+        _ = try await client.send(HTTPTransportRequest(url: Fixture.apiURL))
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-3", refresh: "rt-3"), for: Fixture.tokenURL)
+        _ = try await client.refreshAccessToken()
+
+        #expect(harness.tokenRequests.count == 2)
+        for request in harness.tokenRequests {
+            let fields = Fixture.formFields(request.body)
+            #expect(fields["grant_type"] == "refresh_token")
+            #expect(fields["scope"] == nil)
+        }
+        #expect(try await harness.store.load(account: "alice")?.scopes == ["read"])
+    }
+
     @Test func aTokenShorterLivedThanTheSkewIsUsedForHalfItsLife() async throws {
         let harness = try ClientHarness()
         let client = harness.client("service")
