@@ -36,6 +36,30 @@ import Testing
         #expect(try await harness.store.load(account: "alice") == token)
     }
 
+    @Test func aNarrowedScopeIsVisibleToTheCaller() async throws {
+        let harness = try ClientHarness()
+        let client = harness.client()
+        let pending = try client.authorizationURL(redirectURI: Fixture.redirectURI, scopes: ["read", "write"])
+        harness.transport.enqueue(json: Fixture.tokenJSON(scope: "read"), for: Fixture.tokenURL)
+        let token = try await client.openRedirectURL(redirect(pending))
+
+        // What was granted, and what was asked for, side by side.
+        #expect(token.scopes == ["read"])
+        #expect(token.grant?.scopes == ["read", "write"])
+        #expect(token.description.contains("scopes read"))
+        #expect(!token.description.contains("write"))
+        let stored = try #require(try await harness.store.load(account: "alice"))
+        #expect(stored.scopes == ["read"])
+        #expect(stored.grant?.scopes == ["read", "write"])
+        #expect(try await client.token().scopes == ["read"])
+
+        // A refresh that names no scope keeps the narrowed grant, not the request.
+        harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-2"), for: Fixture.tokenURL)
+        let refreshed = try await client.refreshAccessToken()
+        #expect(refreshed.scopes == ["read"])
+        #expect(refreshed.grant?.scopes == ["read", "write"])
+    }
+
     @Test func redirectCannotBeReplayed() async throws {
         let harness = try ClientHarness()
         let client = harness.client()
