@@ -265,6 +265,25 @@ import Testing
         _ = try await wait.url()
     }
 
+    @Test func a127RedirectURIBindsOnly127AndNeverTheWildcard() throws {
+        let first = try receiver("http://127.0.0.1/callback")
+        #expect(try Probe.listeningAddresses(port: first.port) == ["127.0.0.1"])
+        let other = try receiver("http://127.0.0.2/callback")
+        #expect(try Probe.listeningAddresses(port: other.port) == ["127.0.0.2"])
+    }
+
+    @Test(.enabled(if: Probe.hasIPv6Loopback, "needs IPv6 loopback"))
+    func anIPv6RedirectURIBindsOnlyIPv6Loopback() throws {
+        let receiver = try receiver("http://[::1]/callback")
+        #expect(try Probe.listeningAddresses(port: receiver.port) == ["::1"])
+    }
+
+    @Test func localhostBindsOnlyTheLoopbackAddresses() throws {
+        let receiver = try receiver("http://localhost/callback")
+        let expected = Probe.hasIPv6Loopback ? ["127.0.0.1", "::1"] : ["127.0.0.1"]
+        #expect(try Probe.listeningAddresses(port: receiver.port) == expected)
+    }
+
     @Test func aPortInUseIsATransportError() throws {
         let port = try Probe.freePort()
         let taken = try #require(Probe.listener(port: port))

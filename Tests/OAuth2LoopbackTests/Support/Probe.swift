@@ -107,6 +107,41 @@ enum Probe {
         return fd
     }
 
+    /// The addresses this process's listening TCP sockets on `port` are bound
+    /// to, as `getsockname` reports them (`127.0.0.1`, `::1`, `0.0.0.0`, …), sorted.
+    static func listeningAddresses(port: UInt16) throws -> [String] {
+        var addresses: [String] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
+            guard let fd = Int32(name) else { continue }
+            var listening: Int32 = 0
+            var optionLength = socklen_t(MemoryLayout<Int32>.size)
+            guard getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &optionLength) == 0, listening == 1 else { continue }
+            var storage = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let named = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) == 0 }
+            }
+            guard named else { continue }
+            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            switch Int32(storage.ss_family) {
+            case AF_INET:
+                var address = withUnsafeBytes(of: storage) { $0.loadUnaligned(as: sockaddr_in.self) }
+                guard UInt16(bigEndian: address.sin_port) == port,
+                    inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count)) != nil
+                else { continue }
+            case AF_INET6:
+                var address = withUnsafeBytes(of: storage) { $0.loadUnaligned(as: sockaddr_in6.self) }
+                guard UInt16(bigEndian: address.sin6_port) == port,
+                    inet_ntop(AF_INET6, &address.sin6_addr, &text, socklen_t(text.count)) != nil
+                else { continue }
+            default:
+                continue
+            }
+            addresses.append(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        return addresses.sorted()
+    }
+
     /// Whether this machine has IPv6 loopback.
     static let hasIPv6Loopback: Bool = {
         let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
