@@ -12,16 +12,19 @@ final class TestServer: @unchecked Sendable {
     let httpsPort: Int
     /// The PEM file of the CA that signed the HTTPS server's certificate.
     let caFile: String
+    /// An HTTPS port whose certificate the same CA issued for `other.invalid` only.
+    let misnamedHTTPSPort: Int
     private let process: Process
     private let input: Pipe
 
     /// The server of the running suite (see ``TestServerTrait``).
     @TaskLocal static var current: TestServer?
 
-    private init(httpPort: Int, httpsPort: Int, caFile: String, process: Process, input: Pipe) {
+    private init(httpPort: Int, httpsPort: Int, caFile: String, misnamedHTTPSPort: Int, process: Process, input: Pipe) {
         self.httpPort = httpPort
         self.httpsPort = httpsPort
         self.caFile = caFile
+        self.misnamedHTTPSPort = misnamedHTTPSPort
         self.process = process
         self.input = input
     }
@@ -49,12 +52,14 @@ final class TestServer: @unchecked Sendable {
         let words = String(decoding: line, as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
             .split(separator: " ")
-        guard words.count == 4, words[0] == "READY", let http = Int(words[1]), let https = Int(words[2]) else {
+        guard words.count == 5, words[0] == "READY", let http = Int(words[1]), let https = Int(words[2]), let misnamed = Int(words[4])
+        else {
             try? input.fileHandleForWriting.close()
             process.terminate()
             throw TestServerError.didNotStart(String(decoding: line, as: UTF8.self))
         }
-        return TestServer(httpPort: http, httpsPort: https, caFile: String(words[3]), process: process, input: input)
+        return TestServer(
+            httpPort: http, httpsPort: https, caFile: String(words[3]), misnamedHTTPSPort: misnamed, process: process, input: input)
     }
 
     /// Closes the server's stdin (it exits by itself) and waits for it.
@@ -71,6 +76,11 @@ final class TestServer: @unchecked Sendable {
     /// An HTTPS URL on the server, for host `127.0.0.1` or `localhost`.
     func secureURL(_ pathAndQuery: String, host: String = "127.0.0.1") throws -> URL {
         try #require(URL(string: "https://\(host):\(httpsPort)\(pathAndQuery)"))
+    }
+
+    /// An HTTPS URL on the port whose certificate names `other.invalid`, not `host`.
+    func misnamedURL(_ pathAndQuery: String, host: String = "127.0.0.1") throws -> URL {
+        try #require(URL(string: "https://\(host):\(misnamedHTTPSPort)\(pathAndQuery)"))
     }
 }
 

@@ -3,9 +3,12 @@
 
 Started by the tests as a child process. It binds ephemeral ports, makes a
 throw-away CA and a server certificate for 127.0.0.1/localhost with the
-openssl CLI, prints one line
+openssl CLI (and a second one, from the same CA, for another name only),
+prints one line
 
-    READY <http-port> <https-port> <ca-file>
+    READY <http-port> <https-port> <ca-file> <misnamed-https-port>
+
+where the last port serves that other name's certificate,
 
 and serves until its stdin closes (the test process ended, however it ended),
 then removes its temporary files and exits.
@@ -262,28 +265,36 @@ def make_certificates(directory):
             "-subj", "/CN=Transport Test CA",
             "-addext", "basicConstraints=critical,CA:TRUE",
             "-addext", "keyUsage=critical,keyCertSign,cRLSign")
-    openssl("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost")
-    with open(os.path.join(directory, "server.ext"), "w") as ext:
-        ext.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n"
-                  "basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n")
-    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-            "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "server.ext")
-    return os.path.join(directory, "ca.pem"), os.path.join(directory, "server.pem"), os.path.join(directory, "server.key")
+    def leaf(name, subject, alt_names):
+        openssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", subject)
+        with open(os.path.join(directory, f"{name}.ext"), "w") as ext:
+            ext.write(f"subjectAltName={alt_names}\n"
+                      "basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n")
+        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+                "-CAcreateserial", "-out", f"{name}.pem", "-days", "2", "-extfile", f"{name}.ext")
+        return os.path.join(directory, f"{name}.pem"), os.path.join(directory, f"{name}.key")
+    server = leaf("server", "/CN=localhost", "IP:127.0.0.1,DNS:localhost")
+    # Valid in every way but its name: what a client must still refuse.
+    misnamed = leaf("misnamed", "/CN=other.invalid", "DNS:other.invalid")
+    return os.path.join(directory, "ca.pem"), server, misnamed
 
 
 def main():
     directory = tempfile.mkdtemp(prefix="transport-tests-")
     try:
-        ca_file, cert_file, key_file = make_certificates(directory)
+        ca_file, server_pair, misnamed_pair = make_certificates(directory)
         plain = Server(("127.0.0.1", 0), Handler)
         secure = Server(("127.0.0.1", 0), Handler)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(cert_file, key_file)
-        # The handshake happens in the connection's own thread, not in accept().
-        secure.socket = context.wrap_socket(secure.socket, server_side=True, do_handshake_on_connect=False)
-        for server in (plain, secure):
+        misnamed = Server(("127.0.0.1", 0), Handler)
+        for server, (cert_file, key_file) in ((secure, server_pair), (misnamed, misnamed_pair)):
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(cert_file, key_file)
+            # The handshake happens in the connection's own thread, not in accept().
+            server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
+        for server in (plain, secure, misnamed):
             threading.Thread(target=server.serve_forever, daemon=True).start()
-        print(f"READY {plain.server_address[1]} {secure.server_address[1]} {ca_file}", flush=True)
+        print(f"READY {plain.server_address[1]} {secure.server_address[1]} {ca_file} {misnamed.server_address[1]}",
+              flush=True)
         sys.stdin.buffer.read()  # returns when the test process closes our stdin or dies
     finally:
         shutil.rmtree(directory, ignore_errors=True)
