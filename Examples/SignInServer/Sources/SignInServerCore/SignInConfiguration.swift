@@ -325,7 +325,8 @@ private struct Settings {
                     defaultScopes: scopes,
                     expirySkew: .seconds(skew),
                     issuer: issuer,
-                    requiresIssuerInRedirect: requireIssuer
+                    // A missing issuer is reported above, under SIGNIN_REQUIRE_ISSUER.
+                    requiresIssuerInRedirect: requireIssuer && issuer != nil
                 )
             } catch {
                 reader.invalid("SIGNIN_AUTHORIZE_URL, SIGNIN_TOKEN_URL, SIGNIN_REVOKE_URL", "\(error.code): \(error.message)")
