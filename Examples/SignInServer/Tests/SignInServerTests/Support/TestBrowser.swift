@@ -30,8 +30,8 @@ final class TestBrowser: Sendable {
     }
 
     /// GETs a path (with its query) on the app, or on another instance.
-    func get(_ pathAndQuery: String, at instance: TestApp? = nil) async throws -> HTTPTransportResponse {
-        try await send(.get, pathAndQuery, at: instance)
+    func get(_ pathAndQuery: String, headers: [(String, String)] = [], at instance: TestApp? = nil) async throws -> HTTPTransportResponse {
+        try await send(.get, pathAndQuery, headers: headers, at: instance)
     }
 
     /// POSTs an empty form to a path on the app, or on another instance.
