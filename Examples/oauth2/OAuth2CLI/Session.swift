@@ -124,6 +124,7 @@ struct Session: Sendable {
             revoke: settings.revokeURL, device: settings.deviceURL
         )
         var requiresIssuer = false
+        var pkceMethods: [String] = []
         var openID: OpenIDSettings?
         if discover, let issuer = settings.issuer {
             logger.debug("discovering the issuer", metadata: ["oauth2.issuer": "\(issuer)"])
@@ -133,13 +134,14 @@ struct Session: Sendable {
             endpoints.revoke = endpoints.revoke ?? metadata.revocationEndpoint
             endpoints.device = endpoints.device ?? metadata.deviceAuthorizationEndpoint
             requiresIssuer = metadata.authorizationResponseIssParameterSupported
+            pkceMethods = metadata.codeChallengeMethodsSupported
             // An OpenID provider: ID tokens are verified against its keys.
             openID = OpenIDSettings(metadata: metadata)
         }
         guard let tokenURL = endpoints.token else {
             throw UsageError("the token endpoint is needed: --token-url (or OAUTH2_TOKEN_URL), or --issuer whose metadata names it")
         }
-        let configuration = try OAuth2Configuration(
+        var configuration = try OAuth2Configuration(
             clientID: clientID,
             clientSecret: settings.clientSecret,
             authorizationEndpoint: endpoints.authorize,
@@ -157,6 +159,8 @@ struct Session: Sendable {
             audience: settings.audience,
             clientAssertionKey: settings.clientKey
         )
+        // A provider that lists PKCE methods without S256 gets no authorization request (the library refuses it).
+        configuration.codeChallengeMethodsSupported = pkceMethods
         let client = try OAuth2Client(
             configuration: configuration,
             account: settings.account,
