@@ -99,6 +99,16 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     private let parked = LockCondition()
     /// How long a caller may drive its own transfer, in nanoseconds; 0: never.
     private let callerDrivenNanoseconds: Int64
+
+    /// ``CurlTransport/Configuration/callerDrivenWait`` in nanoseconds: none
+    /// when not positive, at most the documented 10 s (a wait of 10.5 s, or
+    /// of a year, is 10 s, not 10 s and the fraction).
+    static func callerDrivenNanoseconds(_ wait: Duration) -> Int64 {
+        let (seconds, attoseconds) = wait.components
+        if seconds < 0 || (seconds == 0 && attoseconds <= 0) { return 0 }
+        if seconds >= 10 { return 10_000_000_000 }
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
     /// Whether a caller may yield before it leads (``claimLead()``): with one
     /// CPU, Swift's cooperative pool has one thread, which a leading caller
     /// blocks in `poll`. Yielding first lets the tasks ready on it run, and
@@ -245,10 +255,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         }
         self.configuration = configuration
         self.multi = multi
-        let (seconds, attoseconds) = configuration.callerDrivenWait.components
-        callerDrivenNanoseconds =
-            seconds < 0 || (seconds == 0 && attoseconds <= 0)
-            ? 0 : Int64(Swift.min(seconds, 10)) * 1_000_000_000 + attoseconds / 1_000_000_000
+        callerDrivenNanoseconds = Self.callerDrivenNanoseconds(configuration.callerDrivenWait)
         yieldsBeforeLeading = (allowedCPUs ?? Int(ccurl_allowed_cpus())) == 1
         let maxConnections = Swift.max(configuration.maxConnections, 1)
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxConnections)
