@@ -76,6 +76,22 @@ enum TestDatabase {
     /// Runs `body` with a role `name` (no login) made for it, dropped with
     /// what it owns afterwards, whatever `body` does.
     static func withRole(_ name: String, _ client: PostgresClient, _ body: () async throws -> Void) async throws {
+        // GRANT and DROP OWNED change the public schema's one catalog row:
+        // two tests doing so at once can fail with "tuple concurrently updated".
+        await roleChanges.acquire()
+        do {
+            try await withRoleMadeAlone(name, client, body)
+        } catch {
+            await roleChanges.release()
+            throw error
+        }
+        await roleChanges.release()
+    }
+
+    /// The tests that make roles, one at a time.
+    private static let roleChanges = OneAtATime()
+
+    private static func withRoleMadeAlone(_ name: String, _ client: PostgresClient, _ body: () async throws -> Void) async throws {
         try await execute(client, "CREATE ROLE \(unescaped: name) NOLOGIN")
         try await execute(client, "GRANT CREATE ON SCHEMA public TO \(unescaped: name)")
         let outcome: Result<Void, any Error>
@@ -104,14 +120,41 @@ enum TestDatabase {
         }
     }
 
-    /// Runs SQL as an administrator would (tampering, inspecting).
+    /// Runs SQL as an administrator would (tampering, inspecting). A failure
+    /// says what the server said: postgres-nio's own description hides it.
     @discardableResult
     static func execute(_ client: PostgresClient, _ query: PostgresQuery) async throws -> [PostgresRow] {
-        var rows: [PostgresRow] = []
-        for try await row in try await client.query(query) {
-            rows.append(row)
+        do {
+            var rows: [PostgresRow] = []
+            for try await row in try await client.query(query) {
+                rows.append(row)
+            }
+            return rows
+        } catch let error as PSQLError {
+            throw TestDatabaseError(description: "\(query.sql): \(error.serverInfo?[.message] ?? String(describing: error.code))")
         }
-        return rows
+    }
+}
+
+/// An async lock for tests: whoever holds it runs alone among those that take it.
+actor OneAtATime {
+    private var held = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func acquire() async {
+        guard held else {
+            held = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func release() {
+        if waiting.isEmpty {
+            held = false
+        } else {
+            waiting.removeFirst().resume()
+        }
     }
 }
 
