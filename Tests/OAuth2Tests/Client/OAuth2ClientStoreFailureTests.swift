@@ -242,16 +242,29 @@ import Glibc
         #expect(try await b.store.load(account: "alice")?.refreshToken?.value == "rt-2")
     }
 
-    @Test func whileTheLockIsKeptTheProvidersOwnClientsRefreshUnderIt() async throws {
-        let scratch = try ScratchDirectory()
+    /// A provider on a scratch store directory whose client has refreshed
+    /// alice's expired token (at-1, rt-1 → at-2, rt-2, living `expiresIn`
+    /// seconds) into a store that fails until `fails` is set back to `false`.
+    struct RefreshedIntoAFailingStore {
+        let scratch: ScratchDirectory
         let transport = CannedTransport()
         let clock = ManualClock()
         let fails = LockedValue(false)
-        let provider = try Self.provider(directory: scratch.storePath, failing: fails, transport: transport, clock: clock)
-        try await Self.seedExpiredToken(provider, clock: clock)
-        fails.withLock { $0 = true }
-        transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2", expiresIn: 100), for: Fixture.tokenURL)
-        _ = try await provider.client(account: "alice").token()
+        let provider: OAuth2Provider
+
+        init(expiresIn: Int = 3600) async throws {
+            scratch = try ScratchDirectory()
+            provider = try KeptAccountLockTests.provider(directory: scratch.storePath, failing: fails, transport: transport, clock: clock)
+            try await KeptAccountLockTests.seedExpiredToken(provider, clock: clock)
+            fails.withLock { $0 = true }
+            transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2", expiresIn: expiresIn), for: Fixture.tokenURL)
+            _ = try await provider.client(account: "alice").token()
+        }
+    }
+
+    @Test func whileTheLockIsKeptTheProvidersOwnClientsRefreshUnderIt() async throws {
+        let world = try await RefreshedIntoAFailingStore(expiresIn: 100)
+        let (scratch, transport, clock, fails, provider) = (world.scratch, world.transport, world.clock, world.fails, world.provider)
 
         // The kept token expires while the store is still down: the next refresh spends rt-2, under the kept lock.
         clock.advance(by: .seconds(200))
@@ -268,16 +281,9 @@ import Glibc
     }
 
     @Test func saveUnsavedTokenWaitsForTheStoreUpToTheTimeGiven() async throws {
-        let scratch = try ScratchDirectory()
-        let transport = CannedTransport()
-        let clock = ManualClock()
-        let fails = LockedValue(false)
-        let provider = try Self.provider(directory: scratch.storePath, failing: fails, transport: transport, clock: clock)
-        try await Self.seedExpiredToken(provider, clock: clock)
-        fails.withLock { $0 = true }
-        transport.enqueue(json: Fixture.tokenJSON(access: "at-2", refresh: "rt-2"), for: Fixture.tokenURL)
-        let client = provider.client(account: "alice")
-        _ = try await client.token()
+        let world = try await RefreshedIntoAFailingStore()
+        let (scratch, fails) = (world.scratch, world.fails)
+        let client = world.provider.client(account: "alice")
 
         let error = await oauth2Error { try await client.saveUnsavedToken(waitingUpTo: .milliseconds(300)) }
         #expect(error?.code == .storeError)
