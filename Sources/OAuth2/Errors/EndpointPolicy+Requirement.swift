@@ -4,6 +4,10 @@ import FoundationEssentials
 import Foundation
 #endif
 
+// The rule itself is Support's (EndpointPolicy.isSecure); the error it becomes
+// is here, beside the other failures turned into OAuth2Error, so that every
+// folder that sends to a URL (Configuration, Signing) can refuse one without
+// depending on another that does.
 extension EndpointPolicy {
     /// Throws `insecure_endpoint` unless the URL may carry secrets.
     static func requireSecure(_ url: URL, role: String) throws(OAuth2Error) {
