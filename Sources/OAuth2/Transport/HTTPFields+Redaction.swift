@@ -1,7 +1,4 @@
-// swift-http-types is the library's HTTP vocabulary (HTTPFields, statuses,
-// methods): an app that imports OAuth2 can name them without importing
-// HTTPTypes itself, and an app that imports both sees one set of types.
-@_exported public import HTTPTypes
+public import HTTPTypes
 
 extension HTTPFields {
     /// Field names only, as `HTTPFields(Accept, Authorization)`: a value may
