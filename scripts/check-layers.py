@@ -487,6 +487,7 @@ def check(root, out=sys.stdout, err=sys.stderr):
             if (folder, other) not in used:
                 print(f"README.md: {folder} may use {other}, but nothing in {folder} does: take it out", file=out)
                 problems += 1
+    out.flush()  # the findings, then the summary, when both streams go to one place
     if problems:
         print(f"check-layers: {problems} problem(s) against the README's architecture table", file=err)
     else:
