@@ -4,8 +4,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// An account's store lock that a provider keeps after its body left a token
-/// the store could not save, until that token is saved.
+/// An account's store lock that the provider's ``AccountVault`` keeps after
+/// its body left a token the store could not save, until that token is saved.
 ///
 /// Released, the lock would let another process (or another provider on the
 /// same store) read the older token the store still holds and spend its

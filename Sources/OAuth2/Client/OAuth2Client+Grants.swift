@@ -78,7 +78,7 @@ extension OAuth2Client {
     @discardableResult
     public func adopt(_ token: AccessToken) async throws(OAuth2Error) -> AccessToken? {
         try configuration.requireOwnBinding(of: token)
-        let adoption = try await adoptHoldingLock(token)
+        let adoption = try await provider.vault.adopt(token, account: account)
         announce(adoption.token, storeError: adoption.storeError)
         guard let previous = adoption.previous, previous.accessToken != token.accessToken else { return nil }
         return previous
@@ -98,20 +98,11 @@ extension OAuth2Client {
         return await adoptGrantedToken(token)
     }
 
-    /// Stores a token a grant produced, under the account lock, then reports it.
-    ///
-    /// When the lock cannot be taken (`lock_timeout`, or the task is
-    /// cancelled while waiting for it), the token is saved without it, and
-    /// kept in memory if the store fails: what the provider issued is never
-    /// dropped.
+    /// Stores a token a grant produced, then reports it: under the account
+    /// lock, or without it when the lock cannot be taken, and kept in memory
+    /// if the store fails (``AccountVault/adoptIssued(_:account:)``).
     func adoptGrantedToken(_ token: AccessToken) async -> AccessToken {
-        let outcome: (token: AccessToken, storeError: OAuth2Error?)
-        do throws(OAuth2Error) {
-            let adoption = try await adoptHoldingLock(token)
-            outcome = (adoption.token, adoption.storeError)
-        } catch {
-            outcome = await provider.persist(token, account: account)
-        }
+        let outcome = await provider.vault.adoptIssued(token, account: account)
         announce(outcome.token, storeError: outcome.storeError)
         return outcome.token
     }
@@ -121,40 +112,6 @@ extension OAuth2Client {
         notify(machine.withLock { $0.grantSucceeded(token) })
         if let storeError {
             notify(.storeFailed(storeError))
-        }
-    }
-
-    /// What adopting a token did: the token as saved, the store's failure
-    /// if it could not save it, and the account's token before.
-    struct Adoption: Sendable {
-        var token: AccessToken
-        var storeError: OAuth2Error?
-        var previous: AccessToken?
-    }
-
-    /// Saves `token` as the account's under the lock.
-    private func adoptHoldingLock(_ token: AccessToken) async throws(OAuth2Error) -> Adoption {
-        do {
-            return try await provider.withAccountLock(account) {
-                let previous = await self.previousToken()
-                let (saved, storeError) = await self.provider.persist(token, account: self.account)
-                return Adoption(token: saved, storeError: storeError, previous: previous)
-            }
-        } catch let error as OAuth2Error {
-            throw error
-        } catch {
-            throw OAuth2Error(code: .storeError, message: "the account lock failed: \(type(of: error))")
-        }
-    }
-
-    /// The account's stored token before an adoption; another provider's
-    /// token or an unreadable one is replaced and not returned.
-    private func previousToken() async -> AccessToken? {
-        do throws(OAuth2Error) {
-            return try await provider.load(account: account)
-        } catch {
-            logger.debug("adopting over a token that cannot be used", metadata: ["oauth2.error": "\(error.code)"])
-            return nil
         }
     }
 

@@ -30,8 +30,8 @@ extension OAuth2Client {
     private func verifyDeferredIDToken() async throws(OAuth2Error) -> IDToken? {
         let token: AccessToken?
         do {
-            token = try await provider.withAccountLock(account) { () async throws -> AccessToken? in
-                guard var stored = try await self.provider.load(account: self.account) else { return nil }
+            token = try await provider.vault.withAccountLock(account) { () async throws -> AccessToken? in
+                guard var stored = try await self.provider.vault.load(account: self.account) else { return nil }
                 guard let unverified = stored.unverifiedIDToken, !unverified.isRefused,
                     let outcome = await self.provider.verifyDeferred(unverified, previous: stored.idToken)
                 else { return stored }
@@ -46,7 +46,7 @@ extension OAuth2Client {
                 case .unverified(_, refused: false):
                     return stored
                 }
-                return await self.provider.persist(stored, account: self.account).token
+                return await self.provider.vault.persist(stored, account: self.account).token
             }
         } catch let error as OAuth2Error {
             throw error

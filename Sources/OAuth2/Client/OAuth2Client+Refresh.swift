@@ -90,7 +90,7 @@ extension OAuth2Client {
         -> RefreshCoordinator.Outcome
     {
         do {
-            return try await provider.withAccountLock(account) {
+            return try await provider.vault.withAccountLock(account) {
                 try await self.refreshHoldingLock(seen: seen, failedToken: failedToken, force: force)
             }
         } catch let failure as RefreshFailure {
@@ -118,7 +118,7 @@ extension OAuth2Client {
         let now = provider.clock.now()
         let stored: AccessToken?
         do throws(OAuth2Error) {
-            stored = try await provider.load(account: account)
+            stored = try await provider.vault.load(account: account)
         } catch {
             throw RefreshFailure(error: error, lost: false)
         }
@@ -229,11 +229,11 @@ extension OAuth2Client {
 
     /// Saves a refreshed or renewed token; it keeps the record of the grant
     /// that first obtained the account's token. A store failure keeps it in
-    /// memory (``OAuth2Provider/persist(_:account:)``) and is reported.
+    /// memory (``AccountVault/persist(_:account:)``) and is reported.
     private func save(_ token: AccessToken, grant: TokenGrant?) async -> RefreshCoordinator.Outcome {
         var token = token
         token.grant = grant ?? token.grant
-        let (saved, storeError) = await provider.persist(token, account: account)
+        let (saved, storeError) = await provider.vault.persist(token, account: account)
         logger.debug("token refreshed")
         return .init(token: saved, refreshed: true, storeError: storeError)
     }
@@ -280,7 +280,7 @@ extension OAuth2Client {
     private func tokenStoredMeanwhile(replacing spent: AccessToken) async throws(RefreshFailure) -> AccessToken? {
         let current: AccessToken?
         do throws(OAuth2Error) {
-            current = try await provider.load(account: account)
+            current = try await provider.vault.load(account: account)
         } catch {
             throw RefreshFailure(error: error, lost: false)
         }
@@ -293,9 +293,9 @@ extension OAuth2Client {
     /// Deletes the stored token unless another holder replaced it; the account lock is held.
     private func deleteHoldingLock(unless token: AccessToken) async throws(RefreshFailure) {
         do throws(OAuth2Error) {
-            let current = try await provider.load(account: account)
+            let current = try await provider.vault.load(account: account)
             guard current == nil || current?.accessToken == token.accessToken else { return }
-            try await provider.delete(account: account)
+            try await provider.vault.delete(account: account)
         } catch {
             throw RefreshFailure(error: error, lost: false)
         }
@@ -305,10 +305,10 @@ extension OAuth2Client {
     /// or process replaced it meanwhile.
     func deleteIfUnchanged(_ token: AccessToken) async throws(OAuth2Error) {
         do {
-            try await provider.withAccountLock(account) { () async throws in
-                let current = try await self.provider.load(account: self.account)
+            try await provider.vault.withAccountLock(account) { () async throws in
+                let current = try await self.provider.vault.load(account: self.account)
                 guard current == nil || current?.accessToken == token.accessToken else { return }
-                try await self.provider.delete(account: self.account)
+                try await self.provider.vault.delete(account: self.account)
             }
         } catch let error as OAuth2Error {
             throw error

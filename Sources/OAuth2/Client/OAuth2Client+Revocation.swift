@@ -29,7 +29,7 @@ extension OAuth2Client {
             // Unreadable: revokeHoldingLock deletes it and says so.
         }
         do {
-            try await provider.withAccountLock(account) { () async throws in
+            try await provider.vault.withAccountLock(account) { () async throws in
                 try await self.revokeHoldingLock()
             }
         } catch let error as OAuth2Error {
@@ -43,7 +43,7 @@ extension OAuth2Client {
         let held = machine.withLock { $0.currentToken }
         let stored: AccessToken?
         do throws(OAuth2Error) {
-            stored = try await provider.load(account: account)
+            stored = try await provider.vault.load(account: account)
         } catch  where error.code == .storeError {
             try await deleteUnreadable(error)
             return
@@ -59,14 +59,14 @@ extension OAuth2Client {
                 providerError = error
             }
         }
-        try await provider.delete(account: account)
+        try await provider.vault.delete(account: account)
         notify(machine.withLock { $0.tokenLost(nil) })
         if let providerError { throw providerError }
     }
 
     /// Deletes a stored token that cannot be read, then says it was not revoked.
     private func deleteUnreadable(_ unreadable: OAuth2Error) async throws(OAuth2Error) {
-        try await provider.delete(account: account)
+        try await provider.vault.delete(account: account)
         notify(machine.withLock { $0.tokenLost(nil) })
         throw OAuth2Error(
             code: .storeError,

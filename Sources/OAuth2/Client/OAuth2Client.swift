@@ -179,7 +179,7 @@ public final class OAuth2Client: Sendable {
         while true {
             switch tokenDecision() {
             case .use(let token):
-                if provider.unsavedNeedsRetry(account: account), let error = await provider.retryUnsaved(account: account) {
+                if provider.vault.unsavedNeedsRetry(account: account), let error = await provider.vault.retryUnsaved(account: account) {
                     logger.debug("the token store still cannot save the account's token", metadata: ["oauth2.error": "\(error.code)"])
                 }
                 return token
@@ -201,7 +201,7 @@ public final class OAuth2Client: Sendable {
     /// another save; `nil` when ``token()`` has work to do (load, refresh,
     /// retry a save, or fail).
     func tokenReadyNow() -> AccessToken? {
-        guard case .use(let token) = tokenDecision(), !provider.unsavedNeedsRetry(account: account) else { return nil }
+        guard case .use(let token) = tokenDecision(), !provider.vault.unsavedNeedsRetry(account: account) else { return nil }
         return token
     }
 
@@ -222,35 +222,11 @@ public final class OAuth2Client: Sendable {
     /// then it is saved again with its binding, once, under the account lock.
     func loadIfNeeded() async throws(OAuth2Error) {
         guard !machine.withLock({ $0.isLoaded }) else { return }
-        var token = try await provider.load(account: account)
+        var token = try await provider.vault.load(account: account)
         if let legacy = token, legacy.binding == nil {
-            token = await migrateBinding(of: legacy)
+            token = await provider.vault.recordBinding(of: legacy, account: account)
         }
         machine.withLock { $0.loaded(token) }
-    }
-
-    /// Stamps a token stored without a binding with this configuration's and
-    /// saves it, unless another process replaced it meanwhile; best effort:
-    /// the token is stored already, so a failure here loses nothing.
-    private func migrateBinding(of legacy: AccessToken) async -> AccessToken {
-        let stamped = {
-            var token = legacy
-            token.binding = configuration.binding
-            return token
-        }()
-        do {
-            return try await provider.withAccountLock(account) { () async throws -> AccessToken in
-                guard let current = try await self.provider.load(account: self.account) else { return stamped }
-                guard current.binding == nil, current.accessToken == legacy.accessToken else { return current }
-                try await self.provider.store.save(stamped, account: self.account)
-                return stamped
-            }
-        } catch {
-            logger.debug(
-                "could not record the provider of a stored token",
-                metadata: ["oauth2.error": "\((error as? OAuth2Error)?.code.rawValue ?? "store_error")"])
-            return stamped
-        }
     }
 
     /// Saves the token the store could not save earlier, if there is one.
@@ -268,7 +244,7 @@ public final class OAuth2Client: Sendable {
     public func saveUnsavedToken(waitingUpTo wait: Duration = .zero) async throws(OAuth2Error) {
         let deadline = ContinuousClock.now + wait
         var delay: Duration = .milliseconds(100)
-        while let error = await provider.retryUnsaved(account: account) {
+        while let error = await provider.vault.retryUnsaved(account: account) {
             guard ContinuousClock.now + delay <= deadline else { throw error }
             logger.debug("the token store still cannot save the account's token; trying again", metadata: ["oauth2.error": "\(error.code)"])
             do {
