@@ -7,14 +7,14 @@ import Foundation
 #endif
 
 /// Which URL answered a request of ``OAuth2Middleware``, told by a
-/// ``CurlClientTransport`` at the end of the chain.
+/// ``HTTPTransportClientTransport`` at the end of the chain.
 ///
 /// A generated client's response does not say which URL answered it. A
 /// transport that follows redirects on its own (AsyncHTTPClient's and
 /// URLSession's do by default) may hand back the answer of another origin,
 /// which never saw the token, and its 401 must not cost the token. The
 /// middleware puts a report in a task-local for the chain it calls; a
-/// ``CurlClientTransport`` fills it in, and the middleware knows the hop.
+/// ``HTTPTransportClientTransport`` fills it in, and the middleware knows the hop.
 final class HopReport: Sendable {
     /// The report of the middleware's request now being sent, if any.
     @TaskLocal static var current: HopReport?

@@ -27,7 +27,7 @@ public import Foundation
 /// default) may hand back the 401 of another origin that a redirect led to,
 /// which never saw the token: refreshing for it would spend a rotating
 /// refresh token, and a second one would drop the grant. So:
-/// - over a ``CurlClientTransport``, which returns redirects and says which
+/// - over an ``HTTPTransportClientTransport``, which returns redirects and says which
 ///   URL answered, a 401 counts when it came from the token's origin;
 /// - over any other transport, a 401 is returned as it is, without refresh
 ///   or retry, unless the middleware is told the transport returns redirects
@@ -54,7 +54,7 @@ public import Foundation
 /// let serverURL = try Servers.Server1.url()
 /// let client = Client(
 ///     serverURL: serverURL,
-///     transport: CurlClientTransport(transport),
+///     transport: HTTPTransportClientTransport(transport),
 ///     middlewares: [OAuth2Middleware(tokenSource: provider.client(account: userID), serverURL: serverURL)]
 /// )
 /// ```
@@ -65,7 +65,7 @@ public struct OAuth2Middleware: ClientMiddleware {
     /// after a refresh, in bytes (1 MiB by default).
     public var maxBufferedBodySize: Int
     /// Whether the transport after the middleware may follow redirects on
-    /// its own; `true` by default. Irrelevant over a ``CurlClientTransport``,
+    /// its own; `true` by default. Irrelevant over an ``HTTPTransportClientTransport``,
     /// which says which URL answered. See the type's discussion.
     public var nextHopFollowsRedirects: Bool
     private let origins: [Origin]

@@ -7,7 +7,7 @@ import OpenAPIRuntime
 import Testing
 
 /// The client generated from openapi.yaml (Generated/), signed by
-/// ``OAuth2Middleware`` and sent by ``CurlClientTransport`` over libcurl,
+/// ``OAuth2Middleware`` and sent by ``HTTPTransportClientTransport`` over libcurl,
 /// against the real local provider. What the API server saw is recorded
 /// below the OpenAPI transport; the client's own token requests are read
 /// from its metrics (other suites use the same provider and client at the
@@ -39,7 +39,7 @@ final class GeneratedClientTests {
     private func generatedClient(_ account: any TokenSource, serverURL: URL, signs: URL? = nil) -> Client {
         Client(
             serverURL: serverURL,
-            transport: CurlClientTransport(api),
+            transport: HTTPTransportClientTransport(api),
             middlewares: [OAuth2Middleware(tokenSource: account, serverURL: signs ?? serverURL)]
         )
     }

@@ -7,7 +7,7 @@ import OpenAPIRuntime
 import Testing
 
 /// ``OAuth2Middleware`` without a network: the generated client over
-/// ``CurlClientTransport`` over a `CannedTransport` that plays the API, or
+/// ``HTTPTransportClientTransport`` over a `CannedTransport` that plays the API, or
 /// the middleware called directly with a `next` that records what it got.
 struct OAuth2MiddlewareTests {
     let server = URL(string: "https://api.example/v1")!
@@ -16,7 +16,7 @@ struct OAuth2MiddlewareTests {
     private func client(_ source: any TokenSource, serverURL: URL? = nil) -> Client {
         Client(
             serverURL: serverURL ?? server,
-            transport: CurlClientTransport(canned),
+            transport: HTTPTransportClientTransport(canned),
             middlewares: [OAuth2Middleware(tokenSource: source, serverURL: server)]
         )
     }
@@ -110,7 +110,7 @@ struct OAuth2MiddlewareTests {
         let source = ScriptedTokenSource("first")
         let plain = try #require(URL(string: "http://api.example"))
         let client = Client(
-            serverURL: plain, transport: CurlClientTransport(canned),
+            serverURL: plain, transport: HTTPTransportClientTransport(canned),
             middlewares: [OAuth2Middleware(tokenSource: source, serverURL: plain)])
 
         let error = await #expect(throws: ClientError.self) { _ = try await client.getMe() }
@@ -264,7 +264,7 @@ struct OAuth2MiddlewareTests {
         #expect(source.replacements == 1)
     }
 
-    @Test func overCurlClientTransportA401FromARedirectsTargetIsReturnedNotActedOn() async throws {
+    @Test func overHTTPTransportClientTransportA401FromARedirectsTargetIsReturnedNotActedOn() async throws {
         // The inner transport followed (as a CurlTransport told .follow does) and says where the answer came from.
         let source = ScriptedTokenSource("first", "second")
         let moved = URL(string: "https://elsewhere.example/api/me")!

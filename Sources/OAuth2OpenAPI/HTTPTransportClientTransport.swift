@@ -8,15 +8,16 @@ public import FoundationEssentials
 public import Foundation
 #endif
 
-/// A swift-openapi-runtime `ClientTransport` over the framework's
-/// ``/OAuth2/CurlTransport`` (libcurl), so a generated client needs no
-/// SwiftNIO, which the AsyncHTTPClient transport would bring.
+/// A swift-openapi-runtime `ClientTransport` over any of the framework's
+/// ``/OAuth2/HTTPTransport``s: in an app, its shared ``/OAuth2/CurlTransport``
+/// (libcurl), so a generated client needs no SwiftNIO, which the
+/// AsyncHTTPClient transport would bring; in tests, a canned one.
 ///
 /// ```swift
 /// let transport = CurlTransport()   // the app's one, shared with its OAuth2Provider
 /// let client = Client(
 ///     serverURL: try Servers.Server1.url(),
-///     transport: CurlClientTransport(transport),
+///     transport: HTTPTransportClientTransport(transport),
 ///     middlewares: [OAuth2Middleware(tokenSource: account, serverURL: try Servers.Server1.url())]
 /// )
 /// ```
@@ -25,11 +26,12 @@ public import Foundation
 ///   (which holds the query), with its method and header fields as given.
 /// - The request body is read whole, at most ``maxRequestBodySize`` bytes,
 ///   before anything is sent; the response body comes back whole, bounded
-///   by the inner transport (``/OAuth2/CurlTransport/Configuration/maxResponseSize``,
-///   1 MiB by default).
+///   by the inner transport (for ``/OAuth2/CurlTransport``,
+///   ``/OAuth2/CurlTransport/Configuration/maxResponseSize``, 1 MiB by default).
 /// - Redirects are the inner transport's default: ``/OAuth2/CurlTransport``
 ///   returns them as responses. An ``OAuth2Middleware`` in front learns
-///   which URL answered, so that a 401 counts only from the token's origin.
+///   which URL answered (the response's ``/OAuth2/HTTPTransportResponse/url``,
+///   else the request's), so that a 401 counts only from the token's origin.
 /// - Any status is a response. When no response arrives, `send` throws the
 ///   inner transport's error (``/OAuth2/HTTPTransportError`` from
 ///   ``/OAuth2/CurlTransport``, or `CancellationError`), which the generated
@@ -37,7 +39,7 @@ public import Foundation
 ///   message holds a header value or a body.
 ///
 /// Thread-safe; one transport serves every client and task.
-public struct CurlClientTransport: ClientTransport {
+public struct HTTPTransportClientTransport: ClientTransport {
     /// The transport requests go through.
     public let transport: any HTTPTransport
     /// The largest request body sent, in bytes (1 MiB by default).

@@ -6,10 +6,10 @@ import OAuth2Testing
 import OpenAPIRuntime
 import Testing
 
-/// ``CurlClientTransport``'s mapping between the runtime's request and
+/// ``HTTPTransportClientTransport``'s mapping between the runtime's request and
 /// response and the framework's, over a `CannedTransport` that records
 /// what would go on the wire.
-struct CurlClientTransportTests {
+struct HTTPTransportClientTransportTests {
     let canned = CannedTransport()
 
     private func request(_ method: HTTPRequest.Method, _ path: String) -> HTTPRequest {
@@ -25,7 +25,7 @@ struct CurlClientTransportTests {
     func theURLIsTheServerURLFollowedByThePath(base: String, path: String, expected: String) async throws {
         canned.enqueue(HTTPTransportResponse(status: 204))
 
-        _ = try await CurlClientTransport(canned).send(
+        _ = try await HTTPTransportClientTransport(canned).send(
             request(.get, path), body: nil, baseURL: try #require(URL(string: base)), operationID: "op")
 
         #expect(canned.requests.first?.url.absoluteString == expected)
@@ -45,7 +45,7 @@ struct CurlClientTransportTests {
                 ]),
                 body: Data(#"{"ok":true}"#.utf8)))
 
-        let (response, body) = try await CurlClientTransport(canned).send(
+        let (response, body) = try await HTTPTransportClientTransport(canned).send(
             sent, body: HTTPBody(#"{"name":"x"}"#), baseURL: try #require(URL(string: "https://api.example")), operationID: "put")
 
         let onWire = try #require(canned.requests.first)
@@ -61,7 +61,7 @@ struct CurlClientTransportTests {
     @Test func anEmptyResponseBodyIsNoBody() async throws {
         canned.enqueue(HTTPTransportResponse(status: 204))
 
-        let (response, body) = try await CurlClientTransport(canned).send(
+        let (response, body) = try await HTTPTransportClientTransport(canned).send(
             request(.delete, "/x"), body: nil, baseURL: try #require(URL(string: "https://api.example")), operationID: "d")
 
         #expect(response.status == .noContent)
@@ -69,7 +69,7 @@ struct CurlClientTransportTests {
     }
 
     @Test func aBodyOverTheLimitIsRefusedBeforeAnythingIsSent() async throws {
-        let transport = CurlClientTransport(canned, maxRequestBodySize: 4)
+        let transport = HTTPTransportClientTransport(canned, maxRequestBodySize: 4)
 
         let error = await #expect(throws: HTTPTransportError.self) {
             _ = try await transport.send(
@@ -85,7 +85,7 @@ struct CurlClientTransportTests {
     @Test(arguments: ["ftp://api.example", "https://api.example?q=1", "file:///tmp"])
     func aServerURLThatIsNotHTTPIsRefused(base: String) async throws {
         let error = await #expect(throws: HTTPTransportError.self) {
-            _ = try await CurlClientTransport(canned).send(
+            _ = try await HTTPTransportClientTransport(canned).send(
                 request(.get, "/x"), body: nil, baseURL: try #require(URL(string: base)), operationID: "get")
         }
 
@@ -95,7 +95,7 @@ struct CurlClientTransportTests {
 
     @Test func theInnerTransportsErrorArrivesInTheGeneratedClientsError() async throws {
         canned.enqueue(error: HTTPTransportError.connectFailed)
-        let client = Client(serverURL: try #require(URL(string: "https://api.example")), transport: CurlClientTransport(canned))
+        let client = Client(serverURL: try #require(URL(string: "https://api.example")), transport: HTTPTransportClientTransport(canned))
 
         let error = await #expect(throws: ClientError.self) { _ = try await client.getMe() }
 
