@@ -1,7 +1,5 @@
 import Foundation
 import OAuth2
-import OAuth2Postgres
-import PostgresNIO
 
 /// Everything the app needs to know, read from environment variables.
 ///
@@ -60,24 +58,6 @@ public struct SignInConfiguration: Sendable {
     /// The path the provider redirects back to.
     public static let callbackPath = "/callback"
 
-    /// Where several instances keep what they share: the users' tokens
-    /// (``PostgresTokenStore``, encrypted with ``SignInConfiguration/storeKey``)
-    /// and the sessions (``PostgresSessionStore``).
-    public struct Database: Sendable {
-        /// The client's settings: host, user, password, database, TLS.
-        public var client: PostgresClient.Configuration
-        /// The tokens' table.
-        public var tokenTable: String
-        /// The sessions' table.
-        public var sessionTable: String
-
-        public init(client: PostgresClient.Configuration, tokenTable: String = "oauth2_tokens", sessionTable: String = "signin_sessions") {
-            self.client = client
-            self.tokenTable = tokenTable
-            self.sessionTable = sessionTable
-        }
-    }
-
     /// Creates a configuration from values, for code that does not read the environment.
     public init(
         oauth2: OAuth2Configuration,
@@ -111,7 +91,7 @@ public struct SignInConfiguration: Sendable {
     ///   variable at once, so one run tells the operator everything to fix;
     ///   with `SIGNIN_DISCOVER=1`, one that points to ``load(environment:transport:)``.
     public init(environment: [String: String]) throws(ConfigurationError) {
-        let settings = try Settings(environment: environment)
+        let settings = try SignInEnvironment(environment: environment)
         guard !settings.discover else {
             throw ConfigurationError(invalid: [
                 (
@@ -141,7 +121,7 @@ public struct SignInConfiguration: Sendable {
     public static func load(environment: [String: String], transport: any HTTPTransport) async throws(ConfigurationError)
         -> SignInConfiguration
     {
-        let settings = try Settings(environment: environment)
+        let settings = try SignInEnvironment(environment: environment)
         guard settings.discover, let issuer = settings.issuer else {
             return try SignInConfiguration(settings: settings, metadata: nil)
         }
@@ -170,7 +150,7 @@ public struct SignInConfiguration: Sendable {
 
     /// Builds the framework's configuration from the checked variables and,
     /// with discovery, the issuer's metadata.
-    private init(settings: Settings, metadata: AuthorizationServerMetadata?) throws(ConfigurationError) {
+    private init(settings: SignInEnvironment, metadata: AuthorizationServerMetadata?) throws(ConfigurationError) {
         var problems = ConfigurationError()
         var oauth2: OAuth2Configuration?
         // The framework checks the client and its endpoints (https, or http on loopback).
@@ -235,275 +215,5 @@ public struct SignInConfiguration: Sendable {
         let host = redirectURI.host ?? ""
         let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         return redirectURI.port.map { "\(scheme)://\(bracketed):\($0)" } ?? "\(scheme)://\(bracketed)"
-    }
-}
-
-/// The variables, each read and checked on its own, before any endpoint is
-/// built: discovery needs them before it can ask the provider.
-private struct Settings {
-    var clientID: String
-    var clientSecret: String?
-    var authorizeURL: URL?
-    var tokenURL: URL?
-    var revokeURL: URL?
-    var issuer: String?
-    var requireIssuer: Bool
-    var discover: Bool
-    var redirectURI: URL
-    var apiURL: URL?
-    var userField: String
-    var scopes: [String]
-    var database: SignInConfiguration.Database?
-    var storeDirectory: String?
-    var storeKey: FileTokenStore.EncryptionKey?
-    var host: String
-    var port: Int
-    var skew: Int
-    /// The framework's configuration from the variables' endpoints, without discovery.
-    var explicitConfiguration: OAuth2Configuration?
-
-    /// - Throws: ``ConfigurationError`` naming every missing or unusable variable at once.
-    init(environment: [String: String]) throws(ConfigurationError) {
-        var reader = EnvironmentReader(environment)
-
-        let discover = reader.flag("SIGNIN_DISCOVER")
-        let clientID = reader.required("SIGNIN_CLIENT_ID")
-        let clientSecret = reader.optional("SIGNIN_CLIENT_SECRET")
-        let authorizeURL = reader.url("SIGNIN_AUTHORIZE_URL", required: !discover)
-        let tokenURL = reader.url("SIGNIN_TOKEN_URL", required: !discover)
-        let revokeURL = reader.url("SIGNIN_REVOKE_URL", required: false)
-        let issuer = reader.optional("SIGNIN_ISSUER")
-        let requireIssuer = reader.flag("SIGNIN_REQUIRE_ISSUER")
-        let redirectURI = reader.url("SIGNIN_REDIRECT_URI", required: true)
-        let scopes = (reader.optional("SIGNIN_SCOPES") ?? "").split(separator: " ").map(String.init)
-        // With an OpenID provider and `openid` asked for, the ID token names
-        // the user; whether the issuer is one, discovery tells.
-        let apiURL = reader.url("SIGNIN_API_URL", required: !(discover && scopes.contains("openid")))
-        let userField = reader.optional("SIGNIN_USER_FIELD") ?? "username"
-        let database = reader.database()
-        let storeDirectory = reader.storeDirectory(withDatabase: database != nil || reader.optional("SIGNIN_DATABASE_URL") != nil)
-        let storeKey = reader.storeKey(text: "SIGNIN_STORE_KEY", file: "SIGNIN_STORE_KEY_FILE")
-        if database != nil && storeKey == nil && reader.error.invalid.allSatisfy({ !$0.variable.hasPrefix("SIGNIN_STORE_KEY") }) {
-            reader.invalid(
-                "SIGNIN_STORE_KEY",
-                "required with SIGNIN_DATABASE_URL (or SIGNIN_STORE_KEY_FILE): the tokens in the database are encrypted, with the same key on every instance"
-            )
-        }
-        let host = reader.optional("SIGNIN_HOST") ?? "127.0.0.1"
-        let port = reader.integer("SIGNIN_PORT", range: 0...65535) ?? 8080
-        let skew = reader.integer("SIGNIN_EXPIRY_SKEW", range: 0...86_400) ?? 60
-
-        if let redirectURI {
-            reader.checkRedirectURI(redirectURI, variable: "SIGNIN_REDIRECT_URI")
-        }
-        if requireIssuer && issuer == nil {
-            reader.invalid("SIGNIN_REQUIRE_ISSUER", "needs SIGNIN_ISSUER, the issuer to compare with")
-        }
-        if discover && issuer == nil {
-            reader.invalid("SIGNIN_DISCOVER", "needs SIGNIN_ISSUER, the issuer whose metadata to read")
-        }
-        if let apiURL {
-            // The API receives the bearer token: hold it to the framework's own
-            // rule for endpoints (https, or http on loopback) now, not at the first request.
-            do throws(OAuth2Error) {
-                _ = try OAuth2Configuration(clientID: "check", tokenEndpoint: apiURL)
-            } catch {
-                reader.invalid("SIGNIN_API_URL", error.message)
-            }
-        }
-
-        // The framework checks the client and its endpoints (https, or http on loopback).
-        var explicitConfiguration: OAuth2Configuration?
-        if !discover, let clientID, let authorizeURL, let tokenURL {
-            do throws(OAuth2Error) {
-                explicitConfiguration = try OAuth2Configuration(
-                    clientID: clientID,
-                    clientSecret: clientSecret.map { Secret($0) },
-                    authorizationEndpoint: authorizeURL,
-                    tokenEndpoint: tokenURL,
-                    revocationEndpoint: revokeURL,
-                    defaultScopes: scopes,
-                    expirySkew: .seconds(skew),
-                    issuer: issuer,
-                    // A missing issuer is reported above, under SIGNIN_REQUIRE_ISSUER.
-                    requiresIssuerInRedirect: requireIssuer && issuer != nil
-                )
-            } catch {
-                reader.invalid("SIGNIN_AUTHORIZE_URL, SIGNIN_TOKEN_URL, SIGNIN_REVOKE_URL", "\(error.code): \(error.message)")
-            }
-        }
-
-        guard reader.error.isEmpty, let clientID, let redirectURI, storeDirectory != nil || database != nil,
-            discover || explicitConfiguration != nil
-        else {
-            throw reader.error
-        }
-        self.explicitConfiguration = explicitConfiguration
-        self.clientID = clientID
-        self.clientSecret = clientSecret
-        self.authorizeURL = authorizeURL
-        self.tokenURL = tokenURL
-        self.revokeURL = revokeURL
-        self.issuer = issuer
-        self.requireIssuer = requireIssuer
-        self.discover = discover
-        self.redirectURI = redirectURI
-        self.apiURL = apiURL
-        self.userField = userField
-        self.scopes = scopes
-        self.database = database
-        self.storeDirectory = storeDirectory
-        self.storeKey = storeKey
-        self.host = host
-        self.port = port
-        self.skew = skew
-    }
-}
-
-/// Collects the variables and every problem with them.
-private struct EnvironmentReader {
-    let environment: [String: String]
-    var error = ConfigurationError()
-
-    init(_ environment: [String: String]) {
-        self.environment = environment
-    }
-
-    mutating func invalid(_ variable: String, _ reason: String) {
-        error.invalid.append((variable, reason))
-    }
-
-    func optional(_ name: String) -> String? {
-        guard let value = environment[name]?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else {
-            return nil
-        }
-        return value
-    }
-
-    mutating func required(_ name: String) -> String? {
-        guard let value = optional(name) else {
-            error.missing.append(name)
-            return nil
-        }
-        return value
-    }
-
-    mutating func url(_ name: String, required: Bool) -> URL? {
-        guard let text = required ? self.required(name) : optional(name) else { return nil }
-        guard let url = URL(string: text),
-            let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
-            let host = url.host, !host.isEmpty
-        else {
-            invalid(name, "not an absolute http or https URL")
-            return nil
-        }
-        return url
-    }
-
-    mutating func integer(_ name: String, range: ClosedRange<Int>) -> Int? {
-        guard let text = optional(name) else { return nil }
-        guard let value = Int(text), range.contains(value) else {
-            invalid(name, "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
-            return nil
-        }
-        return value
-    }
-
-    mutating func flag(_ name: String) -> Bool {
-        switch optional(name)?.lowercased() {
-        case nil, "0", "false", "no": return false
-        case "1", "true", "yes": return true
-        default:
-            invalid(name, "must be 1 or 0")
-            return false
-        }
-    }
-
-    /// `SIGNIN_STORE_DIR`: required without a database, refused with one
-    /// (the tokens would not be where the operator thinks).
-    mutating func storeDirectory(withDatabase: Bool) -> String? {
-        guard withDatabase else { return required("SIGNIN_STORE_DIR") }
-        if optional("SIGNIN_STORE_DIR") != nil {
-            invalid("SIGNIN_STORE_DIR", "set SIGNIN_STORE_DIR or SIGNIN_DATABASE_URL, not both")
-        }
-        return nil
-    }
-
-    /// The database of `SIGNIN_DATABASE_URL`, its password and tables; `nil` when unset or unusable.
-    mutating func database() -> SignInConfiguration.Database? {
-        guard let url = optional("SIGNIN_DATABASE_URL") else { return nil }
-        let password = databasePassword()
-        var tables: [String] = []
-        for (variable, defaultName) in [("SIGNIN_TOKEN_TABLE", "oauth2_tokens"), ("SIGNIN_SESSION_TABLE", "signin_sessions")] {
-            let name = optional(variable) ?? defaultName
-            if !PostgresSessionStore.isTableName(name) {
-                invalid(variable, PostgresSessionStore.tableNameRule)
-            }
-            tables.append(name)
-        }
-        if tables[0] == tables[1] {
-            invalid("SIGNIN_SESSION_TABLE", "must differ from SIGNIN_TOKEN_TABLE")
-        }
-        do throws(OAuth2Error) {
-            // The framework's message never repeats the URL's user info.
-            let client = try PostgresTokenStore.clientConfiguration(url: url, password: password)
-            return SignInConfiguration.Database(client: client, tokenTable: tables[0], sessionTable: tables[1])
-        } catch {
-            invalid("SIGNIN_DATABASE_URL", error.message)
-            return nil
-        }
-    }
-
-    /// `PGPASSWORD`, or the first line of `SIGNIN_DATABASE_PASSWORD_FILE`; never echoed.
-    private mutating func databasePassword() -> String? {
-        let fileName = "SIGNIN_DATABASE_PASSWORD_FILE"
-        switch (environment["PGPASSWORD"].flatMap { $0.isEmpty ? nil : $0 }, optional(fileName)) {
-        case (let password?, nil):
-            return password
-        case (nil, let path?):
-            guard let data = FileManager.default.contents(atPath: path),
-                let password = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .newlines), !password.isEmpty
-            else {
-                invalid(fileName, "cannot read a password from that file")
-                return nil
-            }
-            return password
-        case (.some, .some):
-            invalid(fileName, "set PGPASSWORD or \(fileName), not both")
-            return nil
-        case (nil, nil):
-            return nil
-        }
-    }
-
-    mutating func storeKey(text textName: String, file fileName: String) -> FileTokenStore.EncryptionKey? {
-        let text = optional(textName)
-        let path = optional(fileName)
-        do throws(OAuth2Error) {
-            switch (text, path) {
-            case (nil, nil):
-                return nil
-            case (let text?, nil):
-                return try FileTokenStore.EncryptionKey(text: text)
-            case (nil, let path?):
-                return try FileTokenStore.EncryptionKey.fromFile(atPath: path)
-            case (.some, .some):
-                invalid(textName, "set \(textName) or \(fileName), not both")
-                return nil
-            }
-        } catch {
-            // The framework's message gives the key's length or the file's problem, never the key.
-            invalid(text != nil ? textName : fileName, error.message)
-            return nil
-        }
-    }
-
-    mutating func checkRedirectURI(_ url: URL, variable: String) {
-        if url.path != SignInConfiguration.callbackPath {
-            invalid(variable, "its path must be \(SignInConfiguration.callbackPath), the route that finishes the sign-in")
-        }
-        if url.query != nil || url.fragment != nil {
-            invalid(variable, "must have no query and no fragment")
-        }
     }
 }
