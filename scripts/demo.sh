@@ -6,7 +6,7 @@
 #
 # Builds the CLI, starts a provider named "demo" on 127.0.0.1, signs alice in
 # with `oauth2 authorize` (OpenID Connect: the ID token is verified), shows
-# `oauth2 token --json` and `oauth2 userinfo`, calls /api/me with `oauth2 call`,
+# `oauth2 token --format json` and `oauth2 userinfo`, calls /api/me with `oauth2 call`,
 # signs out (printing the provider's end-session URL), then stops the provider. The narration goes to stderr; what
 # the CLI prints on stdout is shown as it is.
 set -euo pipefail
@@ -74,8 +74,8 @@ else
 fi
 
 say "what is stored: the token's metadata and who signed in (the verified ID token's claims), never the tokens"
-show "oauth2 token --json"
-"$oauth2" token --json
+show "oauth2 token --format json"
+"$oauth2" token --format json
 
 say "asking the provider who signed in (OpenID Connect userinfo; its sub must be the ID token's)"
 show "oauth2 userinfo"

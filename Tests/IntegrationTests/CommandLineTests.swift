@@ -14,7 +14,7 @@ import Testing
         token.binding = TokenBinding(tokenEndpoint: tokenURL.absoluteString, clientID: "app")
         try await FileTokenStore(directory: cli.store).save(token, account: "default")
 
-        let result = try await cli.run(["token", "--json", "--store", cli.store, "--client-id", "app"] + Self.endpoints)
+        let result = try await cli.run(["token", "--format", "json", "--store", cli.store, "--client-id", "app"] + Self.endpoints)
 
         #expect(result.status == 0, "\(result.stderr)")
         #expect((try JSONObject(result.stdout)["expires_in"] as? Int) == Int(Int32.max))
@@ -49,7 +49,7 @@ import Testing
         #expect(text.stdout.contains("signed in as: user1 at https://id.example[2J "), "\(text.stdout.debugDescription)")
         #expect(text.stdout.contains("email: m31m@example.com\n"), "\(text.stdout.debugDescription)")
 
-        let json = try await cli.run(["token", "--json"] + options)
+        let json = try await cli.run(["token", "--format", "json"] + options)
         #expect(json.status == 0, "\(json.stderr)")
         let claims = try #require(try JSONObject(json.stdout)["id_token"] as? [String: Any])
         #expect(claims["name"] as? String == "Mallory]0;owned[31m")
@@ -219,10 +219,59 @@ import Testing
 
     @Test func tokenWithoutAStoredTokenIsNotAuthenticated() async throws {
         let cli = try CLI()
-        let result = try await cli.run(["token", "--json", "--store", cli.store, "--account", "nobody"])
+        let result = try await cli.run(["token", "--format", "json", "--store", cli.store, "--account", "nobody"])
         #expect(result.status == 1)
         #expect(result.errorLines == ["error: not_authenticated: no token is stored for account nobody"])
         #expect(result.stdout.isEmpty)
+    }
+
+    // MARK: - token --format
+
+    @Test func printAccessTokenIsTheShortSpellingOfFormatAccessToken() async throws {
+        let cli = try CLI()
+        try await Self.store(AccessToken(accessToken: Secret("at-script"), expiresAt: Date().addingTimeInterval(3600)), in: cli)
+        let options = ["--store", cli.store, "--client-id", "app"] + Self.endpoints
+        for spelling in [["--print-access-token"], ["--format", "access-token"], ["--print-access-token", "--format", "access-token"]] {
+            let result = try await cli.run(["token"] + spelling + options)
+            #expect(result.status == 0, "\(spelling): \(result.stderr)")
+            #expect(result.stdout == "at-script\n", "\(spelling)")
+        }
+    }
+
+    @Test(arguments: ["text", "json", "kubernetes"])
+    func printAccessTokenWithAnotherFormatIsAUsageError(format: String) async throws {
+        let cli = try CLI()
+        try await Self.store(AccessToken(accessToken: Secret("at-script"), expiresAt: Date().addingTimeInterval(3600)), in: cli)
+        let result = try await cli.run(
+            ["token", "--print-access-token", "--format", format, "--store", cli.store, "--client-id", "app"] + Self.endpoints)
+        #expect(result.status == 64)
+        #expect(
+            result.errorLines == [
+                "error: usage: --print-access-token is --format access-token: it cannot be combined with --format \(format)"
+            ],
+            "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func theJSONFlagIsRefusedWithItsNewSpelling() async throws {
+        let cli = try CLI()
+        try await Self.store(AccessToken(accessToken: Secret("at-script"), expiresAt: Date().addingTimeInterval(3600)), in: cli)
+        let result = try await cli.run(["token", "--json", "--store", cli.store, "--client-id", "app"] + Self.endpoints)
+        #expect(result.status == 64)
+        #expect(result.errorLines == ["error: usage: --json is now --format json"], "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func tokenHelpListsTheFormatsAndNotTheJSONFlag() async throws {
+        let cli = try CLI()
+        let result = try await cli.run(["token", "--help"])
+        #expect(result.status == 0)
+        // Help wraps at 80 columns, wherever a line happens to break.
+        let help = result.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(help.contains("--format <format>"), "\(result.stdout)")
+        #expect(help.contains("(values: text, json, access-token, kubernetes)"), "\(result.stdout)")
+        #expect(help.contains("--print-access-token The same as --format access-token"), "\(result.stdout)")
+        #expect(!help.contains("--json"), "\(result.stdout)")
     }
 
     @Test func versionPrintsTheVersion() async throws {

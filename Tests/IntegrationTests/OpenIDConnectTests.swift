@@ -112,7 +112,7 @@ struct OpenIDConnectTests {
         #expect(url.contains("nonce="))
         #expect(result.stderr.contains("ID token verified"))
 
-        let token = try await cli.run(["token", "--json"] + options)
+        let token = try await cli.run(["token", "--format", "json"] + options)
         #expect(token.status == 0, "\(token.stderr)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(token.stdout.utf8)) as? [String: Any])
         let claims = try #require(json["id_token"] as? [String: Any])

@@ -31,7 +31,7 @@ extension DeploymentTests {
             #expect(result.status == 0, "\(result.stderr)")
         }
         #expect(ContinuousClock.now - started < .seconds(60), "the others went on within the timeout")
-        let token = try await cli.run(["token", "--json"] + options)
+        let token = try await cli.run(["token", "--format", "json"] + options)
         #expect(token.status == 0, "\(token.stderr)")
         #expect((try? JSONObject(token.stdout))?.bool("has_refresh_token") == true)
         #expect(try await provider.liveRefreshTokens(client: "confidential") == otherGrants + 1)

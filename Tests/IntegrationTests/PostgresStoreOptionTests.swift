@@ -12,7 +12,8 @@ import Glibc
     /// Reads the store only: no provider is asked anything.
     private static func tokenArguments(store: String, timeout: Int) -> [String] {
         [
-            "token", "--json", "--store", store, "--client-id", "app", "--token-url", "https://id.example/oauth/token", "--timeout",
+            "token", "--format", "json", "--store", store, "--client-id", "app", "--token-url", "https://id.example/oauth/token",
+            "--timeout",
             "\(timeout)",
         ]
     }

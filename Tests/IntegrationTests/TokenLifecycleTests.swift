@@ -30,7 +30,7 @@ struct TokenLifecycleTests {
         let options = try provider.options(client: "confidential", for: cli)
         #expect(try await provider.authorize(with: cli, options: options).result.status == 0)
 
-        let json = try await cli.run(["token", "--json"] + options)
+        let json = try await cli.run(["token", "--format", "json"] + options)
         #expect(json.status == 0, "\(json.stderr)")
         let printed = try await cli.run(["token", "--print-access-token"] + options)
         #expect(printed.status == 0, "\(printed.stderr)")

@@ -7,24 +7,26 @@ struct TokenCommand: AsyncParsableCommand {
         commandName: "token",
         abstract: "Show the stored token's metadata, or print a valid access token.",
         discussion: """
-            Without options: the token's type, expiry, scopes and whether there is a
-            refresh token, never the token itself. --json prints the same as one JSON
-            object (account, token_type, expires_at, expires_in, expired, scopes,
-            has_refresh_token). --print-access-token prints the access token alone,
-            refreshing it first when it is about to expire: for scripts that call an
-            API with another tool.
-
-            --format says the same: text (the default), json, access-token, or
-            kubernetes: a client.authentication.k8s.io/v1 ExecCredential for
-            kubectl's exec credential plugin, {"apiVersion": …, "kind":
-            "ExecCredential", "status": {"token": …, "expirationTimestamp": RFC 3339}}
-            (refreshed first like access-token; expirationTimestamp left out when
-            the provider gave no expiry). When kubectl asks for
-            client.authentication.k8s.io/v1beta1 in KUBERNETES_EXEC_INFO, that
-            apiVersion is answered instead.
+            --format says what to print:
+              text          the token's type, expiry, scopes and whether there is a
+                            refresh token, never the token itself (the default)
+              json          the same as one JSON object (account, token_type,
+                            expires_at, expires_in, expired, scopes,
+                            has_refresh_token, ...)
+              access-token  the access token alone, refreshed first when it is about
+                            to expire: for scripts that call an API with another
+                            tool; --print-access-token is its short spelling
+              kubernetes    a client.authentication.k8s.io/v1 ExecCredential for
+                            kubectl's exec credential plugin, {"apiVersion": …,
+                            "kind": "ExecCredential", "status": {"token": …,
+                            "expirationTimestamp": RFC 3339}} (refreshed first like
+                            access-token; expirationTimestamp left out when the
+                            provider gave no expiry; the apiVersion
+                            client.authentication.k8s.io/v1beta1 when kubectl asks
+                            for it in KUBERNETES_EXEC_INFO)
 
             Example:
-              oauth2 token --json
+              oauth2 token --format json
               curl -H "Authorization: Bearer $(oauth2 token --print-access-token)" https://api.example/me
               oauth2 token --provider corp --format kubernetes
             """
@@ -32,29 +34,38 @@ struct TokenCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Flag(help: "Print the metadata as JSON.")
-    var json = false
-
-    @Flag(name: .customLong("print-access-token"), help: "Print a valid access token (refreshing first when needed).")
-    var printAccessToken = false
-
+    /// What `oauth2 token` prints.
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case text, json
         case accessToken = "access-token"
         case kubernetes
     }
 
-    @Option(help: "What to print: text, json, access-token or kubernetes (an ExecCredential for kubectl).")
+    @Option(help: "What to print, as the discussion above says (default text).")
     var format: Format?
 
+    // The spelling scripts already use, kept as a flag of its own because it
+    // is the common case: `$(oauth2 token --print-access-token)`.
+    @Flag(name: .customLong("print-access-token"), help: "The same as --format access-token: a valid access token alone.")
+    var printAccessToken = false
+
+    // Replaced by --format json; refused with that pointer rather than as an
+    // unknown option, so a script written for it learns the new spelling.
+    @Flag(name: .customLong("json"), help: .hidden)
+    var refusedJSON = false
+
     func validate() throws {
-        if [json, printAccessToken, format != nil].filter({ $0 }).count > 1 {
-            throw ValidationError("--json, --print-access-token and --format cannot be combined")
+        if refusedJSON {
+            throw ValidationError("--json is now --format json")
+        }
+        if printAccessToken, let format, format != .accessToken {
+            throw ValidationError(
+                "--print-access-token is --format access-token: it cannot be combined with --format \(format.rawValue)")
         }
     }
 
     func run() async throws {
-        let format = format ?? (json ? .json : printAccessToken ? .accessToken : .text)
+        let format = format ?? (printAccessToken ? .accessToken : .text)
         try await Session.run(common) { session in
             switch format {
             case .accessToken:
