@@ -274,6 +274,44 @@ import Testing
         #expect(!help.contains("--json"), "\(result.stdout)")
     }
 
+    // MARK: - --auth-method
+
+    static let authMethodNames = "basic, post, client_secret_basic, client_secret_post, client_secret_jwt, private_key_jwt"
+
+    @Test func aWrongAuthMethodIsAParserErrorListingTheNames() async throws {
+        let cli = try CLI()
+        let result = try await cli.run(
+            ["client-credentials", "--auth-method", "digest", "--client-id", "app", "--store", cli.store] + Self.endpoints)
+        #expect(result.status == 64)
+        #expect(
+            result.errorLines == [
+                "error: usage: The value 'digest' is invalid for '--auth-method <auth-method>'. Please provide one of the following:"
+            ], "\(result.stderr)")
+        for name in Self.authMethodNames.split(separator: ", ") + ["none"] {
+            #expect(result.stderr.contains("\n  - \(name)\n"), "\(result.stderr)")
+        }
+    }
+
+    @Test func theHelpListsTheAuthMethods() async throws {
+        let cli = try CLI()
+        let result = try await cli.run(["client-credentials", "--help"])
+        #expect(result.status == 0)
+        // Help wraps at 80 columns, wherever a line happens to break.
+        let help = result.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(help.contains("(values: \(Self.authMethodNames), none)"), "\(result.stdout)")
+    }
+
+    @Test func aWrongAuthMethodInTheEnvironmentIsAUsageErrorNamingTheVariable() async throws {
+        let cli = try CLI()
+        let result = try await cli.run(
+            ["client-credentials", "--client-id", "app", "--store", cli.store] + Self.endpoints,
+            environment: ["OAUTH2_AUTH_METHOD": "digest"])
+        #expect(result.status == 64)
+        #expect(
+            result.errorLines == ["error: usage: OAUTH2_AUTH_METHOD must be \(Self.authMethodNames) or none, not digest"],
+            "\(result.stderr)")
+    }
+
     @Test func versionPrintsTheVersion() async throws {
         let cli = try CLI()
         let result = try await cli.run(["--version"])

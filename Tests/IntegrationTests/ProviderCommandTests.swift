@@ -89,6 +89,40 @@ import Testing
         #expect(result.errorLines == ["error: usage: the provider corp takes its client secret from $CORP_SECRET, which is not set"])
     }
 
+    @Test func aWrongAuthMethodIsAParserErrorAndNothingIsWritten() async throws {
+        let cli = try Self.cli()
+        let result = try await cli.run([
+            "provider", "add", "corp", "--token-url", "https://id.corp.example/token", "--auth-method", "digest",
+        ])
+        #expect(result.status == 64)
+        #expect(
+            result.errorLines.first?.hasPrefix("error: usage: The value 'digest' is invalid for '--auth-method <auth-method>'") == true,
+            "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: cli.directory + "/config/providers.json"))
+    }
+
+    @Test func theAuthMethodIsSavedAsGivenAndAWrongSavedOneNamesTheProvider() async throws {
+        let cli = try Self.cli()
+        let add = try await cli.run([
+            "provider", "add", "corp", "--token-url", "http://127.0.0.1:9/token", "--client-id", "cli", "--auth-method", "post",
+        ])
+        #expect(add.status == 0, "\(add.stderr)")
+        let settings = try #require(try await Self.show(cli, ["corp"])["settings"] as? [String: Any])
+        #expect(settings["auth_method"] as? String == "post")
+
+        // A providers.json edited by hand is read at use, not by the parser.
+        let path = cli.directory + "/config/providers.json"
+        let content = try String(contentsOfFile: path, encoding: .utf8)
+        try content.replacingOccurrences(of: "\"post\"", with: "\"digest\"").write(toFile: path, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        let result = try await cli.run(["client-credentials", "--provider", "corp"])
+        #expect(result.status == 64)
+        #expect(
+            result.errorLines == [
+                "error: usage: the auth method of the provider corp must be basic, post, client_secret_basic, client_secret_post, client_secret_jwt, private_key_jwt or none, not digest"
+            ], "\(result.stderr)")
+    }
+
     @Test func aConfigFileOthersMayWriteIsRefused() async throws {
         let cli = try Self.cli()
         #expect(try await cli.run(["provider", "add", "corp", "--token-url", "https://id.corp.example/token"]).status == 0)
@@ -258,8 +292,8 @@ import Testing
         let cli = try Self.cli()
         let result = try await cli.run(["--generate-completion-script", shell])
         #expect(result.status == 0, "\(result.stderr)")
-        // fish writes options without their dashes; the value lists (formats, presets) are in all three.
-        for word in ["git-credential", "provider", "format", "kubernetes", "microsoft"] {
+        // fish writes options without their dashes; the value lists (formats, presets, auth methods) are in all three.
+        for word in ["git-credential", "provider", "format", "kubernetes", "microsoft", "client_secret_jwt"] {
             #expect(result.stdout.contains(word), "\(shell) completion lacks \(word)")
         }
     }

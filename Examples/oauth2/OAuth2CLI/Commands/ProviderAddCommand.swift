@@ -1,5 +1,4 @@
 import ArgumentParser
-import OAuth2
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -80,8 +79,8 @@ struct ProviderAddCommand: ParsableCommand {
     @Option(name: .customLong("client-secret"), help: .hidden)
     var refusedClientSecret: String?
 
-    @Option(name: .customLong("auth-method"), help: "basic, post, client_secret_jwt or private_key_jwt.")
-    var authMethod: String?
+    @Option(name: .customLong("auth-method"), help: "How the client authenticates.")
+    var authMethod: AuthMethod?
 
     @Option(help: "An audience parameter.")
     var audience: String?
@@ -130,9 +129,6 @@ struct ProviderAddCommand: ParsableCommand {
         for parameter in parameters where !parameter.contains("=") || parameter.hasPrefix("=") {
             throw ValidationError("--param must be NAME=VALUE")
         }
-        if let method = authMethod, !["basic", "post"].contains(method), ClientAuthentication(name: method) == nil {
-            throw ValidationError("--auth-method must be basic, post, client_secret_jwt or private_key_jwt")
-        }
     }
 
     func run() throws {
@@ -158,7 +154,7 @@ struct ProviderAddCommand: ParsableCommand {
         record.redirectURI = redirectURI
         record.clientSecretFile = clientSecretFile.map(Self.absolutePath)
         record.clientSecretEnv = clientSecretEnv
-        record.authMethod = authMethod
+        record.authMethod = authMethod?.name
         record.audience = audience
         record.authorizeParameters = parameters.isEmpty ? nil : parameters
         record.gitHost = gitHost

@@ -51,9 +51,9 @@ struct CommonOptions: ParsableArguments {
     @Option(
         name: .customLong("auth-method"),
         help:
-            "How the client authenticates: basic, post, client_secret_jwt or private_key_jwt (OAUTH2_AUTH_METHOD; default basic when there is a secret, private_key_jwt with --client-key-file)."
+            "How the client authenticates (OAUTH2_AUTH_METHOD; default basic when there is a secret, private_key_jwt with --client-key-file)."
     )
-    var authMethod: String?
+    var authMethod: AuthMethod?
 
     @Option(
         name: .customLong("client-key-file"),

@@ -105,17 +105,19 @@ struct Settings: Sendable {
             timeout = .seconds(30)
         }
 
-        if let method = pick(options.authMethod, "OAUTH2_AUTH_METHOD", saved.authMethod) {
-            switch method {
-            case "basic": authentication = .clientSecretBasic
-            case "post": authentication = .clientSecretPost
-            default:
-                guard let named = ClientAuthentication(name: method) else {
-                    throw UsageError(
-                        "--auth-method (or OAUTH2_AUTH_METHOD) must be basic, post, client_secret_jwt or private_key_jwt, not \(method)")
-                }
-                authentication = named
+        // The flag is checked by the parser; the variable and the saved provider here.
+        if let method = options.authMethod {
+            authentication = method.authentication
+        } else if let name = EnvironmentVariables.value("OAUTH2_AUTH_METHOD") {
+            guard let method = AuthMethod(name: name) else {
+                throw UsageError("OAUTH2_AUTH_METHOD must be \(AuthMethod.namesInWords), not \(name)")
             }
+            authentication = method.authentication
+        } else if let name = saved.authMethod {
+            guard let method = AuthMethod(name: name) else {
+                throw UsageError("the auth method of the provider \(provider?.name ?? "") must be \(AuthMethod.namesInWords), not \(name)")
+            }
+            authentication = method.authentication
         } else {
             authentication = nil
         }
