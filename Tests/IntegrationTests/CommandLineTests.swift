@@ -262,16 +262,20 @@ import Testing
         #expect(result.stdout.isEmpty)
     }
 
+    /// `oauth2 <command> --help` as words one space apart: help wraps at 80
+    /// columns, wherever a line happens to break.
+    static func help(_ command: String) async throws -> String {
+        let result = try await CLI().run([command, "--help"])
+        #expect(result.status == 0, "\(result.stderr)")
+        return result.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
     @Test func tokenHelpListsTheFormatsAndNotTheJSONFlag() async throws {
-        let cli = try CLI()
-        let result = try await cli.run(["token", "--help"])
-        #expect(result.status == 0)
-        // Help wraps at 80 columns, wherever a line happens to break.
-        let help = result.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        #expect(help.contains("--format <format>"), "\(result.stdout)")
-        #expect(help.contains("(values: text, json, access-token, kubernetes)"), "\(result.stdout)")
-        #expect(help.contains("--print-access-token The same as --format access-token"), "\(result.stdout)")
-        #expect(!help.contains("--json"), "\(result.stdout)")
+        let help = try await Self.help("token")
+        #expect(help.contains("--format <format>"), "\(help)")
+        #expect(help.contains("(values: text, json, access-token, kubernetes)"), "\(help)")
+        #expect(help.contains("--print-access-token The same as --format access-token"), "\(help)")
+        #expect(!help.contains("--json"), "\(help)")
     }
 
     // MARK: - --auth-method
@@ -293,12 +297,8 @@ import Testing
     }
 
     @Test func theHelpListsTheAuthMethods() async throws {
-        let cli = try CLI()
-        let result = try await cli.run(["client-credentials", "--help"])
-        #expect(result.status == 0)
-        // Help wraps at 80 columns, wherever a line happens to break.
-        let help = result.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        #expect(help.contains("(values: \(Self.authMethodNames), none)"), "\(result.stdout)")
+        let help = try await Self.help("client-credentials")
+        #expect(help.contains("(values: \(Self.authMethodNames), none)"), "\(help)")
     }
 
     @Test func aWrongAuthMethodInTheEnvironmentIsAUsageErrorNamingTheVariable() async throws {
