@@ -65,7 +65,7 @@ START_FLOOR_STATIC = os.path.join(START_STATIC_SCRATCH, "release", "handoff-floo
 # server images are usually built (`swift build --static-swift-stdlib`): the request rows
 # run them too. With the runtime shared, every thread-local the runtime reads (the current
 # task, on each async frame's allocation; the exclusivity checks' access set) is a call to
-# `__tls_get_addr`; linked in, it is one instruction (BENCHMARKS.md, issue 15, tenth pass).
+# `__tls_get_addr`; linked in, it is one instruction.
 BENCH_STATIC = os.path.join(START_STATIC_SCRATCH, "release", "oauth2-bench")
 FLOOR_STATIC = START_FLOOR_STATIC
 BASELINE = os.path.join(BUILD, "curl-baseline")

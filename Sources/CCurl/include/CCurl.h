@@ -5,7 +5,7 @@
 // Debian 12, each bound at once) it costs a process about 11 million
 // instructions and 8 MiB before main, which a program that sends nothing,
 // such as `oauth2 token --print-access-token` on a valid token, never needs
-// to pay (BENCHMARKS.md, "Issue 15, third pass").
+// to pay.
 //
 // Every libcurl function the transport calls has a wrapper here. Each loads
 // libcurl on its first call (once per process) and fails as libcurl itself

@@ -10,7 +10,7 @@ import Foundation
 /// cast needs a buffer the size of `CancellationError`, a type whose size is
 /// known only at run time, so every async function it is inlined into
 /// allocated one from the task on entry, thrown or not (three a signed
-/// request; BENCHMARKS.md, issue 15, fifteenth pass). A member of `Error`
+/// request, counted with callgrind). A member of `Error`
 /// would not do: called on `any Error` its `Self` is `any Error` itself.
 func isCancellation(_ error: any Error) -> Bool {
     type(of: error) == CancellationError.self
@@ -18,7 +18,7 @@ func isCancellation(_ error: any Error) -> Bool {
 
 extension OAuth2Error {
     /// Sends a request, translating transport failures into ``OAuth2Error``.
-    @inline(__always) // One async frame fewer per signed request (BENCHMARKS.md, issue 15, eighth pass).
+    @inline(__always) // One async frame (a task allocation) fewer per signed request.
     static func performing(_ request: HTTPTransportRequest, on transport: any HTTPTransport) async throws(OAuth2Error)
         -> HTTPTransportResponse
     {

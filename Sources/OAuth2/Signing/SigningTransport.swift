@@ -52,8 +52,8 @@ public struct SigningTransport: HTTPTransport {
     /// Where the span of each request and the count of 401 retries go.
     public let telemetry: OAuth2Telemetry
     /// A token the source gave without suspending, for the first attempt:
-    /// asking `tokenSource` through its protocol costs two async frames a
-    /// request (BENCHMARKS.md, issue 15, fifteenth pass). `nil`: ask it.
+    /// asking `tokenSource` through its protocol costs two async frames (a
+    /// task allocation and two executor checks each) a request. `nil`: ask it.
     private let readyToken: AccessToken?
 
     /// The most redirects followed for one request.
@@ -80,13 +80,13 @@ public struct SigningTransport: HTTPTransport {
     ///   errors (`not_authenticated`, `reauthorization_required`, …),
     ///   `invalid_token` / `unauthorized` after the retry, `insufficient_scope`, `rate_limited`,
     ///   `insecure_redirect`, `timeout`, `tls_error`, `transport_error`, `cancelled`.
-    @inline(__always) // One async frame fewer per signed request (BENCHMARKS.md, issue 15, eighth pass).
+    @inline(__always) // One async frame (a task allocation) fewer per signed request.
     public func send(_ request: HTTPTransportRequest) async throws(OAuth2Error) -> HTTPTransportResponse {
         try await telemetry.withClientSpan(
             "oauth2.signed_request", url: request.url, method: request.method, errorType: \.code.rawValue
         ) { (span) async throws(OAuth2Error) in
             // The span's context goes into the copy `sendSigned` makes anyway,
-            // not into one of its own here (BENCHMARKS.md, issue 15, tenth pass).
+            // not into one of its own here: one copy of the request a send, not two.
             let response = try await sendInSpan(request, span: span)
             span.set("http.response.status_code", response.status.code)
             return response
@@ -154,7 +154,7 @@ public struct SigningTransport: HTTPTransport {
     }
 
     /// A token from the source, its failures as ``OAuth2Error``.
-    @inline(__always) // One async frame fewer per signed request (BENCHMARKS.md, issue 15, eighth pass).
+    @inline(__always) // One async frame (a task allocation) fewer per signed request.
     private static func sourced(_ body: () async throws -> AccessToken) async throws(OAuth2Error) -> AccessToken {
         do {
             return try await body()
@@ -185,7 +185,7 @@ public struct SigningTransport: HTTPTransport {
     ///
     /// - Returns: the final response, and whether the request it answers
     ///   carried the token (a redirect to another origin drops it).
-    @inline(__always) // One async frame fewer per signed request (BENCHMARKS.md, issue 15, tenth pass).
+    @inline(__always) // One async frame (a task allocation) fewer per signed request.
     private func sendSigned(_ request: HTTPTransportRequest, token: AccessToken, span: ClientSpan) async throws(OAuth2Error) -> (
         response: HTTPTransportResponse, carriedToken: Bool
     ) {
@@ -197,8 +197,7 @@ public struct SigningTransport: HTTPTransport {
             current.headers[fields: .authorization] = [authorization]
         } else {
             // Most requests carry no Authorization of their own: appending
-            // skips the search and splice of a replacement (BENCHMARKS.md,
-            // issue 15, ninth pass).
+            // skips the search and splice of a replacement, on every request.
             current.headers.append(authorization)
         }
         var carriesToken = true
@@ -250,7 +249,7 @@ enum BearerRejection {
     case unauthorized
 
     // Borrowed: an initializer owns its arguments by default, which copied
-    // the response the caller goes on to return (BENCHMARKS.md, issue 15, tenth pass).
+    // the response the caller goes on to return, on every signed request.
     init(_ response: borrowing HTTPTransportResponse) {
         switch response.status.code {
         case 401:

@@ -96,7 +96,7 @@ package final class LockedValue<Value>: @unchecked Sendable {
     // apart (a nested `withLock` on the same value deadlocks before it could
     // overlap), and with the Swift runtime shared each check is a call and a
     // thread-local lookup; `OAuth2Client` takes this lock on every signed
-    // request (BENCHMARKS.md, issue 15, tenth pass).
+    // request.
     @exclusivity(unchecked) private var value: Value
 
     /// Wraps an initial value.

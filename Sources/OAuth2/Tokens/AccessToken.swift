@@ -15,8 +15,7 @@ public struct AccessToken: Sendable, Hashable, Codable {
     /// A token is copied on every signed request (out of the client's state
     /// machine, under its lock) and its fields are many strings, arrays and
     /// optionals: copying and destroying them field by field was a seventh of
-    /// the client's own work per request (BENCHMARKS.md, issue 15, eighth
-    /// pass). A copy now costs one retain. Equality, hashing and the stored
+    /// the client's own work per request. A copy now costs one retain. Equality, hashing and the stored
     /// form are the fields' own, synthesized as the token's were before.
     private var box: Box
 

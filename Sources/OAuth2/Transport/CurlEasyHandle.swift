@@ -128,8 +128,7 @@ final class CurlEasyHandle {
             // The same said for libcurl's other reading of the environment:
             // without a no-proxy list of its own it looks up no_proxy and
             // NO_PROXY on every transfer, two scans of the environment
-            // (about 600 instructions a request; BENCHMARKS.md, issue 15,
-            // fifteenth pass).
+            // (about 600 instructions a request, counted with callgrind).
             set(CURLOPT_NOPROXY, string: "*")
         } else {
             // A proxy's answer to CONNECT stays out of the header callback,

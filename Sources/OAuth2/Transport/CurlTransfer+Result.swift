@@ -40,7 +40,7 @@ extension CurlTransfer {
         // Swift 6.3 copies the response into the result here and destroys the
         // original (5 retains and releases), however it is spelled: built whole,
         // consumed, its initializer kept out of line, no default value for a
-        // field (BENCHMARKS.md, issue 15, tenth pass).
+        // field; so it is built once, here, and moved.
         return .success(
             HTTPTransportResponse(
                 status: HTTPResponse.Status(code: min(max(status, 0), 999)), headerLines: lines, body: body, url: url,

@@ -86,7 +86,7 @@ extension CurlTransport {
         /// libcurl for every request it serves, the kernel's share of sending
         /// and receiving included: with many concurrent requests to a quick
         /// server it is the limit, and a second one serves about a tenth
-        /// more (BENCHMARKS.md, issue 15, twelfth pass).
+        /// more (BENCHMARKS.md, "What was tried").
         ///
         /// The first thread has the whole of ``maxConnections`` and
         /// ``maxConnectionsPerHost`` until the second starts; from then on

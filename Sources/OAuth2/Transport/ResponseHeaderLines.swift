@@ -6,7 +6,7 @@ import HTTPTypes
 /// libcurl hands the header lines over on the transport's thread, which every
 /// request of the transport needs; a `String` per name and value, their
 /// checks and their release cost about as much as the rest of the engine's
-/// work on a response (BENCHMARKS.md, seventh pass). Most callers read the
+/// work on a response. Most callers read the
 /// status and the body only, so the lines are kept as bytes and parsed on
 /// the reader's thread when ``fields`` is asked for.
 ///
