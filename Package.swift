@@ -196,6 +196,24 @@ let package = Package(
             path: "Tests/StoreCrashChild",
             swiftSettings: strictSettings
         ),
+        // The allocation gate (BENCHMARKS.md, "The allocation gate"): a
+        // replacement of malloc that counts, linked into the gate's child
+        // only; the child runs the hot paths and prints what they allocated;
+        // the test holds them to the thresholds committed beside it.
+        .target(
+            name: "CAllocationCounter",
+            path: "Tests/CAllocationCounter"
+        ),
+        .executableTarget(
+            name: "AllocationGateChild",
+            dependencies: ["OAuth2", "CAllocationCounter"],
+            path: "Tests/AllocationGateChild",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "AllocationGateTests",
+            swiftSettings: strictSettings
+        ),
         // Kills StoreCrashChild at every step of a save and reads what it left.
         .testTarget(
             name: "StoreCrashTests",
