@@ -133,12 +133,15 @@ clean:
 	-scripts/postgres.sh stop
 	rm -rf .build .build-tsan .build-fuzz
 
-# Benchmarks (Benchmarks/, a package of its own): libcurl from C against
-# swift-oauth2, raw libcurl, Go x/oauth2 and the hand-off floor on a local nginx, interleaved, as ratios. `make bench N=5000`
-# for a quicker run; `make bench-leaks` for valgrind and LeakSanitizer.
+# Benchmarks (Benchmarks/, a package of its own; BENCHMARKS.md): swift-oauth2,
+# raw libcurl from C, Go x/oauth2 and the hand-off floor on a local nginx,
+# interleaved, as ratios, in process and as whole processes (hyperfine).
+# `make bench N=5000 ROUNDS=5` for a quicker run; ONLY=requests or
+# ONLY=whole-process for those rows alone; BASE=<git rev> to interleave that
+# revision's rows with this tree's. `make bench-leaks` for valgrind and LeakSanitizer.
 .PHONY: bench bench-leaks
 bench: deps
-	@N="$(N)" ROUNDS="$(ROUNDS)" python3 Benchmarks/bench.py
+	@N="$(N)" ROUNDS="$(ROUNDS)" BASE="$(BASE)" ONLY="$(ONLY)" python3 Benchmarks/bench.py
 
 bench-leaks: deps
 	@python3 Benchmarks/bench.py --leaks

@@ -37,6 +37,13 @@ let package = Package(
             dependencies: ["BenchCore", .product(name: "OAuth2", package: "swift-oauth2")],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        // The benchmark a user would write (the public API of OAuth2, nothing
+        // else), timed as a whole process: make bench's whole-process rows.
+        .executableTarget(
+            name: "user-bench",
+            dependencies: [.product(name: "OAuth2", package: "swift-oauth2")],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         .executableTarget(
             name: "oauth2-bench",
             dependencies: [

@@ -24,9 +24,30 @@ requests with the file store and with the PostgreSQL store, and the refresh
 storm across processes (--storm-processes processes, each with its own
 client, on one store), which must also make exactly one token request.
 
+Two views of the request rows. In process (the tables above): each program
+times its own requests from the first GET to the last answer, start-up and
+exit left out. Whole process: `user-bench` (Sources/user-bench, a program
+written against the public API only, as a user would write it) beside the C
+baseline and the Go program given the same arguments, each timed from exec to
+exit by hyperfine (start-up, the token, the requests, the exit), the three
+taking turns in every round. Each row says whether ours leads Go, trails it or
+is level with it: leads or trails only when ours/Go is below or above 1 in
+every round, else level, whatever the medians say.
+
+`--base REV` adds a revision of this repository, built from `git archive` in
+/tmp (kept there, so the next run with the same REV builds incrementally), its
+own Benchmarks/ against its own library: its oauth2-bench runs the request
+rows right after ours in every round, its user-bench (from the revision that
+added it on) the whole-process rows, and a table compares the two
+revisions row by row. `--only requests` runs the request rows alone (no
+stores, no linked-in runtime, no start, storm or in-process rows);
+`--only whole-process` runs the whole-process rows alone.
+
     Benchmarks/bench.py [--requests N] [--rounds R] [--memory-requests N]
                         [--storm-processes P] [--storm-callers C] [--leaks]
                         [--start-runs N] [--cli auto|none|PATH] [--pin-cpu CPU]
+                        [--base REV] [--only requests|whole-process]
+                        [--whole-process-runs N]
 
 `--leaks` instead runs the leak checks: valgrind memcheck on a short run of
 the release binary, and an AddressSanitizer (LeakSanitizer) build.
@@ -69,6 +90,8 @@ START_FLOOR_STATIC = os.path.join(START_STATIC_SCRATCH, "release", "handoff-floo
 BENCH_STATIC = os.path.join(START_STATIC_SCRATCH, "release", "oauth2-bench")
 FLOOR_STATIC = START_FLOOR_STATIC
 BASELINE = os.path.join(BUILD, "curl-baseline")
+# The benchmark a user would write (Sources/user-bench): the whole-process rows.
+USER_BENCH = os.path.join(BUILD, "release", "user-bench")
 GO_BENCH = os.path.join(BUILD, "go-oauth2-bench")
 # The hand-off floor: Swift callers on the default executor handing raw libcurl
 # transfers to a thread of their own, and nothing else (Sources/handoff-floor).
@@ -97,7 +120,8 @@ def run(command, **kwargs):
 
 def ensure_dependencies():
     """libcurl's headers, python3 and a C compiler through the project's script; here nginx-light,
-    Go with golang.org/x/oauth2 (Debian's packages, for GOPATH mode) and GNU time (the start row's peak RSS)."""
+    Go with golang.org/x/oauth2 (Debian's packages, for GOPATH mode), GNU time (the start row's peak RSS)
+    and hyperfine (the whole-process rows)."""
     run([os.path.join(ROOT, "scripts", "ensure-deps.sh"), "gcc"])
     missing = []
     if shutil.which("nginx") is None and not os.path.exists("/usr/sbin/nginx"):
@@ -108,6 +132,8 @@ def ensure_dependencies():
         missing.append("golang-golang-x-oauth2-dev")
     if not os.path.exists("/usr/bin/time"):
         missing.append("time")
+    if shutil.which("hyperfine") is None:
+        missing.append("hyperfine")
     if missing:
         sudo = [] if os.geteuid() == 0 else ["sudo"]
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
@@ -119,12 +145,19 @@ def nginx_binary():
     return shutil.which("nginx") or "/usr/sbin/nginx"
 
 
-def build(swift_flags=(), scratch=None):
+def build(swift_flags=(), scratch=None, only=None):
+    """Benchmarks/ in release; with `only`, the products that part of the run needs."""
     command = ["swift", "build", "-c", "release", "--package-path", HERE]
     if scratch:
         command += ["--scratch-path", scratch]
-    run(command + list(swift_flags))
-    if not scratch:
+    if only == "whole-process":
+        run(command + ["--product", "user-bench"] + list(swift_flags))
+    elif only == "requests":
+        for product in ("oauth2-bench", "handoff-floor", "user-bench"):
+            run(command + ["--product", product] + list(swift_flags))
+    else:
+        run(command + list(swift_flags))
+    if not scratch and only is None:
         for product in ("oauth2-start", "handoff-floor", "oauth2-bench"):
             run(["swift", "build", "-c", "release", "--package-path", HERE, "--product", product,
                  "--static-swift-stdlib", "--scratch-path", START_STATIC_SCRATCH])
@@ -283,6 +316,62 @@ class Stores:
 
 
 STORE_KINDS = (("file", "file store"), ("postgres", "PostgreSQL store"))
+
+
+class Base:
+    """Another revision of this repository (`--base REV`): its own Benchmarks/ against its own library,
+    from `git archive` into /tmp, built in release. The folder is kept, so that the next run with the
+    same revision builds incrementally; remove it when done."""
+
+    def __init__(self, rev):
+        result = subprocess.run(["git", "-C", ROOT, "rev-parse", "--verify", rev + "^{commit}"],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"--base {rev}: not a commit of this repository: {result.stderr.strip()}")
+        self.commit = result.stdout.strip()
+        self.label = rev if rev == self.commit[:len(rev)] else f"{rev} ({self.commit[:10]})"
+        self.root = os.path.join(tempfile.gettempdir(), f"swift-oauth2-bench-base-{self.commit[:12]}")
+        self.benchmarks = os.path.join(self.root, "Benchmarks")
+        self.bench = os.path.join(self.benchmarks, ".build", "release", "oauth2-bench")
+        self.user_bench = os.path.join(self.benchmarks, ".build", "release", "user-bench")
+
+    def prepare(self, only):
+        if not os.path.isdir(self.root):
+            os.makedirs(self.root)
+            log(f"+ git archive {self.commit} | tar -x -C {self.root}")
+            archive = subprocess.Popen(["git", "-C", ROOT, "archive", self.commit], stdout=subprocess.PIPE)
+            subprocess.run(["tar", "-x", "-C", self.root], stdin=archive.stdout, check=True)
+            if archive.wait() != 0:
+                raise RuntimeError(f"git archive {self.commit} failed")
+        products = ["user-bench"] if only == "whole-process" else ["oauth2-bench", "user-bench"]
+        for product in products:
+            if product == "user-bench" and not os.path.isdir(os.path.join(self.benchmarks, "Sources", "user-bench")):
+                log(f"{self.label} has no Benchmarks/Sources/user-bench: no whole-process row for it")
+                self.user_bench = None
+                continue
+            run(["swift", "build", "-c", "release", "--package-path", self.benchmarks, "--product", product])
+        log(f"the base's build is kept in {self.root}: remove it when done")
+
+    def command(self, ours):
+        """The base's version of one of our in-process commands, or None (a program it does not build)."""
+        if BENCH not in ours:
+            return None
+        return [self.bench if part == BENCH else part for part in ours]
+
+
+# The request rows `--only requests` keeps: the three request scenarios, unpinned and on one CPU,
+# each with Go beside ours.
+REQUEST_KEYS = ("sequential", "concurrent-8", "concurrent-64",
+                "sequential-one-cpu", "concurrent-8-one-cpu", "concurrent-64-one-cpu")
+
+
+def selected_scenarios(url, requests, token_log, stores, pin_cpu, only):
+    rows = scenarios(url, requests, token_log, stores, pin_cpu)
+    if only == "requests":
+        return [row for row in rows if row[0] in REQUEST_KEYS]
+    if only == "whole-process":
+        return []
+    return rows
 
 
 # MARK: - Running
@@ -464,49 +553,113 @@ def process_storm(nginx, options, processes, callers):
 
 
 def run_rounds(nginx, stores, requests, rounds, parse_iterations, storm_processes, storm_callers,
-               pin_cpu, start_runs, cli, cli_env, account_sizes, account_iterations):
+               pin_cpu, start_runs, cli, cli_env, account_sizes, account_iterations, only=None, base=None,
+               whole_process_runs=3):
     results = []  # (round, key, implementation, record)
     all_cpus = os.sched_getaffinity(0)
     for number in range(1, rounds + 1):
         log(f"round {number}/{rounds}")
+        if only != "whole-process":
+            results += in_process_round(number, nginx, stores, requests, pin_cpu, all_cpus, only, base,
+                                        storm_processes, storm_callers)
+        results += whole_process_round(number, nginx.base_url, requests, whole_process_runs, base)
+        if only is not None:
+            continue
+        results += other_rows_round(number, nginx, start_runs, cli, cli_env, parse_iterations, account_sizes,
+                                    account_iterations)
+    return results
+
+
+def in_process_round(number, nginx, stores, requests, pin_cpu, all_cpus, only, base, storm_processes, storm_callers):
+    """One round of the in-process rows: each program times its own requests."""
+    results = []
+    if only is None:
         for kind, _ in STORE_KINDS:
             record = process_storm(nginx, stores.options(kind, "storm"), storm_processes, storm_callers)
             results.append((number, f"process-storm-{kind}", "swift-oauth2", record))
-        for key, _, baseline, ours, go, floor, pinned in scenarios(nginx.base_url, requests, nginx.token_log, stores, pin_cpu):
-            nginx.set_cpus({pin_cpu} if pinned else all_cpus)
-            try:
-                for implementation, command in (("libcurl", baseline), ("swift-oauth2", ours), ("go-x-oauth2", go),
-                                                ("handoff-floor", floor)):
-                    if command is None or isinstance(command, str):
-                        continue  # no such program, or compared with another scenario's baseline of this round
-                    for record in measure(command):
-                        results.append((number, key, implementation, record))
-            finally:
-                nginx.set_cpus(all_cpus)
-        # Start-up: each program start_runs times, interleaved; the round's median.
-        samples = {}
-        commands = start_commands(nginx.base_url, cli)
-        for _ in range(start_runs):
-            for implementation, command in commands:
-                wall_ms, rss, out = timed(command, env=cli_env if implementation == "cli" else None)
-                if implementation == "cli" and out.strip() != ACCESS_TOKEN:
-                    raise RuntimeError(f"{' '.join(command)} printed {out.strip()!r}, not the stored access token")
-                samples.setdefault(implementation, []).append((wall_ms, rss))
-        for implementation, values in samples.items():
-            results.append((number, "start", implementation, {
-                "scenario": "start", "implementation": implementation, "runs": len(values), "errors": 0,
-                "wall_ms": statistics.median(v[0] for v in values),
-                "peak_rss_kib": statistics.median(v[1] for v in values),
+    for key, _, baseline, ours, go, floor, pinned in selected_scenarios(nginx.base_url, requests, nginx.token_log,
+                                                                         stores, pin_cpu, only):
+        nginx.set_cpus({pin_cpu} if pinned else all_cpus)
+        try:
+            base_command = base.command(ours) if base else None
+            for implementation, command in (("libcurl", baseline), ("swift-oauth2", ours),
+                                            ("swift-oauth2-base", base_command), ("go-x-oauth2", go),
+                                            ("handoff-floor", floor)):
+                if command is None or isinstance(command, str):
+                    continue  # no such program, or compared with another scenario's baseline of this round
+                for record in measure(command):
+                    results.append((number, key, implementation, record))
+        finally:
+            nginx.set_cpus(all_cpus)
+    return results
+
+
+# The whole-process rows: (key, label, the arguments every program takes).
+WHOLE_PROCESS_SCENARIOS = (
+    ("sequential", "sequential", ["sequential", "@URL@", "@N@"]),
+    ("concurrent-8", "8 concurrent callers", ["concurrent", "@URL@", "@N@", "8"]),
+)
+
+
+def whole_process_round(number, url, requests, runs, base):
+    """One round of the whole-process rows: libcurl (C), ours (user-bench), the base's and Go, each
+    timed from exec to exit by hyperfine, `runs` runs each after one warm-up run; the order of the
+    programs turns by one every round, so that none always follows the same one."""
+    results = []
+    programs = [("libcurl", BASELINE), ("swift-oauth2", USER_BENCH), ("go-x-oauth2", GO_BENCH)]
+    if base and base.user_bench:
+        programs.insert(2, ("swift-oauth2-base", base.user_bench))
+    shift = (number - 1) % len(programs)
+    programs = programs[shift:] + programs[:shift]
+    for key, _, arguments in WHOLE_PROCESS_SCENARIOS:
+        arguments = [{"@URL@": url, "@N@": str(requests)}.get(part, part) for part in arguments]
+        with tempfile.NamedTemporaryFile(suffix=".json") as export:
+            command = ["hyperfine", "--style", "none", "-N", "--warmup", "1", "--runs", str(runs),
+                       "--export-json", export.name]
+            command += [" ".join([binary] + arguments) for _, binary in programs]
+            log("+ " + " ".join(command))
+            # hyperfine's warnings (outliers on a busy machine) only when it fails: the rounds' ranges say as much.
+            finished = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            if finished.returncode != 0:
+                raise RuntimeError(f"hyperfine failed ({finished.returncode}):\n{finished.stderr}")
+            timings = json.load(export)["results"]
+        for (implementation, _), timing in zip(programs, timings):
+            if any(code != 0 for code in timing.get("exit_codes", [])):
+                raise RuntimeError(f"{timing['command']} failed in the whole-process rows")
+            results.append((number, f"whole-{key}", implementation, {
+                "scenario": f"whole-{key}", "implementation": implementation, "runs": runs, "errors": 0,
+                "requests": requests, "wall_ms": statistics.median(timing["times"]) * 1000,
             }))
-        for record in measure([BENCH, "parse", "--iterations", str(parse_iterations)]):
-            results.append((number, record["scenario"], "swift-oauth2", record))
-        for record in measure([BENCH, "overhead", "--iterations", str(parse_iterations * 3)]):
-            results.append((number, record["scenario"], "swift-oauth2", record))
-        for record in measure([BENCH, "overhead", "--iterations", str(parse_iterations * 3), "--token-bytes", "1200"]):
-            results.append((number, record["scenario"], "swift-oauth2", record))
-        for record in measure([BENCH, "accounts", "--sizes", ",".join(map(str, account_sizes)),
-                               "--iterations", str(account_iterations)]):
-            results.append((number, record["scenario"], "swift-oauth2", record))
+    return results
+
+
+def other_rows_round(number, nginx, start_runs, cli, cli_env, parse_iterations, account_sizes, account_iterations):
+    """One round of the start, parsing, client-overhead and per-account rows."""
+    results = []
+    # Start-up: each program start_runs times, interleaved; the round's median.
+    samples = {}
+    commands = start_commands(nginx.base_url, cli)
+    for _ in range(start_runs):
+        for implementation, command in commands:
+            wall_ms, rss, out = timed(command, env=cli_env if implementation == "cli" else None)
+            if implementation == "cli" and out.strip() != ACCESS_TOKEN:
+                raise RuntimeError(f"{' '.join(command)} printed {out.strip()!r}, not the stored access token")
+            samples.setdefault(implementation, []).append((wall_ms, rss))
+    for implementation, values in samples.items():
+        results.append((number, "start", implementation, {
+            "scenario": "start", "implementation": implementation, "runs": len(values), "errors": 0,
+            "wall_ms": statistics.median(v[0] for v in values),
+            "peak_rss_kib": statistics.median(v[1] for v in values),
+        }))
+    for record in measure([BENCH, "parse", "--iterations", str(parse_iterations)]):
+        results.append((number, record["scenario"], "swift-oauth2", record))
+    for record in measure([BENCH, "overhead", "--iterations", str(parse_iterations * 3)]):
+        results.append((number, record["scenario"], "swift-oauth2", record))
+    for record in measure([BENCH, "overhead", "--iterations", str(parse_iterations * 3), "--token-bytes", "1200"]):
+        results.append((number, record["scenario"], "swift-oauth2", record))
+    for record in measure([BENCH, "accounts", "--sizes", ",".join(map(str, account_sizes)),
+                           "--iterations", str(account_iterations)]):
+        results.append((number, record["scenario"], "swift-oauth2", record))
     return results
 
 
@@ -519,18 +672,96 @@ def median_range(values, fmt):
     return f"{fmt(statistics.median(values))} ({fmt(min(values))}–{fmt(max(values))})"
 
 
-def table(results, rounds):
+def verdict(ratios):
+    """Ours against Go from the rounds' time ratios ours/Go: leads or trails only when every round agrees."""
+    if not ratios:
+        return "–"
+    word = "**leads**" if max(ratios) < 1 else "trails" if min(ratios) > 1 else "level"
+    return f"{word}: {median_range(ratios, lambda v: f'{v:.2f}×')}"
+
+
+def whole_process_table(results, base):
+    """The whole-process rows: wall time from exec to exit of each program, its ratio to libcurl's of the
+    same round, and ours against Go (and against the base, with --base)."""
+    def records(key, implementation):
+        return {r: rec for (r, k, i, rec) in results if k == key and i == implementation}
+
+    def ratios(numerator, denominator):
+        common = sorted(set(numerator) & set(denominator))
+        return [numerator[r]["wall_ms"] / denominator[r]["wall_ms"] for r in common]
+
+    ms = lambda v: f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
+    ratio = lambda v: f"{v:.2f}×"
+    with_base = base is not None and base.user_bench is not None
+    lines = ["| whole process (exec to exit, hyperfine) | wall ms libcurl | wall ms swift-oauth2 | wall ms Go x/oauth2"
+             " | time ratio ours/libcurl | time ratio Go/libcurl | ours against Go (ours/Go) |"
+             + (f" ours against {base.label} (ours/base) |" if with_base else ""),
+             "|---|---|---|---|---|---|---|" + ("---|" if with_base else "")]
+    for key, label, _ in WHOLE_PROCESS_SCENARIOS:
+        c, ours, go = (records(f"whole-{key}", i) for i in ("libcurl", "swift-oauth2", "go-x-oauth2"))
+        if not ours:
+            continue
+        wall = lambda recs: median_range([rec["wall_ms"] for rec in recs.values()], ms)
+        row = (f"| {label}, {next(iter(ours.values()))['requests']:,} requests | {wall(c)} | {wall(ours)} | {wall(go)}"
+               f" | **{median_range(ratios(ours, c), ratio)}** | {median_range(ratios(go, c), ratio)}"
+               f" | {verdict(ratios(ours, go))} |")
+        if with_base:
+            row += f" {compared_with_base(ratios(ours, records(f'whole-{key}', 'swift-oauth2-base')))} |"
+        lines.append(row)
+    return "\n".join(lines)
+
+
+def compared_with_base(ratios):
+    """This tree against the base from the rounds' time ratios ours/base."""
+    if not ratios:
+        return "–"
+    word = "faster" if max(ratios) < 1 else "slower" if min(ratios) > 1 else "same within noise"
+    return f"{word}: {median_range(ratios, lambda v: f'{v:.2f}×')}"
+
+
+def base_table(results, base, only):
+    """The in-process request rows of this tree and of the base, from the same rounds."""
     def records(key, implementation):
         return {r: rec for (r, k, i, rec) in results if k == key and i == implementation}
 
     rps = lambda v: f"{v:,.0f}"
     ratio = lambda v: f"{v:.2f}×"
+    lines = [f"| in process, this tree against {base.label} | libcurl req/s | swift-oauth2 req/s | base req/s"
+             " | time ratio ours/libcurl | time ratio base/libcurl | ours against base (ours/base) |",
+             "|---|---|---|---|---|---|---|"]
+    for key, label, baseline, _, _, _, _ in selected_scenarios("", 0, "", None, 0, only):
+        theirs = records(key, "swift-oauth2-base")
+        if not theirs:
+            continue
+        c = records(baseline if isinstance(baseline, str) else key, "libcurl")
+        ours = records(key, "swift-oauth2")
+        to = lambda a, b: [b[r]["requests_per_second"] / a[r]["requests_per_second"] for r in sorted(set(a) & set(b))]
+        lines.append(
+            f"| {label} | {median_range([x['requests_per_second'] for x in c.values()], rps)}"
+            f" | {median_range([x['requests_per_second'] for x in ours.values()], rps)}"
+            f" | {median_range([x['requests_per_second'] for x in theirs.values()], rps)}"
+            f" | {median_range(to(ours, c), ratio)} | {median_range(to(theirs, c), ratio)}"
+            f" | {compared_with_base(to(ours, theirs))} |"
+        )
+    return "\n".join(lines)
+
+
+def table(results, rounds, only=None, base_revision=None):
+    def records(key, implementation):
+        return {r: rec for (r, k, i, rec) in results if k == key and i == implementation}
+
+    if only == "whole-process":
+        return whole_process_table(results, base_revision) + "\n" + (
+            f"Medians over {rounds} rounds, range in parentheses; a time ratio of 1.00× is parity, higher is slower.")
+
+    rps = lambda v: f"{v:,.0f}"
+    ratio = lambda v: f"{v:.2f}×"
     us = lambda v: f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
     lines = [
-        "| scenario | libcurl req/s | swift-oauth2 req/s | Go x/oauth2 req/s | time ratio ours/libcurl | time ratio Go/libcurl"
-        " | p50 µs libcurl / ours / Go | p99 µs libcurl / ours / Go | CPU µs/req libcurl / ours / Go"
-        " | peak RSS MiB libcurl / ours / Go |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| scenario (in process) | libcurl req/s | swift-oauth2 req/s | Go x/oauth2 req/s | time ratio ours/libcurl"
+        " | time ratio Go/libcurl | ours against Go (ours/Go) | p50 µs libcurl / ours / Go | p99 µs libcurl / ours / Go"
+        " | CPU µs/req libcurl / ours / Go | peak RSS MiB libcurl / ours / Go |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     def cpu(recs):
         """Median CPU µs per request of one program's records in a row."""
@@ -542,7 +773,7 @@ def table(results, rounds):
         common = sorted(set(base) & set(other))
         return [base[r]["requests_per_second"] / other[r]["requests_per_second"] for r in common]
 
-    for key, label, baseline, _, _, _, _ in scenarios("", 0, ""):
+    for key, label, baseline, _, _, _, _ in selected_scenarios("", 0, "", None, 0, only):
         # A row compared with another's baseline shows that row's libcurl and Go, of the same rounds.
         base = records(baseline if isinstance(baseline, str) else key, "libcurl")
         ours = records(key, "swift-oauth2")
@@ -556,6 +787,7 @@ def table(results, rounds):
             f" | {median_range([g['requests_per_second'] for g in go.values()], rps)}"
             f" | **{median_range(time_ratios(base, ours), ratio)}**"
             f" | {median_range(time_ratios(base, go), ratio)}"
+            f" | {verdict(time_ratios(go, ours))}"
             f" | {three('p50_us', us)} | {three('p99_us', us)}"
             f" | {' / '.join(cpu(recs) for recs in (base, ours, go))}"
             f" | {three('peak_rss_kib', mib)} |"
@@ -565,7 +797,7 @@ def table(results, rounds):
     lines.append("| scenario | time ratio floor/libcurl | time ratio ours/floor | time ratio Go/libcurl"
                  " | CPU µs/req libcurl / floor / ours / Go | context: floor req/s |")
     lines.append("|---|---|---|---|---|---|")
-    for key, label, baseline, _, _, floor, _ in scenarios("", 0, ""):
+    for key, label, baseline, _, _, floor, _ in selected_scenarios("", 0, "", None, 0, only):
         if floor is None:
             continue
         # A row compared with another's baseline takes that row's libcurl and Go, of the same rounds.
@@ -578,6 +810,14 @@ def table(results, rounds):
             f" | {' / '.join(cpu(recs) for recs in (base, low, ours, go))}"
             f" | {median_range([rec['requests_per_second'] for rec in low.values()], rps)} |"
         )
+    lines.append("")
+    lines.append(whole_process_table(results, base_revision))
+    if base_revision:
+        lines.append("")
+        lines.append(base_table(results, base_revision, only))
+    if only == "requests":
+        lines.append(f"Medians over {rounds} rounds, range in parentheses; a time ratio of 1.00× is parity, higher is slower.")
+        return "\n".join(lines)
     start_label = {"libcurl": "raw libcurl (C)", "swift-oauth2": "swift-oauth2 (`oauth2-start`: OAuth2 alone)",
                    "swift-oauth2-static": "swift-oauth2 (`oauth2-start`, the Swift runtime linked in)",
                    "handoff-floor-static": "start-up floor (`handoff-floor`, the Swift runtime linked in: no OAuth2)",
@@ -780,16 +1020,25 @@ def main():
     parser.add_argument("--skip-build", action="store_true")
     parser.add_argument("--leaks", action="store_true", help="run the leak checks instead of the benchmarks")
     parser.add_argument("--results", default=os.path.join(BUILD, "results.jsonl"), help="where to keep every raw result")
+    parser.add_argument("--base", default=os.environ.get("BASE") or None,
+                        help="a revision to compare with, interleaved in the same rounds (or $BASE)")
+    parser.add_argument("--only", choices=("requests", "whole-process"), default=os.environ.get("ONLY") or None,
+                        help="the request rows alone (in process and whole process), or the whole-process rows alone (or $ONLY)")
+    parser.add_argument("--whole-process-runs", type=int, default=3,
+                        help="hyperfine runs of each program per round in the whole-process rows (after one warm-up run)")
     args = parser.parse_args()
     if args.rounds < 3:
         parser.error("at least 3 rounds")
 
     ensure_dependencies()
+    base = Base(args.base) if args.base and not args.leaks else None
     if not args.skip_build:
-        build()
+        build(only=args.only)
     elif not os.path.exists(GO_BENCH):
         build_go()
-    if args.leaks:
+    if base:
+        base.prepare(args.only)
+    if args.leaks or args.only:
         cli = None
     elif args.skip_build and args.cli == "auto":
         cli = CLI_RELEASE if os.path.exists(CLI_RELEASE) else None
@@ -803,7 +1052,8 @@ def main():
         nginx.start()
         if args.leaks:
             return 0 if leak_checks(nginx) else 1
-        postgres.start()
+        if args.only is None:
+            postgres.start()
         cli_env = None
         if cli:
             # A stored, valid token for the CLI's start-up row: one grant, then only reads.
@@ -813,8 +1063,9 @@ def main():
         started = time.monotonic()
         results = run_rounds(nginx, stores, args.requests, args.rounds, args.parse_iterations,
                              args.storm_processes, args.storm_callers, args.pin_cpu, args.start_runs,
-                             cli, cli_env, account_sizes, args.account_iterations)
-        memory_record, memory_line = memory_check(nginx, args.memory_requests)
+                             cli, cli_env, account_sizes, args.account_iterations, args.only, base,
+                             args.whole_process_runs)
+        memory_record, memory_line = memory_check(nginx, args.memory_requests) if args.only is None else (None, None)
         elapsed = time.monotonic() - started
     finally:
         nginx.stop()
@@ -824,14 +1075,23 @@ def main():
     with open(args.results, "w") as out:
         for number, key, implementation, record in results:
             out.write(json.dumps(dict(record, round=number, key=key)) + "\n")
-        out.write(json.dumps(dict(memory_record, key="memory")) + "\n")
+        if memory_record:
+            out.write(json.dumps(dict(memory_record, key="memory")) + "\n")
     print()
     print(f"Machine: {machine}; load average at end {os.getloadavg()[0]:.2f}.")
-    print(f"{args.requests:,} signed GETs per scenario and round, {args.rounds} rounds, libcurl, swift-oauth2, Go and the hand-off floor"
-          f" interleaved; one-CPU rows on CPU {args.pin_cpu}; start row {args.start_runs} runs of each per round; {elapsed:.0f} s.")
+    parts = [f"{args.requests:,} signed GETs per scenario and round, {args.rounds} rounds, libcurl, swift-oauth2"
+             + (f", {base.label}" if base else "") + ", Go" + ("" if args.only == "whole-process" else " and the hand-off floor")
+             + " interleaved"]
+    if args.only != "whole-process":
+        parts.append(f"one-CPU rows on CPU {args.pin_cpu}")
+    if args.only is None:
+        parts.append(f"start row {args.start_runs} runs of each per round")
+    parts.append(f"whole-process rows {args.whole_process_runs} runs of each per round after a warm-up; {elapsed:.0f} s.")
+    print("; ".join(parts))
     print()
-    print(table(results, args.rounds))
-    print(memory_line)
+    print(table(results, args.rounds, args.only, base))
+    if memory_line:
+        print(memory_line)
     problems = check_results(results, memory_record)
     for problem in problems:
         print("FAILED: " + problem)
