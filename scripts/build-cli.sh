@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the command-line tool as it is best shipped (README, "The oauth2 CLI";
-# BENCHMARKS.md measures each step):
+# BENCHMARKS.md, "What was tried"; each step measured in its lab notes,
+# `git show e106a6a:BENCHMARKS.md`):
 # - release, with the Swift runtime linked in (--static-swift-stdlib): the
 #   dynamic loader then binds libc's, not the runtime's, symbols;
 # - linked by lld with packed relative relocations (-z pack-relative-relocs,
