@@ -109,8 +109,8 @@ package struct OAuth2Command: AsyncParsableCommand {
     /// Parsing from the root builds the argument set of every command (and
     /// looks for a completion-script request in all of them): 16.7 M
     /// instructions for `oauth2 token --print-access-token`, against 12.7 M
-    /// for the token command alone (BENCHMARKS.md, "Issue 15, third pass"),
-    /// most of either the runtime's conformance scans. A subcommand parsed
+    /// for the token command alone (callgrind), most of either the runtime's
+    /// conformance scans. A subcommand parsed
     /// alone gives the same command for every command line it accepts.
     /// Whatever it refuses (a mistake, `--help`, `--version`, a completion
     /// request) is parsed again from the root, so messages, help and exit

@@ -7,8 +7,8 @@ import OAuth2
 /// get` with a valid stored token, `provider list`, a usage error found after
 /// parsing. They then skip libcurl's global initialisation (OpenSSL's with
 /// it) and the transport's thread (2.4 M instructions), and, since the
-/// library opens libcurl with its first transport, loading libcurl at all
-/// (BENCHMARKS.md, "Issue 15, third pass").
+/// library opens libcurl with its first transport, loading libcurl at all:
+/// for such a run the transport would be most of the process's work.
 final class LazyTransport: HTTPTransport, Sendable {
     private enum State: Sendable {
         case idle
