@@ -1,0 +1,34 @@
+import Synchronization
+
+/// What the transport's tests read of an engine: nothing here is on the
+/// path of a request, and each read takes the lock.
+extension CurlEngine {
+    /// How many requests a leading caller has started along with its own
+    /// (queued while it yielded, with one CPU).
+    var requestsStartedByOthersLeads: Int {
+        lock.withLock { requestsLedAlong }
+    }
+
+    /// How long until callers may lead again (a pause after concurrent
+    /// callers or a slow answer); negative once they may, and far below zero
+    /// when no pause was ever set. Tests time the pause without racing its end.
+    var leadPauseRemaining: Duration {
+        lock.withLock { .nanoseconds(leadPolicy.pauseRemaining(at: Self.monotonicNanoseconds())) }
+    }
+
+    /// Leads in a row that ran out of time before their answer came.
+    var leadsRunOutOfTimeInARow: Int {
+        lock.withLock { leadPolicy.slowLeadsInARow }
+    }
+
+    /// Whether nothing is in flight nor queued, and so the next caller may
+    /// lead (unless a pause is on).
+    var isIdle: Bool {
+        lock.withLock { isIdleLocked }
+    }
+
+    /// The connection limits now.
+    var limits: (transfersPerHost: Int, connections: Int) {
+        (maxTransfersPerHost.load(ordering: .relaxed), connectionCacheSize.load(ordering: .relaxed))
+    }
+}
