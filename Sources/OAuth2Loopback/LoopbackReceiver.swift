@@ -45,7 +45,7 @@ public import Foundation
 /// let pending = try client.authorizationURL(redirectURI: receiver.redirectURI)
 /// print("Open \(pending.url)")
 /// let redirect = try await receiver.redirect(for: pending, timeout: .seconds(300))
-/// let token = try await client.openRedirectURL(redirect, pending: pending)
+/// let token = try await client.authenticate(.authorizationCode(redirect: redirect, pending: pending))
 /// ```
 ///
 /// The wait ends only on a `GET` of the exact redirect path whose `state`
@@ -128,7 +128,7 @@ public final class LoopbackReceiver: Sendable {
     /// Waits for the redirect of `pending`, which must have been made for ``redirectURI``.
     ///
     /// - Returns: the redirect, not yet validated: pass it to
-    ///   `OAuth2Client.openRedirectURL(_:pending:)`.
+    ///   `OAuth2Client.authenticate(.authorizationCode(redirect: _:pending:))`.
     /// - Throws: as ``redirect(state:timeout:)``; `invalid_configuration`
     ///   when `pending.redirectURI` is not ``redirectURI``.
     public func redirect(for pending: PendingAuthorization, timeout: Duration = .seconds(300)) async throws(OAuth2Error) -> URL {

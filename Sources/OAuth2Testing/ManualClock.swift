@@ -14,7 +14,7 @@ public import OAuth2
 /// moves the clock:
 ///
 /// ```swift
-/// let polling = Task { try await client.completeDeviceAuthorization(authorization) }
+/// let polling = Task { try await client.authenticate(.deviceCode(authorization)) }
 /// try await clock.waitForSleepers()
 /// clock.advance(by: authorization.interval)   // the next poll happens
 /// ```

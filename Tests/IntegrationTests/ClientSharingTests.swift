@@ -33,7 +33,7 @@ struct ClientSharingTests {
         let shared = try OAuth2Provider(
             configuration: configuration, store: FileTokenStore(directory: cli.store), transport: transport, clock: clock)
         let clients = [first, second, shared.client(account: "alice"), shared.client(account: "alice")]
-        try await first.authenticate(username: "alice", password: Secret(try provider.password(of: "alice")))
+        try await first.authenticate(.password(username: "alice", password: Secret(try provider.password(of: "alice"))))
         clock.advance(by: .seconds(3601))
         let api = try #require(URL(string: provider.endpoints.apiMe))
 

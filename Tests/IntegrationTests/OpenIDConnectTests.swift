@@ -30,7 +30,7 @@ struct OpenIDConnectTests {
     static func signIn(_ provider: OAuth2Provider, at local: Provider, as username: String = "alice") async throws -> AccessToken {
         let pending = try provider.authorizationURL(redirectURI: redirectURI, scopes: scopes)
         let redirect = try await local.browse(pending.url.absoluteString, username: username)
-        return try await provider.exchange(redirect, pending: pending)
+        return try await provider.token(for: .authorizationCode(redirect: redirect, pending: pending))
     }
 
     /// The `kid` of a compact JWS's header.
@@ -305,10 +305,10 @@ struct JWTClientAuthenticationTests {
             let clientID = "jwt-client-\(UUID().uuidString)"
             try await Self.register(key, clientID: clientID, at: local, transport: transport)
             let provider = try Self.provider(local, clientID: clientID, authentication: .privateKeyJWT, key: key, transport: transport)
-            let token = try await provider.clientCredentialsToken(scopes: ["read"])
+            let token = try await provider.token(for: .clientCredentials(scopes: ["read"]))
             #expect(!token.accessToken.isEmpty, "\(key.algorithm)")
             // Twice: a fresh jti each time, or the endpoint would call it a replay.
-            _ = try await provider.clientCredentialsToken(scopes: ["read"])
+            _ = try await provider.token(for: .clientCredentials(scopes: ["read"]))
         }
     }
 
@@ -321,7 +321,7 @@ struct JWTClientAuthenticationTests {
         let clientID = "jwt-client-\(UUID().uuidString)"
         try await Self.register(registered, clientID: clientID, at: local, transport: transport)
         let provider = try Self.provider(local, clientID: clientID, authentication: .privateKeyJWT, key: other, transport: transport)
-        let error = await #expect(throws: OAuth2Error.self) { _ = try await provider.clientCredentialsToken(scopes: ["read"]) }
+        let error = await #expect(throws: OAuth2Error.self) { _ = try await provider.token(for: .clientCredentials(scopes: ["read"])) }
         #expect(error?.code == .invalidClient)
     }
 
@@ -332,12 +332,12 @@ struct JWTClientAuthenticationTests {
         let client = try local.client("confidential")
         let provider = try Self.provider(
             local, clientID: client.clientID, secret: Secret(client.clientSecret), authentication: .clientSecretJWT, transport: transport)
-        let token = try await provider.clientCredentialsToken(scopes: ["read"])
+        let token = try await provider.token(for: .clientCredentials(scopes: ["read"]))
         #expect(!token.accessToken.isEmpty)
         let wrong = try Self.provider(
             local, clientID: client.clientID, secret: Secret(client.clientSecret + "-not"), authentication: .clientSecretJWT,
             transport: transport)
-        let error = await #expect(throws: OAuth2Error.self) { _ = try await wrong.clientCredentialsToken(scopes: ["read"]) }
+        let error = await #expect(throws: OAuth2Error.self) { _ = try await wrong.token(for: .clientCredentials(scopes: ["read"])) }
         #expect(error?.code == .invalidClient)
     }
 
@@ -358,7 +358,7 @@ struct JWTClientAuthenticationTests {
         )
         let provider = try OAuth2Provider(configuration: configuration, transport: transport)
         let client = provider.client(account: "service")
-        let token = try await client.authenticateWithAssertion(scopes: ["read"])
+        let token = try await client.authenticate(.assertion(scopes: ["read"]))
         #expect(!token.accessToken.isEmpty)
     }
 }

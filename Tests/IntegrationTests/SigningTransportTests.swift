@@ -36,7 +36,7 @@ struct SigningTransportTests {
         let tokenEndpoint = RecordingTransport()
         let oauth = try OAuth2Provider(configuration: configuration, transport: tokenEndpoint, clock: clock)
         let account = oauth.client(account: "alice")
-        try await account.authenticate(username: "alice", password: Secret(try provider.password(of: "alice")))
+        try await account.authenticate(.password(username: "alice", password: Secret(try provider.password(of: "alice"))))
         return (account, SigningTransport(wrapping: app, tokenSource: account), app, tokenEndpoint)
     }
 

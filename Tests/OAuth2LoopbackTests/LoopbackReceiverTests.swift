@@ -357,7 +357,7 @@ import Testing
         let wait = Task { try await receiver.redirect(for: pending, timeout: .seconds(20)) }
         #expect(try await Probe.request("\(receiver.redirectURI.absoluteString)?code=the-code&state=\(pending.state)").status == 200)
         transport.enqueue(json: #"{"access_token":"at-1","token_type":"Bearer","expires_in":3600}"#, for: tokenURL)
-        let token = try await client.openRedirectURL(wait.value, pending: pending)
+        let token = try await client.authenticate(.authorizationCode(redirect: wait.value, pending: pending))
         #expect(token.accessToken.value == "at-1")
         let body = try #require(transport.requests(for: tokenURL).first?.body)
         #expect(String(decoding: body, as: UTF8.self).contains("code=the-code"))

@@ -41,7 +41,7 @@ extension CurlTransportTests {
             let error = try await withTransport(CurlTransport.Configuration(caFile: server.caFile)) { transport in
                 let provider = try OAuth2Provider(configuration: configuration, transport: transport)
                 do {
-                    _ = try await provider.clientCredentialsToken()
+                    _ = try await provider.token(for: .clientCredentials)
                     return nil as OAuth2Error?
                 } catch let error as OAuth2Error {
                     return error

@@ -217,8 +217,9 @@ extension TokenResponseFaultTests {
                 let pending = try fixture.client.authorizationURL(redirectURI: RefreshFixture.redirectURI)
                 fixture.server.enqueue(.later(.microseconds(Int.random(in: 0...4000, using: &random)), sending: response))
                 let exchange = Task { [client = fixture.client] in
-                    try await client.openRedirectURL(
-                        "\(RefreshFixture.redirectURI.absoluteString)?code=code-\(round)&state=\(pending.state)")
+                    try await client.authenticate(
+                        .authorizationCode(
+                            redirect: "\(RefreshFixture.redirectURI.absoluteString)?code=code-\(round)&state=\(pending.state)"))
                 }
                 try await Task.sleep(for: .microseconds(Int.random(in: 0...5000, using: &random)))
                 exchange.cancel()

@@ -25,7 +25,7 @@ enum AccountsBenchmark {
         // The first account, and a send through it: the code paths are warm
         // and their one-time allocations made before the reference RSS.
         clients.append(provider.client(account: names[0]))
-        _ = try await clients[0].authenticateWithClientCredentials()
+        _ = try await clients[0].authenticate(.clientCredentials)
         _ = try await clients[0].send(request)
         let rssAtOne = ProcessMetrics.status("VmRSS") ?? 0
 
@@ -34,7 +34,7 @@ enum AccountsBenchmark {
             let cpuStart = ProcessMetrics.cpuSeconds()
             while clients.count < size {
                 let client = provider.client(account: names[clients.count])
-                _ = try await client.authenticateWithClientCredentials()
+                _ = try await client.authenticate(.clientCredentials)
                 clients.append(client)
             }
             let rss = ProcessMetrics.status("VmRSS") ?? 0

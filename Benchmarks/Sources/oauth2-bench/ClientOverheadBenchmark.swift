@@ -21,7 +21,7 @@ enum ClientOverheadBenchmark {
     static func run(target: BenchTarget, iterations: Int, tokenBytes: Int? = nil) async throws -> Report {
         let transport = InstantTransport(tokenURL: target.tokenURL, tokenBytes: tokenBytes)
         let client = try target.provider(transport: transport).client(account: "overhead")
-        _ = try await client.authenticateWithClientCredentials()
+        _ = try await client.authenticate(.clientCredentials)
         let request = target.resourceRequest
         let batch = ParsingBenchmark.batch
         let batches = Swift.max(iterations / batch, 1)

@@ -13,7 +13,7 @@ enum MemoryBenchmark {
         let cpuStart = ProcessMetrics.cpuSeconds()
         let transport = CurlTransport()
         let client = try target.provider(transport: transport).client(account: "memory")
-        _ = try await client.authenticateWithClientCredentials()
+        _ = try await client.authenticate(.clientCredentials)
         let request = target.resourceRequest
 
         let (_, warmupErrors) = try await RequestBenchmark.sendAll(

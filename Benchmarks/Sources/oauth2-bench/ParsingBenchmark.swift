@@ -9,7 +9,7 @@ import BenchReport
 
 /// Scenario 4: token responses and redirect URLs parsed per second, in
 /// process, no network, through ``_OAuth2Benchmarks`` (the very parsers a
-/// grant and `openRedirectURL` run).
+/// grant and the authorization code grant run).
 ///
 /// Latency percentiles are per parse, from batches of `batch` parses (timing
 /// each parse alone would measure the clock).

@@ -23,7 +23,7 @@ enum ProcessStormBenchmark {
             let transport = CurlTransport()
             do {
                 _ = try await target.provider(transport: transport, store: tokenStore).client(account: account)
-                    .authenticateWithClientCredentials()
+                    .authenticate(.clientCredentials)
             } catch {
                 await transport.shutdown()
                 throw error

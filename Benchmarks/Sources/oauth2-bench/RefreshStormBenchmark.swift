@@ -22,7 +22,7 @@ enum RefreshStormBenchmark {
         let clock = BenchClock()
         let client = try target.provider(transport: transport, clock: clock).client(account: "storm")
         let beforeGrant = tokenLog.map(countLines)
-        _ = try await client.authenticateWithClientCredentials()
+        _ = try await client.authenticate(.clientCredentials)
         clock.advance(bySeconds: 2 * 3600)
 
         let request = target.resourceRequest

@@ -66,7 +66,7 @@ enum RequestBenchmark {
         let cpuStart = ProcessMetrics.cpuSeconds()
         let transport = CurlTransport(configuration: transportConfiguration)
         let client = try target.provider(transport: transport, store: tokenStore).client(account: "bench")
-        _ = try await client.authenticateWithClientCredentials()
+        _ = try await client.authenticate(.clientCredentials)
 
         let request = target.resourceRequest
         let start = ProcessMetrics.nanoseconds()

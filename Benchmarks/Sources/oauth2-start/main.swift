@@ -20,7 +20,7 @@ do {
     let target = try BenchTarget(baseURL: CommandLine.arguments[1])
     let transport = CurlTransport()
     let client = try target.provider(transport: transport).client(account: "start")
-    _ = try await client.authenticateWithClientCredentials()
+    _ = try await client.authenticate(.clientCredentials)
     let response = try await client.send(target.resourceRequest)
     await transport.shutdown()
     guard response.status == .ok else {

@@ -6,6 +6,41 @@ import Foundation
 #endif
 
 extension OAuth2Client {
+    /// Runs a grant and makes its token this account's: saved under the
+    /// store's account lock, held, and reported ("did get access token", or
+    /// "did fail to get access token" when the grant fails).
+    ///
+    /// NXOAuth2Client's `handleRedirectURL:` and `authenticateWithUsername:password:`
+    /// are `authenticate(.authorizationCode(redirect: url))` and
+    /// `authenticate(.password(username:password:))`. For the authorization
+    /// code, a `pending` of `nil` is the one this client's
+    /// ``authorizationURL(redirectURI:scopes:additionalParameters:)`` remembers.
+    /// A token of the client credentials or configured assertion grant is
+    /// renewed by the client itself when it expires.
+    ///
+    /// A token the store cannot save is kept in memory and used (the
+    /// delegate hears "did fail to store"): what the provider issued is never dropped.
+    ///
+    /// - Returns: the token, already stored.
+    /// - Throws: ``OAuth2Error``, as ``OAuth2Provider/token(for:)``; `state_mismatch`
+    ///   for an authorization code when no authorization is pending.
+    @discardableResult
+    public func authenticate(_ grant: OAuth2Grant) async throws(OAuth2Error) -> AccessToken {
+        var grant = grant
+        if case .authorizationCode(let redirect, nil) = grant.kind {
+            guard let pending = machine.withLock({ $0.pendingAuthorization }) else {
+                let error = OAuth2Error(
+                    code: .stateMismatch, message: "no authorization is pending (the redirect was already used, or none was started)")
+                notify(machine.withLock { $0.redirectRejected(error) })
+                throw error
+            }
+            grant = .authorizationCode(redirect: redirect, pending: pending)
+        }
+        return try await obtain { [grant] () async throws(OAuth2Error) -> AccessToken in
+            try await self.provider.token(for: grant)
+        }
+    }
+
     /// The resource owner password grant (RFC 6749 §4.3), adopted as this account's token.
     ///
     /// Only when the configuration opts in (`allowsPasswordGrant`): the grant
@@ -62,8 +97,7 @@ extension OAuth2Client {
     /// lock, held, and reported ("did get access token").
     ///
     /// For a token a grant of the provider returned before anyone knew whose
-    /// it was (``OAuth2Provider/exchange(_:pending:)-(String,_)`` and the other
-    /// grants there): a server learns the user from the token, then adopts
+    /// it was (``OAuth2Provider/token(for:)``): a server learns the user from the token, then adopts
     /// it under that user's account. The lock keeps a refresh of the
     /// account's previous grant, in another process, from overwriting it.
     /// A token the store cannot save is kept in memory and used (the delegate

@@ -9,10 +9,10 @@ public import Logging
 /// The OAuth 2.0 client of one account: it runs the flows, keeps the token,
 /// signs requests and refreshes.
 ///
-/// NXOAuth2Client's verbs in Swift form: ``requestAccess()``,
+/// NXOAuth2Client's verbs in Swift form: ``token()``,
 /// ``authorizationURL(redirectURI:scopes:additionalParameters:)``,
-/// ``openRedirectURL(_:pending:)-(String,_)``, ``authenticate(username:password:scopes:)``,
-/// ``authenticateWithClientCredentials(scopes:)``, ``refreshAccessToken()``,
+/// ``authenticate(_:)`` with an ``OAuth2Grant`` (the authorization code's
+/// redirect, a password, client credentials, …), ``refreshAccessToken()``,
 /// ``send(_:)``, ``revoke()`` and ``logout()``. Its state lives in a pure
 /// state machine; the client takes a lock, asks the machine what to do,
 /// releases the lock and does it. Thread-safe; create one per account (cheaply,

@@ -11,7 +11,8 @@ extension OAuth2Provider {
     /// PKCE S256 challenge.
     ///
     /// Keep the returned value (it is `Codable`) in the user's session and
-    /// pass it to ``exchange(_:pending:)-(String,_)`` on the callback, on this instance or another.
+    /// pass it with the redirect to ``token(for:)`` (``OAuth2Grant/authorizationCode(redirect:pending:)-(String,_)``)
+    /// on the callback, on this instance or another.
     ///
     /// - Parameters:
     ///   - redirectURI: where the provider sends the user back; registered with the provider.

@@ -11,6 +11,66 @@ public import Foundation
 /// an account's token (a server learns the user from the token, not before).
 /// The account-bound calls of ``OAuth2Client`` are built on these.
 extension OAuth2Provider {
+    /// Runs a grant and returns its token, stamped with this provider's
+    /// ``TokenBinding`` and the grant that obtained it; stores nothing.
+    ///
+    /// ``OAuth2Client/adopt(_:)`` then makes it an account's token: a server
+    /// learns the user from the token, not before. ``OAuth2Client/authenticate(_:)``
+    /// does both for a known account.
+    ///
+    /// - Returns: the token, not stored.
+    /// - Throws: ``OAuth2Error``: `invalid_configuration` when the
+    ///   configuration does not allow the grant (the password grant without
+    ///   its opt-in, client credentials for a public client, the configured
+    ///   assertion grant without one, or its assertion could not be made);
+    ///   for the authorization code, the redirect's codes
+    ///   (`redirect_uri_mismatch`, `state_mismatch`, …); for the device code,
+    ///   `access_denied`, `expired_token`, `cancelled`; the provider's error
+    ///   (`invalid_grant`, …) or the transport's.
+    public func token(for grant: OAuth2Grant) async throws(OAuth2Error) -> AccessToken {
+        switch grant.kind {
+        case .authorizationCode(let redirect, let pending):
+            guard let pending else {
+                throw OAuth2Error(
+                    code: .stateMismatch,
+                    message: "no authorization is pending: pass the PendingAuthorization that authorizationURL returned"
+                )
+            }
+            return try await exchange(redirect, pending: pending)
+        case .password(let username, let password, let scopes):
+            guard configuration.allowsPasswordGrant else {
+                throw OAuth2Error(
+                    code: .invalidConfiguration,
+                    message: "the password grant is off; set allowsPasswordGrant in the configuration to use it"
+                )
+            }
+            let scopes = scopes ?? configuration.defaultScopes
+            return try await requestToken(.password(username: username, password: password, scopes: scopes), requestedScopes: scopes)
+        case .clientCredentials(let scopes):
+            guard configuration.clientAuthentication != .none else {
+                throw OAuth2Error(
+                    code: .invalidConfiguration,
+                    message: "the client credentials grant needs a confidential client: the configuration has no client secret"
+                )
+            }
+            let scopes = scopes ?? configuration.defaultScopes
+            return try await requestToken(.clientCredentials(scopes: scopes), requestedScopes: scopes)
+        case .configuredAssertion(let scopes):
+            guard let assertionGrant = configuration.assertionGrant else {
+                throw OAuth2Error(code: .invalidConfiguration, message: "the configuration has no assertion grant (assertionGrant)")
+            }
+            let scopes = scopes ?? configuration.defaultScopes
+            let assertion = try await makeAssertion(assertionGrant)
+            return try await requestToken(
+                .assertion(type: assertionGrant.type, assertion: assertion, scopes: scopes), requestedScopes: scopes)
+        case .assertion(let type, let assertion, let scopes):
+            let scopes = scopes ?? configuration.defaultScopes
+            return try await requestToken(.assertion(type: type, assertion: assertion, scopes: scopes), requestedScopes: scopes)
+        case .deviceCode(let authorization, let scopes):
+            return try await deviceToken(for: authorization, scopes: scopes)
+        }
+    }
+
     /// Finishes the user-agent flow: validates the redirect and exchanges the code.
     ///
     /// The redirect is checked in this order: its scheme, host, port and path

@@ -8,7 +8,7 @@ public import Foundation
 ///
 /// Not API: SPI (`@_spi(Benchmarks) import OAuth2`) with a leading underscore; it may change or go at any
 /// time. It exists because a release build cannot `@testable import`, and the
-/// public paths to these parsers (a grant, ``OAuth2Client/openRedirectURL(_:pending:)``)
+/// public paths to these parsers (``OAuth2Provider/token(for:)``)
 /// also build requests, touch the store and consume the state, which would
 /// hide the parsers' own cost.
 @_spi(Benchmarks)
@@ -25,7 +25,7 @@ public enum _OAuth2Benchmarks {
     }
 
     /// Validates a redirect against a pending authorization exactly as
-    /// ``OAuth2Client/openRedirectURL(_:pending:)`` does, without using up its
+    /// the authorization code grant (``OAuth2Grant/authorizationCode(redirect:pending:)-(String,_)``) does, without using up its
     /// state or exchanging the code.
     ///
     /// - Returns: the authorization code.

@@ -7,8 +7,8 @@ import Foundation
 /// An assertion grant (RFC 7521) whose assertions the app makes on demand,
 /// such as a JWT-bearer grant (RFC 7523) signed by a service key.
 ///
-/// With one in the configuration, ``OAuth2Client/authenticateWithAssertion(scopes:)``
-/// gets a token, and the client gets the next one by itself when that token
+/// With one in the configuration, `client.authenticate(.assertion)`
+/// (``OAuth2Client/authenticate(_:)``) gets a token, and the client gets the next one by itself when that token
 /// expires or is rejected: no refresh token is needed. `makeAssertion` is
 /// called once per token request, never while a lock of the client is held;
 /// the assertion is sent once and never logged.

@@ -87,7 +87,7 @@ struct Provider: Decodable, Sendable {
         guard let alice = users["alice"] else { throw ProviderError(description: "the provider has no user alice") }
         let account = try OAuth2Provider(configuration: configuration, transport: transport, clock: clock, telemetry: telemetry)
             .client(account: "alice")
-        try await account.authenticate(username: "alice", password: Secret(alice.password), scopes: scopes)
+        try await account.authenticate(.password(username: "alice", password: Secret(alice.password), scopes: scopes))
         return account
     }
 

@@ -23,7 +23,7 @@ import Testing
         #expect(params["state"] == pending.state)
 
         harness.transport.enqueue(json: Fixture.tokenJSON(), for: Fixture.tokenURL)
-        let token = try await client.openRedirectURL(redirect(pending))
+        let token = try await client.authenticate(.authorizationCode(redirect: redirect(pending)))
         #expect(token.accessToken.value == Fixture.accessToken)
         #expect(token.scopes == ["read", "write"])
         let request = try #require(harness.tokenRequests.first)
@@ -41,7 +41,7 @@ import Testing
         let client = harness.client()
         let pending = try client.authorizationURL(redirectURI: Fixture.redirectURI, scopes: ["read", "write"])
         harness.transport.enqueue(json: Fixture.tokenJSON(scope: "read"), for: Fixture.tokenURL)
-        let token = try await client.openRedirectURL(redirect(pending))
+        let token = try await client.authenticate(.authorizationCode(redirect: redirect(pending)))
 
         // What was granted, and what was asked for, side by side.
         #expect(token.scopes == ["read"])
@@ -65,11 +65,13 @@ import Testing
         let client = harness.client()
         let pending = try client.authorizationURL(redirectURI: Fixture.redirectURI)
         harness.transport.enqueue(json: Fixture.tokenJSON(), for: Fixture.tokenURL)
-        try await client.openRedirectURL(redirect(pending))
-        let implicit = await oauth2Error { try await client.openRedirectURL(redirect(pending)) }
+        try await client.authenticate(.authorizationCode(redirect: redirect(pending)))
+        let implicit = await oauth2Error { try await client.authenticate(.authorizationCode(redirect: redirect(pending))) }
         #expect(implicit?.code == .stateMismatch)
         // Even when the caller hands the pending authorization back, and on another client.
-        let explicit = await oauth2Error { try await harness.client("bob").openRedirectURL(redirect(pending), pending: pending) }
+        let explicit = await oauth2Error {
+            try await harness.client("bob").authenticate(.authorizationCode(redirect: redirect(pending), pending: pending))
+        }
         #expect(explicit?.code == .stateMismatch)
         #expect(harness.tokenRequests.count == 1)
     }
@@ -82,7 +84,7 @@ import Testing
         #expect(restored == pending)
         harness.transport.enqueue(json: Fixture.tokenJSON(), for: Fixture.tokenURL)
         // Another instance (another client) finishes the flow.
-        let token = try await harness.client("alice").openRedirectURL(redirect(restored), pending: restored)
+        let token = try await harness.client("alice").authenticate(.authorizationCode(redirect: redirect(restored), pending: restored))
         #expect(token.accessToken.value == Fixture.accessToken)
     }
 
@@ -91,7 +93,9 @@ import Testing
         let delegate = RecordingDelegate()
         let client = harness.client(delegate: delegate)
         _ = try client.authorizationURL(redirectURI: Fixture.redirectURI)
-        let error = await oauth2Error { try await client.openRedirectURL("\(Fixture.redirectURI.absoluteString)?code=x&state=forged") }
+        let error = await oauth2Error {
+            try await client.authenticate(.authorizationCode(redirect: "\(Fixture.redirectURI.absoluteString)?code=x&state=forged"))
+        }
         #expect(error?.code == .stateMismatch)
         #expect(harness.transport.requests.isEmpty)
         #expect(delegate.events == [.failedToGetAccessToken(try #require(error))])
@@ -102,8 +106,10 @@ import Testing
         let client = harness.client()
         let pending = try client.authorizationURL(redirectURI: Fixture.redirectURI)
         let error = await oauth2Error {
-            try await client.openRedirectURL(
-                "\(Fixture.redirectURI.absoluteString)?error=access_denied&error_description=User+said+no&state=\(pending.state)")
+            try await client.authenticate(
+                .authorizationCode(
+                    redirect:
+                        "\(Fixture.redirectURI.absoluteString)?error=access_denied&error_description=User+said+no&state=\(pending.state)"))
         }
         #expect(error?.code == .accessDenied)
         #expect(error?.errorDescription == "User said no")
@@ -112,7 +118,9 @@ import Testing
 
     @Test func openRedirectWithoutAFlowIsAStateMismatch() async throws {
         let harness = try ClientHarness()
-        let error = await oauth2Error { try await harness.client().openRedirectURL("https://app.example/callback?code=x&state=y") }
+        let error = await oauth2Error {
+            try await harness.client().authenticate(.authorizationCode(redirect: "https://app.example/callback?code=x&state=y"))
+        }
         #expect(error?.code == .stateMismatch)
     }
 
@@ -123,7 +131,7 @@ import Testing
         _ = try await client.token()
         let pending = try client.authorizationURL(redirectURI: Fixture.redirectURI)
         harness.transport.enqueue(json: "{\"error\":\"invalid_grant\"}", status: 400, for: Fixture.tokenURL)
-        let error = await oauth2Error { try await client.openRedirectURL(redirect(pending)) }
+        let error = await oauth2Error { try await client.authenticate(.authorizationCode(redirect: redirect(pending))) }
         #expect(error?.code == .invalidGrant)
         #expect(client.currentToken?.accessToken.value == Fixture.accessToken)
     }

@@ -90,7 +90,7 @@ import Testing
         let harness = try ClientHarness()
         harness.transport.enqueue(json: Fixture.tokenJSON(), for: Fixture.tokenURL)
 
-        let token = try await harness.client("service").authenticateWithClientCredentials()
+        let token = try await harness.client("service").authenticate(.clientCredentials)
 
         let expected = TokenBinding(tokenEndpoint: Fixture.tokenURL.absoluteString, clientID: "client-1")
         #expect(token.binding == expected)

@@ -92,7 +92,7 @@ import Testing
             let release = Gate()
             let holder = Int.random(in: 0..<3, using: &random) == 0 ? try await holdLock(harness.store, until: release) : nil
 
-            let exchange = Task { try await client.openRedirectURL(redirect(pending)) }
+            let exchange = Task { try await client.authenticate(.authorizationCode(redirect: redirect(pending))) }
             let cancelAfter = Int.random(in: 0...12, using: &random)
             let releaseAfter = Int.random(in: 0...12, using: &random)
             for step in 0...max(cancelAfter, releaseAfter) {
@@ -123,14 +123,16 @@ import Testing
                 }
             }
             #expect(client.machine.withLock { $0.pendingAuthorization } == nil)
-            let replay = await oauth2Error { try await client.openRedirectURL(redirect(pending)) }
+            let replay = await oauth2Error { try await client.authenticate(.authorizationCode(redirect: redirect(pending))) }
             #expect(replay?.code == .stateMismatch)
-            let handedBack = await oauth2Error { try await client.openRedirectURL(redirect(pending), pending: pending) }
+            let handedBack = await oauth2Error {
+                try await client.authenticate(.authorizationCode(redirect: redirect(pending), pending: pending))
+            }
             #expect(handedBack?.code == .stateMismatch)
 
             let next = try client.authorizationURL(redirectURI: Fixture.redirectURI)
             harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-next"), for: Fixture.tokenURL)
-            let token = try await client.openRedirectURL(redirect(next))
+            let token = try await client.authenticate(.authorizationCode(redirect: redirect(next)))
             #expect(try await harness.store.load(account: "alice") == token)
         }
         // The seed spreads the cancellations over both outcomes.
@@ -162,7 +164,7 @@ import Testing
                     status: 400, headers: [.contentType: "application/json"], body: Data(#"{"error":"authorization_pending"}"#.utf8))
             }
             let authorization = try await client.startDeviceAuthorization()
-            let polling = Task { try await client.completeDeviceAuthorization(authorization) }
+            let polling = Task { try await client.authenticate(.deviceCode(authorization)) }
 
             let polls = Int.random(in: 0...3, using: &random)
             for _ in 0..<polls {

@@ -47,7 +47,7 @@ import Testing
         #expect(error?.code == .notAuthenticated)
         let pending = try #require(started.withLock { $0 })
         harness.transport.enqueue(json: Fixture.tokenJSON(), for: Fixture.tokenURL)
-        try await client.openRedirectURL("\(Fixture.redirectURI.absoluteString)?code=c&state=\(pending.state)")
+        try await client.authenticate(.authorizationCode(redirect: "\(Fixture.redirectURI.absoluteString)?code=c&state=\(pending.state)"))
         #expect(delegate.events.count == 2)
         #expect(delegate.events.last.map { if case .gotAccessToken = $0 { true } else { false } } == true)
     }
@@ -65,7 +65,7 @@ import Testing
         }
         let delegate = Sender()
         let client = harness.client(delegate: delegate)
-        try await client.authenticateWithClientCredentials()
+        try await client.authenticate(.clientCredentials)
         let task = try #require(delegate.done.withLock { $0 })
         #expect(try await task.value == 200)
     }

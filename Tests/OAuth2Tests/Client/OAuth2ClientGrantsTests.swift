@@ -6,7 +6,9 @@ import Testing
 @Suite struct OAuth2ClientGrantsTests {
     @Test func passwordGrantNeedsTheOptIn() async throws {
         let harness = try ClientHarness()
-        let error = await oauth2Error { try await harness.client().authenticate(username: "alice", password: Secret("pw-123456789")) }
+        let error = await oauth2Error {
+            try await harness.client().authenticate(.password(username: "alice", password: Secret("pw-123456789")))
+        }
         #expect(error?.code == .invalidConfiguration)
         #expect(harness.transport.requests.isEmpty)
     }
@@ -14,7 +16,7 @@ import Testing
     @Test func passwordGrantSendsTheCredentialsOnceAndKeepsNoPassword() async throws {
         let harness = try ClientHarness(configuration: Fixture.configuration(allowsPasswordGrant: true))
         harness.transport.enqueue(json: Fixture.tokenJSON(), for: Fixture.tokenURL)
-        let token = try await harness.client().authenticate(username: "alice", password: Secret("pw-123456789"))
+        let token = try await harness.client().authenticate(.password(username: "alice", password: Secret("pw-123456789")))
         let fields = Fixture.formFields(harness.tokenRequests.first?.body)
         #expect(fields["grant_type"] == "password")
         #expect(fields["username"] == "alice")
@@ -28,7 +30,7 @@ import Testing
     @Test func clientCredentialsUseBasicAuthByDefault() async throws {
         let harness = try ClientHarness()
         harness.transport.enqueue(json: Fixture.tokenJSON(refresh: nil), for: Fixture.tokenURL)
-        _ = try await harness.client().authenticateWithClientCredentials(scopes: ["svc"])
+        _ = try await harness.client().authenticate(.clientCredentials(scopes: ["svc"]))
         let request = try #require(harness.tokenRequests.first)
         #expect(request.authorization?.hasPrefix("Basic ") == true)
         let fields = Fixture.formFields(request.body)
@@ -43,7 +45,7 @@ import Testing
     @Test func clientSecretPostPutsCredentialsInTheBody() async throws {
         let harness = try ClientHarness(configuration: Fixture.configuration(clientAuthentication: .clientSecretPost))
         harness.transport.enqueue(json: Fixture.tokenJSON(refresh: nil), for: Fixture.tokenURL)
-        _ = try await harness.client().authenticateWithClientCredentials()
+        _ = try await harness.client().authenticate(.clientCredentials)
         let request = try #require(harness.tokenRequests.first)
         #expect(request.authorization == nil)
         let fields = Fixture.formFields(request.body)
@@ -55,7 +57,7 @@ import Testing
         let harness = try ClientHarness()
         harness.transport.enqueue(json: Fixture.tokenJSON(refresh: nil), for: Fixture.tokenURL)
         let type = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-        _ = try await harness.client().authenticate(assertionType: type, assertion: Secret("eyJhbGciOi.assertion.sig"))
+        _ = try await harness.client().authenticate(.assertion(type: type, assertion: Secret("eyJhbGciOi.assertion.sig")))
         let fields = Fixture.formFields(harness.tokenRequests.first?.body)
         #expect(fields["grant_type"] == type)
         #expect(fields["assertion"] == "eyJhbGciOi.assertion.sig")
@@ -65,7 +67,7 @@ import Testing
         let harness = try ClientHarness()
         harness.transport.enqueue(
             HTTPTransportResponse(status: 307, headers: [.location: "https://evil.example/token"]), for: Fixture.tokenURL)
-        let error = await oauth2Error { _ = try await harness.client().authenticateWithClientCredentials() }
+        let error = await oauth2Error { _ = try await harness.client().authenticate(.clientCredentials) }
         #expect(error?.code == .unexpectedRedirect)
         #expect(harness.transport.requests.count == 1)
     }
@@ -107,7 +109,7 @@ extension OAuth2ClientGrantsTests {
                 for: Self.deviceURL
             )
             let authorization = try await client.startDeviceAuthorization()
-            let polling = Task { [client] in try await client.completeDeviceAuthorization(authorization) }
+            let polling = Task { [client] in try await client.authenticate(.deviceCode(authorization)) }
             try await clock.waitForSleepers()
             return (authorization, polling)
         }

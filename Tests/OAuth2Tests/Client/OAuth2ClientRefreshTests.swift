@@ -64,7 +64,7 @@ import Testing
         let harness = try ClientHarness()
         let client = harness.client("service")
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-1", refresh: "rt-1", expiresIn: 2), for: Fixture.tokenURL)
-        let token = try await client.authenticateWithClientCredentials()
+        let token = try await client.authenticate(.clientCredentials)
         #expect(token.issuedAt == harness.clock.now())
 
         harness.clock.advance(by: .milliseconds(900))

@@ -11,7 +11,7 @@ import Testing
         let client = harness.client("service")
         harness.transport.enqueue(
             json: Fixture.tokenJSON(access: "cc-1", refresh: nil, expiresIn: 60, scope: "read write"), for: Fixture.tokenURL)
-        try await client.authenticateWithClientCredentials(scopes: ["read", "write"])
+        try await client.authenticate(.clientCredentials(scopes: ["read", "write"]))
         harness.clock.advance(by: .seconds(120))
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-2", refresh: nil, expiresIn: 60), for: Fixture.tokenURL)
         harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.apiURL)
@@ -48,7 +48,7 @@ import Testing
         let harness = try ClientHarness()
         let client = harness.client("service")
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-1", refresh: nil, expiresIn: 3600), for: Fixture.tokenURL)
-        try await client.authenticateWithClientCredentials()
+        try await client.authenticate(.clientCredentials)
         harness.transport.enqueue(
             HTTPTransportResponse(status: 401, headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\""]), for: Fixture.apiURL)
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-2", refresh: nil, expiresIn: 3600), for: Fixture.tokenURL)
@@ -65,7 +65,7 @@ import Testing
         let harness = try ClientHarness()
         let client = harness.client("service")
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-1", refresh: "rt-cc", expiresIn: 60), for: Fixture.tokenURL)
-        try await client.authenticateWithClientCredentials()
+        try await client.authenticate(.clientCredentials)
         harness.clock.advance(by: .seconds(120))
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-2", refresh: "rt-cc-2"), for: Fixture.tokenURL)
 
@@ -82,7 +82,7 @@ import Testing
         let harness = try ClientHarness()
         let client = harness.client("service")
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-1", refresh: "rt-dead", expiresIn: 60), for: Fixture.tokenURL)
-        try await client.authenticateWithClientCredentials()
+        try await client.authenticate(.clientCredentials)
         harness.clock.advance(by: .seconds(120))
         harness.transport.enqueue(json: #"{"error":"invalid_grant"}"#, status: 400, for: Fixture.tokenURL)
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-2", refresh: nil), for: Fixture.tokenURL)
@@ -126,7 +126,7 @@ import Testing
         let harness = try ClientHarness(configuration: configuration)
         let client = harness.client("robot")
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "jwt-1", refresh: nil, expiresIn: 60), for: Fixture.tokenURL)
-        try await client.authenticateWithAssertion(scopes: ["read"])
+        try await client.authenticate(.assertion(scopes: ["read"]))
         harness.clock.advance(by: .seconds(120))
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "jwt-2", refresh: nil, expiresIn: 60), for: Fixture.tokenURL)
 
@@ -146,7 +146,7 @@ import Testing
         configuration.assertionGrant = .jwtBearer { throw KeyMissing() }
         let harness = try ClientHarness(configuration: configuration)
 
-        let error = await oauth2Error { try await harness.client("robot").authenticateWithAssertion() }
+        let error = await oauth2Error { try await harness.client("robot").authenticate(.assertion) }
 
         #expect(error?.code == .invalidConfiguration)
         #expect(harness.tokenRequests.isEmpty)
@@ -157,7 +157,7 @@ import Testing
         let delegate = RecordingDelegate()
         let client = harness.client("service", delegate: delegate)
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-1", refresh: nil, expiresIn: 60), for: Fixture.tokenURL)
-        try await client.authenticateWithClientCredentials()
+        try await client.authenticate(.clientCredentials)
         harness.clock.advance(by: .seconds(120))
         harness.transport.enqueue(json: #"{"error":"invalid_client"}"#, status: 401, for: Fixture.tokenURL)
 

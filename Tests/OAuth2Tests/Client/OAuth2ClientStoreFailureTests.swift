@@ -114,7 +114,7 @@ import Glibc
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-1", refresh: nil), for: Fixture.tokenURL)
         harness.transport.enqueue(HTTPTransportResponse(status: 200), for: Fixture.apiURL)
 
-        let token = try await client.authenticateWithClientCredentials()
+        let token = try await client.authenticate(.clientCredentials)
         _ = try await client.send(HTTPTransportRequest(url: Fixture.apiURL))
 
         #expect(token.accessToken.value == "cc-1")

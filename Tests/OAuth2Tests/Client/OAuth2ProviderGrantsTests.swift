@@ -10,7 +10,7 @@ import Testing
         let harness = try ClientHarness()
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-1", refresh: nil), for: Fixture.tokenURL)
 
-        let token = try await harness.provider.clientCredentialsToken(scopes: ["read"])
+        let token = try await harness.provider.token(for: .clientCredentials(scopes: ["read"]))
 
         #expect(token.accessToken.value == "cc-1")
         #expect(token.binding == harness.provider.configuration.binding)
@@ -22,8 +22,8 @@ import Testing
         let configuration = try OAuth2Configuration(clientID: "public-1", tokenEndpoint: Fixture.tokenURL)
         let harness = try ClientHarness(configuration: configuration)
 
-        let error = await oauth2Error { _ = try await harness.provider.clientCredentialsToken() }
-        let clientError = await oauth2Error { _ = try await harness.client("service").authenticateWithClientCredentials() }
+        let error = await oauth2Error { _ = try await harness.provider.token(for: .clientCredentials) }
+        let clientError = await oauth2Error { _ = try await harness.client("service").authenticate(.clientCredentials) }
 
         #expect(error?.code == .invalidConfiguration)
         #expect(clientError?.code == .invalidConfiguration)
@@ -36,22 +36,42 @@ import Testing
         let redirect = "\(Fixture.redirectURI.absoluteString)?code=the-code&state=\(pending.state)"
         harness.transport.enqueue(json: Fixture.tokenJSON(), for: Fixture.tokenURL)
 
-        let token = try await harness.provider.exchange(redirect, pending: pending)
+        let token = try await harness.provider.token(for: .authorizationCode(redirect: redirect, pending: pending))
 
         #expect(token.accessToken.value == Fixture.accessToken)
         #expect(token.grant?.type == "authorization_code")
         #expect(Fixture.formFields(harness.tokenRequests.first?.body)["code"] == "the-code")
         #expect(harness.store.saveCount == 0)
-        let replay = await oauth2Error { _ = try await harness.provider.exchange(redirect, pending: pending) }
+        let replay = await oauth2Error {
+            _ = try await harness.provider.token(for: .authorizationCode(redirect: redirect, pending: pending))
+        }
         #expect(replay?.code == .stateMismatch)
         #expect(harness.tokenRequests.count == 1)
+    }
+
+    @Test func theProviderRefusesAnAuthorizationCodeWithoutItsPendingAuthorization() async throws {
+        let harness = try ClientHarness()
+        let pending = try harness.provider.authorizationURL(redirectURI: Fixture.redirectURI)
+        let redirect = "\(Fixture.redirectURI.absoluteString)?code=the-code&state=\(pending.state)"
+
+        let error = await oauth2Error { _ = try await harness.provider.token(for: .authorizationCode(redirect: redirect)) }
+
+        #expect(error?.code == .stateMismatch)
+        #expect(harness.transport.requests.isEmpty)
+    }
+
+    @Test func anAssertionGrantDescribesItsTypeAndNoSecret() {
+        let grant = OAuth2Grant.assertion(type: TokenGrant.jwtBearerType, assertion: Secret("eyJ.assertion-value.sig"))
+
+        #expect(grant.description == "OAuth2Grant(urn:ietf:params:oauth:grant-type:jwt-bearer)")
+        #expect(!String(reflecting: grant).contains("assertion-value"))
     }
 
     @Test func adoptMakesItTheAccountsTokenAndReturnsThePreviousOne() async throws {
         let harness = try ClientHarness()
         try await harness.seed("user:alice", access: "at-old", refresh: "rt-old", expiresIn: 3600)
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-new", refresh: "rt-new"), for: Fixture.tokenURL)
-        let token = try await harness.provider.clientCredentialsToken()
+        let token = try await harness.provider.token(for: .clientCredentials)
         let delegate = RecordingDelegate()
         let client = harness.client("user:alice", delegate: delegate)
 

@@ -54,7 +54,7 @@ func makeProvider(store: InMemoryTokenStore, transport: CannedTransport, clock: 
     transport.enqueue(json: #"{"access_token":"a1","token_type":"Bearer","expires_in":3600}"#, for: tokenURL)
 
     let authorization = try await client.startDeviceAuthorization()
-    let polling = Task { try await client.completeDeviceAuthorization(authorization) }
+    let polling = Task { try await client.authenticate(.deviceCode(authorization)) }
     for _ in 0..<2 {
         try await clock.waitForSleepers() // asleep until the next poll
         clock.advance(by: authorization.interval)

@@ -110,7 +110,8 @@ import _CryptoExtras
             if let idToken = try makeIDToken(pending.nonce?.value) { fields.append("\"id_token\":\"\(idToken)\"") }
             let code = "code-\(UUID().uuidString)"
             codeResponses.withLock { $0[code] = "{\(fields.joined(separator: ","))}" }
-            return try await provider.exchange("https://app.example/callback?code=\(code)&state=\(pending.state)", pending: pending)
+            return try await provider.token(
+                for: .authorizationCode(redirect: "https://app.example/callback?code=\(code)&state=\(pending.state)", pending: pending))
         }
 
         func signInError(_ makeIDToken: (String?) throws -> String?) async -> OAuth2Error? {
@@ -348,7 +349,7 @@ import _CryptoExtras
         let world = try World(clientAuthentication: .privateKeyJWT, clientAssertionKey: clientKey)
         for index in 1...2 {
             world.transport.enqueue(json: #"{"access_token":"cc-\#(index)","token_type":"Bearer","expires_in":60}"#, for: Self.tokenURL)
-            _ = try await world.provider.clientCredentialsToken()
+            _ = try await world.provider.token(for: .clientCredentials)
         }
         var ids: Set<String> = []
         for request in world.transport.requests(for: Self.tokenURL) {
@@ -377,7 +378,7 @@ import _CryptoExtras
     @Test func clientSecretJWTSignsWithTheSecretAndNeverSendsIt() async throws {
         let world = try World(clientAuthentication: .clientSecretJWT)
         world.transport.enqueue(json: #"{"access_token":"cc","token_type":"Bearer","expires_in":60}"#, for: Self.tokenURL)
-        _ = try await world.provider.clientCredentialsToken()
+        _ = try await world.provider.token(for: .clientCredentials)
         let request = try #require(world.transport.requests(for: Self.tokenURL).first)
         let body = String(decoding: try #require(request.body), as: UTF8.self)
         #expect(!body.contains("a-client-secret-of-at-least-32-bytes"))

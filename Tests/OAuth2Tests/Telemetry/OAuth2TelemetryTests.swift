@@ -154,7 +154,7 @@ import Tracing
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "cc-secret", refresh: nil), for: Fixture.tokenURL)
 
         _ = try await harness.client().send(HTTPTransportRequest(url: URL(string: "https://api.example/v1/me?api_key=query-secret")!))
-        _ = try await harness.client("service").authenticateWithClientCredentials()
+        _ = try await harness.client("service").authenticate(.clientCredentials)
 
         let secrets = [
             Fixture.accessToken, Fixture.refreshToken, Fixture.clientSecret, "at-secret-2", "rt-secret-2", "cc-secret", "query-secret",

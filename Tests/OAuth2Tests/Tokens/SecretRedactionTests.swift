@@ -16,7 +16,10 @@ import Testing
         let client = harness.client()
 
         harness.transport.enqueue(json: Fixture.tokenJSON(), for: Fixture.tokenURL)
-        let token = try await client.authenticate(username: "alice", password: Secret("pw-123456789"))
+        let passwordGrant = OAuth2Grant.password(username: "alice", password: Secret("pw-123456789"))
+        texts.append(passwordGrant.description)
+        texts.append(String(reflecting: passwordGrant))
+        let token = try await client.authenticate(passwordGrant)
         texts.append(token.description)
         texts.append(String(describing: token))
         texts.append(String(reflecting: token.accessToken))
@@ -26,7 +29,8 @@ import Testing
         harness.transport.enqueue(
             json: "{\"error\":\"invalid_grant\",\"error_description\":\"bad code\"}", status: 400, for: Fixture.tokenURL)
         if let error = await oauth2Error({
-            try await client.openRedirectURL("\(Fixture.redirectURI.absoluteString)?code=code-secret-1234&state=\(pending.state)")
+            try await client.authenticate(
+                .authorizationCode(redirect: "\(Fixture.redirectURI.absoluteString)?code=code-secret-1234&state=\(pending.state)"))
         }) {
             texts.append(error.description)
         }

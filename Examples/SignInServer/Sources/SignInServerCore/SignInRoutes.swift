@@ -97,7 +97,7 @@ struct SignInRoutes: Sendable {
             guard let pending else {
                 throw OAuth2Error(code: .stateMismatch, message: "no sign-in is pending for this session")
             }
-            token = try await provider.exchange(redirect, pending: pending)
+            token = try await provider.token(for: .authorizationCode(redirect: redirect, pending: pending))
         } catch {
             context.logger.notice("callback refused", metadata: ["oauth2.error": "\(error.code)"])
             let status: HTTPResponse.Status = Self.isProviderUnreachable(error) ? .badGateway : .badRequest
