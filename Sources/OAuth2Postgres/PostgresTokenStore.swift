@@ -161,7 +161,7 @@ public final class PostgresTokenStore: TokenStore {
 
     // MARK: TokenStore
 
-    public func load(account: String) async throws -> AccessToken? {
+    public func load(account: String) async throws(OAuth2Error) -> AccessToken? {
         try Self.requireAccount(account)
         let key = Data(account.utf8)
         let envelope = try await run("read the token of \(FileTokenStore.describe(account))", account: account) { connection in
@@ -194,7 +194,7 @@ public final class PostgresTokenStore: TokenStore {
     /// Stores `token` under `account` (an upsert: atomic). A token without a
     /// binding is stored with the store's; one issued to another provider or
     /// client is refused.
-    public func save(_ token: AccessToken, account: String) async throws {
+    public func save(_ token: AccessToken, account: String) async throws(OAuth2Error) {
         try Self.requireAccount(account)
         var token = token
         if token.binding == nil {
@@ -220,7 +220,7 @@ public final class PostgresTokenStore: TokenStore {
         }
     }
 
-    public func delete(account: String) async throws {
+    public func delete(account: String) async throws(OAuth2Error) {
         try Self.requireAccount(account)
         let key = Data(account.utf8)
         try await run("delete the token of \(FileTokenStore.describe(account))", account: account) { connection in
@@ -237,8 +237,8 @@ public final class PostgresTokenStore: TokenStore {
     public func withLock<Result: Sendable>(
         account: String,
         timeout: Duration,
-        _ body: () async throws -> Result
-    ) async throws -> Result {
+        _ body: () async throws(OAuth2Error) -> Result
+    ) async throws(OAuth2Error) -> Result {
         try Self.requireAccount(account)
         try await prepareTable()
         let key = lockKey(account)
@@ -269,7 +269,8 @@ public final class PostgresTokenStore: TokenStore {
                 return try outcome.get()
             }
         } catch let failure as BodyFailure {
-            throw failure.error
+            // The body throws OAuth2Error only, which storeError hands back unchanged.
+            throw storeError(failure.error, doing: "lock \(what)")
         } catch {
             throw storeError(error, doing: "lock \(what)")
         }

@@ -11,7 +11,7 @@ public import OAuth2
 /// try await holder.release(storing: newToken)
 /// ```
 public final class AccountLockHolder: Sendable {
-    typealias Change = @Sendable (any TokenStore, String) async throws -> Void
+    typealias Change = @Sendable (any TokenStore, String) async throws(OAuth2Error) -> Void
 
     private let releaseSignal: AsyncStream<Change?>.Continuation
     private let task: Task<Void, any Error>
@@ -27,7 +27,7 @@ public final class AccountLockHolder: Sendable {
         let (released, releaseSignal) = AsyncStream<Change?>.makeStream()
         let task = Task {
             defer { enteredSignal.finish() }
-            try await store.withLock(account: account, timeout: .seconds(10)) {
+            try await store.withLock(account: account, timeout: .seconds(10)) { () async throws(OAuth2Error) in
                 enteredSignal.yield()
                 for await change in released {
                     if let change { try await change(store, account) }
@@ -55,12 +55,12 @@ public final class AccountLockHolder: Sendable {
 
     /// Saves `token` under the lock, then releases it.
     public func release(storing token: AccessToken) async throws {
-        try await release { store, account in try await store.save(token, account: account) }
+        try await release { (store, account) async throws(OAuth2Error) in try await store.save(token, account: account) }
     }
 
     /// Deletes the account's token under the lock, then releases it.
     public func releaseDeleting() async throws {
-        try await release { store, account in try await store.delete(account: account) }
+        try await release { (store, account) async throws(OAuth2Error) in try await store.delete(account: account) }
     }
 
     private func release(_ change: @escaping Change) async throws {

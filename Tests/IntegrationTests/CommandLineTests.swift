@@ -1,5 +1,6 @@
 import Foundation
 import OAuth2
+import OAuth2Testing
 import Testing
 
 /// The CLI's contract where no provider is needed: exit statuses, the
@@ -121,23 +122,20 @@ import Testing
         var token = AccessToken(accessToken: Secret("at-rejected"), expiresAt: Date().addingTimeInterval(3600))
         token.grant = TokenGrant(type: "authorization_code", scopes: [])
         try await Self.store(token, in: cli)
-        let store = try FileTokenStore(directory: cli.store)
-        var erase: Subprocess?
-        try await store.withLock(account: "default", timeout: .seconds(5)) {
-            // Another process holds the lock (refreshing, say) while git erases.
-            let started = try cli.start(
-                ["git-credential", "erase", "--store", cli.store, "--client-id", "app"] + Self.gitHost + Self.endpoints)
-            started.write(Self.gitRequest(password: "at-rejected"))
-            started.closeInput()
-            erase = started
-            for _ in 0..<20 {
-                try await Task.sleep(for: .milliseconds(100))
-                #expect(try await cli.storedToken()?.accessToken == Secret("at-rejected"), "erased without the account lock")
-            }
-            // The holder stores a new token before it lets go.
-            try await Self.store(AccessToken(accessToken: Secret("at-new"), expiresAt: Date().addingTimeInterval(3600)), in: cli)
+        // Another process holds the lock (refreshing, say) while git erases.
+        let holder = try await AccountLockHolder.hold(try FileTokenStore(directory: cli.store), account: "default")
+        let erase = try cli.start(
+            ["git-credential", "erase", "--store", cli.store, "--client-id", "app"] + Self.gitHost + Self.endpoints)
+        erase.write(Self.gitRequest(password: "at-rejected"))
+        erase.closeInput()
+        for _ in 0..<20 {
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(try await cli.storedToken()?.accessToken == Secret("at-rejected"), "erased without the account lock")
         }
-        let result = try await #require(erase).wait()
+        // The holder stores a new token before it lets go.
+        try await Self.store(AccessToken(accessToken: Secret("at-new"), expiresAt: Date().addingTimeInterval(3600)), in: cli)
+        try await holder.release()
+        let result = try await erase.wait()
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try await cli.storedToken()?.accessToken == Secret("at-new"))
     }

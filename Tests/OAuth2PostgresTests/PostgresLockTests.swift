@@ -29,7 +29,7 @@ struct PostgresLockTests {
 
                 try await holder.release(storing: TestDatabase.token(7))
                 // The next holder reads what the previous one saved under the lock.
-                let seen = try await waiterStore.withLock(account: "alice", timeout: .seconds(10)) {
+                let seen = try await waiterStore.withLock(account: "alice", timeout: .seconds(10)) { () async throws(OAuth2Error) in
                     try await waiterStore.load(account: "alice")?.accessToken
                 }
                 #expect(seen == TestDatabase.token(7).accessToken)
@@ -40,7 +40,7 @@ struct PostgresLockTests {
     @Test func aHolderUsesItsOwnConnectionSoAPoolOfOneDoesNotDeadlock() async throws {
         try await TestDatabase.withClient(maximumConnections: 1) { client in
             let store = try TestDatabase.store(client, table: TestDatabase.uniqueTable())
-            let loaded = try await store.withLock(account: "alice", timeout: .seconds(10)) {
+            let loaded = try await store.withLock(account: "alice", timeout: .seconds(10)) { () async throws(OAuth2Error) in
                 try await store.save(TestDatabase.token(1), account: "alice")
                 try await store.delete(account: "bob")
                 return try await store.load(account: "alice")?.accessToken
@@ -50,15 +50,15 @@ struct PostgresLockTests {
     }
 
     @Test func aSaveInsideTheLockStaysWhenTheBodyThenThrows() async throws {
-        struct Boom: Error {}
         try await TestDatabase.withClient { client in
             let store = try TestDatabase.store(client, table: TestDatabase.uniqueTable())
-            await #expect(throws: Boom.self) {
-                try await store.withLock(account: "alice", timeout: .seconds(10)) {
+            let error = await #expect(throws: OAuth2Error.self) {
+                try await store.withLock(account: "alice", timeout: .seconds(10)) { () async throws(OAuth2Error) in
                     try await store.save(TestDatabase.token(1), account: "alice")
-                    throw Boom()
+                    throw OAuth2Error(code: .invalidRequest, message: "boom")
                 }
             }
+            #expect(error?.message == "boom")
             #expect(try await store.load(account: "alice")?.accessToken == TestDatabase.token(1).accessToken)
             // And the lock was let go.
             #expect(try await store.withLock(account: "alice", timeout: .milliseconds(500)) { true })

@@ -49,7 +49,9 @@ struct PostgresUnreachableDatabaseTests {
                 client: client, binding: TestDatabase.binding, table: TestDatabase.uniqueTable(), encryption: .aesGCM(TestDatabase.key),
                 unreachable: .failFast(probing: try PostgresTokenStore.connectionConfiguration(url: url, password: password)))
             try await store.save(TestDatabase.token(1), account: "alice")
-            let seen = try await store.withLock(account: "alice", timeout: .seconds(10)) { try await store.load(account: "alice") }
+            let seen = try await store.withLock(account: "alice", timeout: .seconds(10)) { () async throws(OAuth2Error) in
+                try await store.load(account: "alice")
+            }
             #expect(seen?.accessToken == TestDatabase.token(1).accessToken)
         }
     }

@@ -254,7 +254,7 @@ struct PostgresTokenStoreTests {
             )
             try await store.save(TestDatabase.token(1), account: "alice")
             #expect(try await store.load(account: "alice") != nil)
-            try await store.withLock(account: "alice", timeout: .seconds(10)) {
+            try await store.withLock(account: "alice", timeout: .seconds(10)) { () async throws(OAuth2Error) in
                 #expect(try await store.load(account: "alice") != nil)
                 try await store.save(TestDatabase.token(2), account: "alice")
             }

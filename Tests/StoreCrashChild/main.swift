@@ -100,7 +100,7 @@ do {
         ? .plaintext
         : .aesGCM(try FileTokenStore.EncryptionKey.fromEnvironment("STORE_CRASH_CHILD_KEY"))
     let store = try FileTokenStore(directory: arguments[1], encryption: encryption, hooks: hooks)
-    try await store.withLock(account: "alice", timeout: .seconds(30)) {
+    try await store.withLock(account: "alice", timeout: .seconds(30)) { () async throws(OAuth2Error) in
         try await store.save(token, account: "alice")
     }
 } catch {

@@ -85,7 +85,7 @@ import Testing
 
             // The kernel released the dead child's lock, and a fresh
             // temporary file (it could be a live save's) is left alone.
-            try await store.withLock(account: "alice", timeout: .seconds(10)) {
+            try await store.withLock(account: "alice", timeout: .seconds(10)) { () async throws(OAuth2Error) in
                 try await store.save(Self.oldToken.with(access: "at-later"), account: "alice")
             }
             #expect(try await store.load(account: "alice") == Self.oldToken.with(access: "at-later"))

@@ -33,8 +33,8 @@ extension FileTokenStore {
     public func withLock<Result: Sendable>(
         account: String,
         timeout: Duration,
-        _ body: () async throws -> Result
-    ) async throws -> Result {
+        _ body: () async throws(OAuth2Error) -> Result
+    ) async throws(OAuth2Error) -> Result {
         let fd = try openLockFile(account: account)
         defer { StoreFileSystem.closeQuietly(fd) }
         try await StoreLockWait.acquire(timeout: timeout, what: Self.describe(account)) { () throws(OAuth2Error) -> Bool in

@@ -7,8 +7,8 @@ import Foundation
 /// A ``TokenStore`` that keeps tokens in memory, for tests and for processes
 /// that sign in anew each time they start.
 ///
-/// Safe to use from many tasks at once. It counts the calls it receives, so a
-/// test can assert, say, that a refresh saved exactly once. Like
+/// Safe to use from many tasks at once (a test that counts its calls puts
+/// `OAuth2Testing`'s `CountingTokenStore` in front of it). Like
 /// ``FileTokenStore`` it refuses an empty account name and tells accounts
 /// apart by their UTF-8 bytes (see ``TokenStore``), so tests see what
 /// production sees.
@@ -17,9 +17,6 @@ public final class InMemoryTokenStore: TokenStore {
         /// Keyed by the account's UTF-8 bytes: `String`'s `==` would merge
         /// accounts that differ only in Unicode composition.
         var tokens: [[UInt8]: (account: String, token: AccessToken)]
-        var loads = 0
-        var saves = 0
-        var deletes = 0
         /// The accounts whose lock is held, by UTF-8 bytes.
         var locked: Set<[UInt8]> = []
     }
@@ -44,10 +41,7 @@ public final class InMemoryTokenStore: TokenStore {
     /// - Throws: `store_error` for an empty account name.
     public func load(account: String) async throws(OAuth2Error) -> AccessToken? {
         try Self.check(account)
-        return state.withLock { state in
-            state.loads += 1
-            return state.tokens[Array(account.utf8)]?.token
-        }
+        return state.withLock { $0.tokens[Array(account.utf8)]?.token }
     }
 
     /// Stores `token` under `account`, replacing what was there.
@@ -55,10 +49,7 @@ public final class InMemoryTokenStore: TokenStore {
     /// - Throws: `store_error` for an empty account name.
     public func save(_ token: AccessToken, account: String) async throws(OAuth2Error) {
         try Self.check(account)
-        state.withLock { state in
-            state.saves += 1
-            state.tokens[Array(account.utf8)] = (account, token)
-        }
+        state.withLock { $0.tokens[Array(account.utf8)] = (account, token) }
     }
 
     /// Removes the token stored under `account`, if any.
@@ -66,10 +57,7 @@ public final class InMemoryTokenStore: TokenStore {
     /// - Throws: `store_error` for an empty account name.
     public func delete(account: String) async throws(OAuth2Error) {
         try Self.check(account)
-        state.withLock { state in
-            state.deletes += 1
-            state.tokens[Array(account.utf8)] = nil
-        }
+        state.withLock { $0.tokens[Array(account.utf8)] = nil }
     }
 
     /// Runs `body` holding `account`'s lock, which excludes every other task
@@ -80,8 +68,8 @@ public final class InMemoryTokenStore: TokenStore {
     public func withLock<Result: Sendable>(
         account: String,
         timeout: Duration,
-        _ body: () async throws -> Result
-    ) async throws -> Result {
+        _ body: () async throws(OAuth2Error) -> Result
+    ) async throws(OAuth2Error) -> Result {
         try Self.check(account)
         let key = Array(account.utf8)
         try await StoreLockWait.acquire(timeout: timeout, what: FileTokenStore.describe(account)) { () throws(OAuth2Error) -> Bool in
@@ -91,12 +79,6 @@ public final class InMemoryTokenStore: TokenStore {
         return try await body()
     }
 
-    /// How many times ``load(account:)`` was called.
-    public var loadCount: Int { state.withLock { $0.loads } }
-    /// How many times ``save(_:account:)`` was called.
-    public var saveCount: Int { state.withLock { $0.saves } }
-    /// How many times ``delete(account:)`` was called.
-    public var deleteCount: Int { state.withLock { $0.deletes } }
     /// The accounts that have a token now, in no particular order.
     public var accounts: [String] { state.withLock { $0.tokens.values.map(\.account) } }
 

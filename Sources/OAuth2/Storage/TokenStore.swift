@@ -10,9 +10,12 @@ import Foundation
 /// ``InMemoryTokenStore`` and ``FileTokenStore`` ship with the framework; a
 /// server that runs on several machines plugs in its own. Implementations must
 /// be safe to call from many tasks at once, must make `save` atomic (a reader
-/// sees the old token or the new one, never a mix), and must throw
+/// sees the old token or the new one, never a mix), and throw
 /// ``OAuth2Error`` with code ``OAuth2Error/Code/storeError`` when they cannot
-/// read or write, never losing a token silently.
+/// read or write, never losing a token silently. The requirements throw
+/// ``OAuth2Error`` only, so that what a store says reaches the app with a
+/// stable code; a store wraps its database's or file system's errors
+/// (naming no token or secret in the message).
 ///
 /// Account keys are told apart by their UTF-8 bytes, not by `String`'s `==`
 /// (which treats `"é"` precomposed and decomposed as equal): that is what a
@@ -50,30 +53,31 @@ import Foundation
 public protocol TokenStore: Sendable {
     /// The token stored under `account`, or `nil` when there is none.
     ///
-    /// Throws when a token is there but cannot be read or trusted.
-    func load(account: String) async throws -> AccessToken?
+    /// Throws `store_error` when a token is there but cannot be read or trusted.
+    func load(account: String) async throws(OAuth2Error) -> AccessToken?
     /// Stores `token` under `account`, replacing what was there.
     ///
     /// Atomic: a reader sees the previous token or the new one, never a mix.
     /// Throwing means the new token may not have been stored; the client then
     /// keeps it in memory and saves it again later.
-    func save(_ token: AccessToken, account: String) async throws
+    func save(_ token: AccessToken, account: String) async throws(OAuth2Error)
     /// Deletes the token stored under `account`; deleting nothing is not an error.
-    func delete(account: String) async throws
+    func delete(account: String) async throws(OAuth2Error)
     /// Runs `body` holding `account`'s exclusive lock, shared with every
     /// process that uses the same stored tokens (see "The account lock" above).
     ///
     /// - Parameters:
     ///   - account: the account whose lock to hold.
     ///   - timeout: how long to wait for the lock; then `lock_timeout`.
-    ///   - body: what to run holding it.
+    ///   - body: what to run holding it: the client's reads and writes of
+    ///     the store, so its errors are the store's own.
     /// - Throws: `lock_timeout`, `store_error` when the lock cannot be taken
     ///   (say, its file cannot be created), `cancelled`, or what `body` throws.
     func withLock<Result: Sendable>(
         account: String,
         timeout: Duration,
-        _ body: () async throws -> Result
-    ) async throws -> Result
+        _ body: () async throws(OAuth2Error) -> Result
+    ) async throws(OAuth2Error) -> Result
     /// Whether the store's tokens outlive the process, so that it may hold
     /// tokens an earlier version of the library stored without a
     /// ``AccessToken/binding``: those are refused unless the configuration

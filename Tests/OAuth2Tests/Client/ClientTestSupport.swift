@@ -72,11 +72,11 @@ enum Fixture {
     }
 }
 
-/// A provider wired to a canned transport, an in-memory store, a manual clock
-/// and a log handler that captures every line at trace level.
+/// A provider wired to a canned transport, an in-memory store that counts
+/// its calls, a manual clock and a log handler that captures every line at trace level.
 struct ClientHarness {
     let transport = CannedTransport()
-    let store = InMemoryTokenStore()
+    let store = CountingTokenStore()
     let clock = ManualClock()
     let logs = CapturedLogs()
     let provider: OAuth2Provider
@@ -84,7 +84,7 @@ struct ClientHarness {
     /// - Parameter wrapStore: puts a store of the test's in front of ``store`` (one that fails, say).
     init(
         configuration: OAuth2Configuration? = nil, telemetry: OAuth2Telemetry = .global,
-        wrapStore: ((InMemoryTokenStore) -> any TokenStore)? = nil
+        wrapStore: ((CountingTokenStore<InMemoryTokenStore>) -> any TokenStore)? = nil
     ) throws {
         let logs = self.logs
         var logger = Logger(label: "test", factory: { _ in CapturingLogHandler(logs: logs) })
@@ -196,14 +196,14 @@ final class RecordingDelegate: OAuth2ClientDelegate, Sendable {
     }
 }
 
-/// A store in front of an ``InMemoryTokenStore`` whose saves fail while
-/// ``failsSaves`` is set: a full disk, a database timeout.
+/// A store in front of another whose saves fail while ``failsSaves`` is
+/// set: a full disk, a database timeout.
 final class FlakyTokenStore: TokenStore {
-    let inner: InMemoryTokenStore
+    let inner: any TokenStore
     private let failing = LockedValue(false)
     private let failedSaves = LockedValue(0)
 
-    init(_ inner: InMemoryTokenStore) {
+    init(_ inner: any TokenStore) {
         self.inner = inner
     }
 
@@ -214,11 +214,11 @@ final class FlakyTokenStore: TokenStore {
 
     var failedSaveCount: Int { failedSaves.withLock { $0 } }
 
-    func load(account: String) async throws -> AccessToken? {
+    func load(account: String) async throws(OAuth2Error) -> AccessToken? {
         try await inner.load(account: account)
     }
 
-    func save(_ token: AccessToken, account: String) async throws {
+    func save(_ token: AccessToken, account: String) async throws(OAuth2Error) {
         if failsSaves {
             failedSaves.withLock { $0 += 1 }
             throw OAuth2Error(code: .storeError, message: "no space left on device (injected)")
@@ -226,11 +226,13 @@ final class FlakyTokenStore: TokenStore {
         try await inner.save(token, account: account)
     }
 
-    func delete(account: String) async throws {
+    func delete(account: String) async throws(OAuth2Error) {
         try await inner.delete(account: account)
     }
 
-    func withLock<Result: Sendable>(account: String, timeout: Duration, _ body: () async throws -> Result) async throws -> Result {
+    func withLock<Result: Sendable>(
+        account: String, timeout: Duration, _ body: () async throws(OAuth2Error) -> Result
+    ) async throws(OAuth2Error) -> Result {
         try await inner.withLock(account: account, timeout: timeout, body)
     }
 }

@@ -199,7 +199,7 @@ import Testing
     }
 
     /// Takes the account's lock in a task of its own and returns once it holds it; it lets go when `release` opens.
-    func holdLock(_ store: InMemoryTokenStore, until release: Gate) async throws -> Task<Void, any Error> {
+    func holdLock(_ store: some TokenStore, until release: Gate) async throws -> Task<Void, any Error> {
         let held = Gate()
         let holder = Task {
             try await store.withLock(account: "alice", timeout: .seconds(30)) {

@@ -133,9 +133,9 @@ import Glibc
         let deadline = clock.now + .seconds(20)
         while clock.now < deadline {
             try #require(child.isRunning, "flock exited early")
-            do {
+            do throws(OAuth2Error) {
                 try await store.withLock(account: account, timeout: .zero) {}
-            } catch let error as OAuth2Error where error.code == .lockTimeout {
+            } catch  where error.code == .lockTimeout {
                 return
             }
             try await Task.sleep(for: .milliseconds(20))

@@ -99,12 +99,15 @@ import Testing
 
     @Test(arguments: Setup.allCases)
     func withLockRethrowsTheBodysErrorAndReleasesTheLock(setup: Setup) async throws {
-        struct BodyFailure: Error {}
         let (holderStore, waiterStore, scratch) = try setup.make()
 
-        await #expect(throws: BodyFailure.self) {
-            try await holderStore.withLock(account: "alice", timeout: .seconds(10)) { throw BodyFailure() }
+        let error = await #expect(throws: OAuth2Error.self) {
+            try await holderStore.withLock(account: "alice", timeout: .seconds(10)) { () async throws(OAuth2Error) in
+                throw OAuth2Error(code: .invalidRequest, message: "the body failed")
+            }
         }
+        #expect(error?.code == .invalidRequest)
+        #expect(error?.message == "the body failed")
 
         let entered = try await waiterStore.withLock(account: "alice", timeout: .zero) { true }
         #expect(entered)
