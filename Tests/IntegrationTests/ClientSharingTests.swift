@@ -25,11 +25,13 @@ struct ClientSharingTests {
             allowsPasswordGrant: true
         )
         let transport = RecordingTransport()
-        // Each made its own way, each with its own store value on one directory.
-        let first = try OAuth2Client(
-            configuration: configuration, account: "alice", store: FileTokenStore(directory: cli.store), transport: transport, clock: clock)
-        let second = try OAuth2Client(
-            configuration: configuration, account: "alice", store: FileTokenStore(directory: cli.store), transport: transport, clock: clock)
+        // Two providers of their own and a shared one, each with its own store value on one directory.
+        let first = try OAuth2Provider(
+            configuration: configuration, store: FileTokenStore(directory: cli.store), transport: transport, clock: clock
+        ).client(account: "alice")
+        let second = try OAuth2Provider(
+            configuration: configuration, store: FileTokenStore(directory: cli.store), transport: transport, clock: clock
+        ).client(account: "alice")
         let shared = try OAuth2Provider(
             configuration: configuration, store: FileTokenStore(directory: cli.store), transport: transport, clock: clock)
         let clients = [first, second, shared.client(account: "alice"), shared.client(account: "alice")]

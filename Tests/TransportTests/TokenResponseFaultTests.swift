@@ -280,7 +280,7 @@ struct RefreshFixture {
             try await store.save(oldToken, account: "alice")
             // As the store gives it back (the expiry in the file's precision).
             oldToken = try #require(try await store.load(account: "alice"))
-            let client = try OAuth2Client(configuration: configuration, account: "alice", store: store, transport: transport)
+            let client = try OAuth2Provider(configuration: configuration, store: store, transport: transport).client(account: "alice")
             try await body(RefreshFixture(server: server, store: store, client: client, oldToken: oldToken))
         } catch {
             await transport.shutdown()

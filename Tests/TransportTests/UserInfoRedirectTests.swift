@@ -20,7 +20,7 @@ extension CurlTransportTests {
             try await store.save(
                 AccessToken(accessToken: Secret("at-userinfo"), expiresAt: Date().addingTimeInterval(3600)), account: "default")
             let error = try await withTransport { transport in
-                let client = try OAuth2Client(configuration: configuration, store: store, transport: transport)
+                let client = try OAuth2Provider(configuration: configuration, store: store, transport: transport).client()
                 do {
                     _ = try await client.userInfo()
                     return nil as OAuth2Error?

@@ -128,7 +128,7 @@ struct Session: Sendable {
         var openID: OpenIDSettings?
         if discover, let issuer = settings.issuer {
             logger.debug("discovering the issuer", metadata: ["oauth2.issuer": "\(issuer)"])
-            let metadata = try await AuthorizationServerMetadata.discover(issuer: issuer, transport: transport, timeout: settings.timeout)
+            let metadata = try await MetadataCache(transport: transport).metadata(issuer: issuer, timeout: settings.timeout)
             endpoints.authorize = endpoints.authorize ?? metadata.authorizationEndpoint
             endpoints.token = endpoints.token ?? metadata.tokenEndpoint
             endpoints.revoke = endpoints.revoke ?? metadata.revocationEndpoint
@@ -161,13 +161,13 @@ struct Session: Sendable {
         )
         // A provider that lists PKCE methods without S256 gets no authorization request (the library refuses it).
         configuration.codeChallengeMethodsSupported = pkceMethods
-        let client = try OAuth2Client(
+        let provider = try OAuth2Provider(
             configuration: configuration,
-            account: settings.account,
             store: try store(for: configuration.binding),
             transport: transport,
             logger: logger
         )
+        let client = provider.client(account: settings.account)
         clients.withLock { $0.append(client) }
         return client
     }

@@ -41,58 +41,6 @@ extension OAuth2Client {
         }
     }
 
-    /// The resource owner password grant (RFC 6749 §4.3), adopted as this account's token.
-    ///
-    /// Only when the configuration opts in (`allowsPasswordGrant`): the grant
-    /// is deprecated (RFC 9700 §2.4). The password is sent once and not kept.
-    ///
-    /// - Throws: ``OAuth2Error`` `invalid_configuration` without the opt-in, or the provider's error.
-    @discardableResult
-    public func authenticate(username: String, password: Secret, scopes: [String]? = nil) async throws(OAuth2Error) -> AccessToken {
-        try await obtain { () async throws(OAuth2Error) -> AccessToken in
-            try await self.provider.passwordToken(username: username, password: password, scopes: scopes)
-        }
-    }
-
-    /// The client credentials grant (RFC 6749 §4.4): a token for the client
-    /// itself, adopted as this account's and renewed by the client when it expires.
-    ///
-    /// - Throws: ``OAuth2Error``, the provider's error among them.
-    @discardableResult
-    public func authenticateWithClientCredentials(scopes: [String]? = nil) async throws(OAuth2Error) -> AccessToken {
-        try await obtain { () async throws(OAuth2Error) -> AccessToken in
-            try await self.provider.clientCredentialsToken(scopes: scopes)
-        }
-    }
-
-    /// An assertion grant (RFC 7521) with an assertion the caller made, such
-    /// as a JWT bearer assertion (RFC 7523: `urn:ietf:params:oauth:grant-type:jwt-bearer`).
-    ///
-    /// - Parameters:
-    ///   - assertionType: the `grant_type`, an absolute URI.
-    ///   - assertion: the assertion, sent as `assertion`; never logged.
-    ///   - scopes: the scopes to ask for; the configuration's defaults when `nil`.
-    /// - Throws: ``OAuth2Error``, the provider's error among them.
-    @discardableResult
-    public func authenticate(assertionType: String, assertion: Secret, scopes: [String]? = nil) async throws(OAuth2Error) -> AccessToken {
-        try await obtain { () async throws(OAuth2Error) -> AccessToken in
-            try await self.provider.assertionToken(assertionType: assertionType, assertion: assertion, scopes: scopes)
-        }
-    }
-
-    /// The configuration's assertion grant (``OAuth2Configuration/assertionGrant``):
-    /// a token for a service account, renewed by the client itself with a
-    /// fresh assertion whenever it expires or is rejected.
-    ///
-    /// - Throws: ``OAuth2Error`` `invalid_configuration` when the configuration
-    ///   has no assertion grant or it fails to make an assertion, or the provider's error.
-    @discardableResult
-    public func authenticateWithAssertion(scopes: [String]? = nil) async throws(OAuth2Error) -> AccessToken {
-        try await obtain { () async throws(OAuth2Error) -> AccessToken in
-            try await self.provider.assertionToken(scopes: scopes)
-        }
-    }
-
     /// Makes `token` this account's token: saved under the store's account
     /// lock, held, and reported ("did get access token").
     ///
@@ -155,21 +103,5 @@ extension OAuth2Client {
     ///   authorization endpoint, or the provider's error.
     public func startDeviceAuthorization(scopes: [String]? = nil) async throws(OAuth2Error) -> DeviceAuthorization {
         try await provider.startDeviceAuthorization(scopes: scopes)
-    }
-
-    /// Polls the token endpoint until the user approves the device, denies it, or the code expires.
-    ///
-    /// Waits the provider's interval between polls on the provider's clock,
-    /// five seconds longer after each `slow_down` (RFC 8628 §3.5). Cancel the
-    /// task to stop polling.
-    ///
-    /// - Throws: ``OAuth2Error`` `access_denied`, `expired_token`, `cancelled`, or another error.
-    @discardableResult
-    public func completeDeviceAuthorization(_ authorization: DeviceAuthorization, scopes: [String]? = nil) async throws(OAuth2Error)
-        -> AccessToken
-    {
-        try await obtain { () async throws(OAuth2Error) -> AccessToken in
-            try await self.provider.deviceToken(for: authorization, scopes: scopes)
-        }
     }
 }

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-public import Logging
+import Logging
 
 /// The OAuth 2.0 client of one account: it runs the flows, keeps the token,
 /// signs requests and refreshes.
@@ -36,31 +36,6 @@ public final class OAuth2Client: Sendable {
         self.provider = provider
         self.account = account
         self.observers = LockedValue(Observers(delegate: delegate))
-    }
-
-    /// Creates a client with a provider of its own.
-    ///
-    /// Fine for one account in a command-line tool. A server with many
-    /// accounts creates one ``OAuth2Provider`` and asks it for clients: they
-    /// share one transport and one in-process single-flight. Clients made
-    /// either way on the same stored tokens still refresh an account once,
-    /// because the refresh runs under the store's account lock (two
-    /// ``InMemoryTokenStore`` values, though, are two stores).
-    ///
-    /// - Throws: ``OAuth2Error`` when the configuration is invalid.
-    public convenience init(
-        configuration: OAuth2Configuration,
-        account: String = "default",
-        store: any TokenStore = InMemoryTokenStore(),
-        transport: any HTTPTransport,
-        clock: any OAuth2Clock = SystemClock(),
-        logger: Logger = Logger(label: "swift-oauth2", factory: { _ in SwiftLogNoOpLogHandler() }),
-        delegate: (any OAuth2ClientDelegate)? = nil
-    ) throws(OAuth2Error) {
-        let provider = try OAuth2Provider(
-            configuration: configuration, store: store, transport: transport, clock: clock, logger: logger
-        )
-        self.init(provider: provider, account: account, delegate: delegate)
     }
 
     deinit {
@@ -125,44 +100,6 @@ public final class OAuth2Client: Sendable {
     }
 
     // MARK: - Access
-
-    /// A token valid beyond the expiry skew.
-    @available(*, deprecated, renamed: "token()", message: "use token(): the one call for a token to use now")
-    public func validAccessToken() async throws(OAuth2Error) -> AccessToken {
-        try await token()
-    }
-
-    /// Loads the stored token and reports, as NXOAuth2Client did: a valid
-    /// token → "did get access token"; an expired one with a refresh token →
-    /// a refresh ("did refresh", or "did lose"/"did fail"); nothing → "needs
-    /// authentication".
-    ///
-    /// - Returns: the usable token, or `nil` when authentication is needed.
-    /// - Throws: ``OAuth2Error`` when the store cannot be read or a refresh fails.
-    @available(
-        *, deprecated,
-        message:
-            "use token(), which refreshes inside the expiry skew and throws not_authenticated (after telling the delegate) when there is no token"
-    )
-    @discardableResult
-    public func requestAccess() async throws(OAuth2Error) -> AccessToken? {
-        try await loadIfNeeded()
-        let decision = machine.withLock {
-            $0.accessRequested(now: provider.clock.now(), renewableGrantTypes: provider.renewableGrantTypes)
-        }
-        switch decision {
-        case .use(let token):
-            notify(.gotAccessToken(token))
-            return token
-        case .refresh:
-            return try await refresh(failedToken: nil, force: false, automatic: false)
-        case .notAuthenticated, .load:
-            notify(.needsAuthentication)
-            return nil
-        case .refused(let error):
-            throw error
-        }
-    }
 
     /// A token to use now: valid beyond the expiry skew, refreshed (or
     /// renewed by its grant) first when needed. The one way to get a token;
@@ -254,11 +191,5 @@ public final class OAuth2Client: Sendable {
             }
             delay = min(delay * 2, .seconds(2))
         }
-    }
-
-    /// Stores a token obtained some other way as this account's.
-    @available(*, deprecated, renamed: "adopt(_:)", message: "use adopt(_:), which also returns the account's previous token")
-    public func setToken(_ token: AccessToken) async throws(OAuth2Error) {
-        _ = try await adopt(token)
     }
 }

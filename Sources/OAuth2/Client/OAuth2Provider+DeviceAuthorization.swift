@@ -19,15 +19,10 @@ extension OAuth2Provider {
     }
 
     /// Polls the token endpoint until the user approves the device, denies
-    /// it, or the code expires; returns the token without storing it.
+    /// it, or the code expires (``OAuth2Grant/deviceCode(_:scopes:)``).
     ///
-    /// Waits the provider's interval between polls on the provider's clock,
-    /// five seconds longer after each `slow_down` (RFC 8628 §3.5). Cancel the
-    /// task to stop polling.
-    ///
-    /// - Throws: ``OAuth2Error`` `access_denied`, `expired_token`, `cancelled`, or another error.
-    public func deviceToken(for authorization: DeviceAuthorization, scopes: [String]? = nil) async throws(OAuth2Error) -> AccessToken {
-        let scopes = scopes ?? configuration.defaultScopes
+    /// Sleeps on the provider's clock, so that a test's manual clock drives the polling.
+    func pollDeviceToken(_ authorization: DeviceAuthorization, scopes: [String]) async throws(OAuth2Error) -> AccessToken {
         var interval = authorization.interval
         while true {
             do throws(OAuth2Error) {

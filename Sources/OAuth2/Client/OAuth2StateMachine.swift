@@ -164,20 +164,6 @@ struct OAuth2StateMachine: Sendable {
         }
     }
 
-    /// `requestAccess()` read the store: NXOAuth2Client's decision.
-    ///
-    /// Valid token → `.gotAccessToken`; expired and renewable (a refresh
-    /// token, or a renewable grant) → refresh (`nil`: the refresh reports);
-    /// nothing, or expired and not renewable → `.needsAuthentication`.
-    func accessRequested(now: Date, renewableGrantTypes: Set<String> = []) -> TokenDecision {
-        guard let token = currentToken else { return .notAuthenticated }
-        if let refusal = Self.refusal(of: token) { return .refused(refusal) }
-        if token.isExpired(at: now) {
-            return Self.canRenew(token, renewableGrantTypes) ? .refresh(token) : .notAuthenticated
-        }
-        return .use(token)
-    }
-
     // MARK: - The user-agent flow
 
     /// A user-agent flow started.

@@ -4,6 +4,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
+/// Discovery itself, for ``MetadataCache`` and ``OAuth2Configuration/discover(issuer:clientID:clientSecret:transport:cache:)``:
+/// the two ways an app asks for an issuer's metadata.
 extension AuthorizationServerMetadata {
     /// Fetches and checks one of an issuer's metadata documents: RFC 8414's
     /// `<issuer's origin>/.well-known/oauth-authorization-server<issuer's path>`
@@ -24,7 +26,7 @@ extension AuthorizationServerMetadata {
     ///   for an unusable issuer; `issuer_mismatch`; `unexpected_redirect`,
     ///   `http_error`, `invalid_token_response` and the other codes of a bad
     ///   answer; `timeout`, `tls_error`, `transport_error` when no answer came.
-    public static func fetch(
+    static func fetch(
         issuer: String,
         document: Document = .oauthAuthorizationServer,
         transport: any HTTPTransport,
@@ -46,7 +48,7 @@ extension AuthorizationServerMetadata {
     /// that is down is not taken for one without OpenID Connect.
     ///
     /// - Throws: ``OAuth2Error``, as ``fetch(issuer:document:transport:timeout:maxResponseSize:)``.
-    public static func discover(
+    static func discover(
         issuer: String,
         transport: any HTTPTransport,
         timeout: Duration? = nil,
@@ -96,10 +98,28 @@ public final class MetadataCache: Sendable {
         self.clock = clock
     }
 
-    /// The issuer's metadata (``AuthorizationServerMetadata/discover(issuer:transport:timeout:maxResponseSize:)``),
-    /// from the cache while it is younger than ``maxAge``.
+    /// The issuer's metadata, from the cache while it is younger than ``maxAge``:
+    /// its OpenID Connect configuration (`<issuer>/.well-known/openid-configuration`),
+    /// or, when the issuer has none (HTTP 404), its RFC 8414 metadata
+    /// (`/.well-known/oauth-authorization-server` inserted before the issuer's path).
     ///
-    /// - Throws: ``OAuth2Error``, as discovery does.
+    /// For an app that needs the metadata itself, to mix it with settings of
+    /// its own; ``OAuth2Configuration/discover(issuer:clientID:clientSecret:transport:cache:)``
+    /// makes a configuration in one call. The answer must name exactly
+    /// `issuer` (RFC 8414 §3.3, OpenID Connect Discovery §4.3) and its
+    /// endpoints must be `https` (or loopback `http`). Redirects are not
+    /// followed: metadata served from elsewhere is not the issuer's. Any
+    /// failure of the first request but a 404 is thrown as it is: a provider
+    /// that is down is not taken for one without OpenID Connect.
+    ///
+    /// - Parameters:
+    ///   - issuer: the issuer identifier, an absolute `https` URL (or loopback `http`)
+    ///     without query or fragment.
+    ///   - timeout: the longest each request may take; the transport's default when `nil`.
+    /// - Throws: ``OAuth2Error`` `invalid_configuration` or `insecure_endpoint`
+    ///   for an unusable issuer; `issuer_mismatch`; `unexpected_redirect`,
+    ///   `http_error`, `invalid_token_response` and the other codes of a bad
+    ///   answer; `timeout`, `tls_error`, `transport_error` when no answer came.
     public func metadata(issuer: String, timeout: Duration? = nil) async throws(OAuth2Error) -> AuthorizationServerMetadata {
         let now = clock.now()
         if let entry = entries.withLock({ $0[issuer] }), now.timeIntervalSince(entry.fetchedAt) < maxAge.timeInterval,

@@ -8,7 +8,7 @@ public import Foundation
 /// Connect Discovery 1.0 §3 for an OpenID provider), the fields this client uses.
 ///
 /// Codable with the RFC's field names, so it can be cached as the server
-/// sent it; discovery (``discover(issuer:transport:timeout:maxResponseSize:)``) checks it.
+/// sent it; discovery (``MetadataCache/metadata(issuer:timeout:)``) checks it.
 public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
     /// The issuer identifier; equal to the one the metadata was fetched for.
     public let issuer: String
@@ -229,7 +229,7 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
     }
 
     /// Which metadata document to fetch for an issuer.
-    public enum Document: Sendable, Hashable {
+    enum Document: Sendable, Hashable {
         /// RFC 8414's `/.well-known/oauth-authorization-server`, inserted before the issuer's path.
         case oauthAuthorizationServer
         /// OpenID Connect Discovery's `/.well-known/openid-configuration`, appended to the issuer.

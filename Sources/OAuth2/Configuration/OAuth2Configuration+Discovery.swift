@@ -7,7 +7,7 @@ import Foundation
 extension OAuth2Configuration {
     /// A configuration from an issuer's discovered metadata, in one call:
     /// OpenID Connect Discovery, or RFC 8414 metadata when the issuer has no
-    /// OpenID configuration (``AuthorizationServerMetadata/discover(issuer:transport:timeout:maxResponseSize:)``).
+    /// OpenID configuration, held to the rules of ``MetadataCache/metadata(issuer:timeout:)``.
     ///
     /// ```swift
     /// let configuration = try await OAuth2Configuration.discover(

@@ -4,32 +4,36 @@ import OAuth2Testing
 import Testing
 
 @Suite struct OAuth2ClientDelegateTests {
-    @available(*, deprecated, message: "pins NXOAuth2Client's requestAccess(), kept for compatibility")
-    @Test func requestAccessWithNothingStoredAsksForAuthentication() async throws {
+    @Test func aTokenWithNothingStoredAsksForAuthentication() async throws {
         let harness = try ClientHarness()
         let delegate = RecordingDelegate()
-        let token = try await harness.client(delegate: delegate).requestAccess()
-        #expect(token == nil)
+
+        let error = await oauth2Error { _ = try await harness.client(delegate: delegate).token() }
+
+        #expect(error?.code == .notAuthenticated)
         #expect(delegate.events == [.needsAuthentication])
     }
 
-    @available(*, deprecated, message: "pins NXOAuth2Client's requestAccess(), kept for compatibility")
-    @Test func requestAccessWithAValidTokenReportsIt() async throws {
+    @Test func aTokenWithAValidOneStoredTellsNobody() async throws {
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: 3600)
         let delegate = RecordingDelegate()
-        let token = try #require(try await harness.client(delegate: delegate).requestAccess())
-        #expect(delegate.events == [.gotAccessToken(token)])
+
+        let token = try await harness.client(delegate: delegate).token()
+
+        #expect(token.accessToken.value == Fixture.accessToken)
+        #expect(delegate.events.isEmpty)
         #expect(harness.transport.requests.isEmpty)
     }
 
-    @available(*, deprecated, message: "pins NXOAuth2Client's requestAccess(), kept for compatibility")
-    @Test func requestAccessWithAnExpiredTokenRefreshes() async throws {
+    @Test func aTokenWithAnExpiredOneStoredRefreshesAndSaysSo() async throws {
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: -60)
         harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-fresh"), for: Fixture.tokenURL)
         let delegate = RecordingDelegate()
-        let token = try #require(try await harness.client(delegate: delegate).requestAccess())
+
+        let token = try await harness.client(delegate: delegate).token()
+
         #expect(token.accessToken.value == "at-fresh")
         #expect(delegate.events == [.refreshedAccessToken(token)])
     }

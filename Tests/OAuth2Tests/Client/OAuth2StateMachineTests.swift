@@ -46,21 +46,6 @@ import Testing
         #expect(machine.tokenNeeded(now: now, skewSeconds: 60) == .use(expiring))
     }
 
-    @Test func requestAccessFollowsNXOAuth2Client() {
-        var machine = OAuth2StateMachine()
-        machine.loaded(nil)
-        #expect(machine.accessRequested(now: now) == .notAuthenticated)
-
-        machine = OAuth2StateMachine()
-        let expired = token(expiresIn: -1)
-        machine.loaded(expired)
-        #expect(machine.accessRequested(now: now) == .refresh(expired))
-
-        machine = OAuth2StateMachine()
-        machine.loaded(token(expiresIn: -1, refresh: false))
-        #expect(machine.accessRequested(now: now) == .notAuthenticated)
-    }
-
     @Test func laterLoadDoesNotOverwriteANewerToken() {
         var machine = OAuth2StateMachine()
         let granted = token(expiresIn: 3600, access: "new")

@@ -161,7 +161,7 @@ import Testing
         let client = harness.provider.client(account: "alice")
         var token = Fixture.token(expiresAt: harness.clock.now().addingTimeInterval(3600))
         token.extraFields["id_token"] = .string("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1In0.c2ln")
-        try await client.setToken(token)
+        _ = try await client.adopt(token)
         let url = try #require(try await client.endSessionURL(postLogoutRedirectURI: URL(string: "https://app.example/bye"), state: "s t"))
         #expect(url.absoluteString.hasPrefix("https://id.example.com/logout?tenant=1&"))
         let query = try pairs(of: url).filter { $0.0 != "tenant" }
@@ -178,7 +178,7 @@ import Testing
         var token = Fixture.token(expiresAt: harness.clock.now().addingTimeInterval(3600))
         token.idToken = try IDToken(
             claims: IDTokenClaimsTests.claims(["iss": .string("https://id.example.com"), "aud": .string("client-id")]))
-        try await client.setToken(token)
+        _ = try await client.adopt(token)
 
         harness.transport.enqueue(json: #"{"sub": "user-1", "email": "alice@example.com", "name": "Alice"}"#)
         let info = try await client.userInfo()

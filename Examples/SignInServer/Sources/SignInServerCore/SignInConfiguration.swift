@@ -106,7 +106,7 @@ public struct SignInConfiguration: Sendable {
     /// Reads the configuration from environment variables (see the table
     /// above) and, with `SIGNIN_DISCOVER=1`, the issuer's metadata: OpenID
     /// Connect Discovery, or RFC 8414 metadata
-    /// (``AuthorizationServerMetadata/discover(issuer:transport:timeout:maxResponseSize:)``).
+    /// (``MetadataCache/metadata(issuer:timeout:)``).
     /// The endpoints come from there, unless a variable names them, and so do
     /// the OpenID Connect settings that verify ID tokens.
     ///
@@ -127,7 +127,7 @@ public struct SignInConfiguration: Sendable {
         }
         let metadata: AuthorizationServerMetadata
         do throws(OAuth2Error) {
-            metadata = try await AuthorizationServerMetadata.discover(issuer: issuer, transport: transport)
+            metadata = try await MetadataCache(transport: transport).metadata(issuer: issuer)
         } catch {
             throw ConfigurationError(invalid: [("SIGNIN_ISSUER", "discovery failed: \(error.code): \(error.message)")])
         }

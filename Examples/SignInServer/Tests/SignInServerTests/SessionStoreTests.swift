@@ -21,7 +21,7 @@ struct SessionStoreTests {
             authorizationEndpoint: try requireValue(URL(string: "https://provider.example/authorize"), "URL"),
             tokenEndpoint: try requireValue(URL(string: "https://provider.example/token"), "URL")
         )
-        let client = try OAuth2Client(configuration: configuration, transport: Self.transport)
+        let client = try OAuth2Provider(configuration: configuration, transport: Self.transport).client()
         return try client.authorizationURL(redirectURI: try requireValue(URL(string: "https://app.example/callback"), "URL"))
     }
 

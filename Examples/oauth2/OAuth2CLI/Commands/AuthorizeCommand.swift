@@ -112,7 +112,7 @@ struct AuthorizeCommand: AsyncParsableCommand {
             StandardError.endLine()
         }
         StandardError.line("Exchanging the code for a token…")
-        return try await client.openRedirectURL(pasted)
+        return try await client.authenticate(.authorizationCode(redirect: pasted))
     }
 
     private func authorizeWithListener(_ client: OAuth2Client, redirectURI: URL, parameters: [(String, String)]) async throws
@@ -126,7 +126,7 @@ struct AuthorizeCommand: AsyncParsableCommand {
             "Waiting for the browser to come back to \(receiver.redirectURI.absoluteString) (up to \(listenTimeout) s; Ctrl-C to give up)…")
         let redirect = try await waitForBrowser(receiver, pending: pending)
         StandardError.line("The browser came back. Exchanging the code for a token…")
-        return try await client.openRedirectURL(redirect, pending: pending)
+        return try await client.authenticate(.authorizationCode(redirect: redirect, pending: pending))
     }
 
     /// The redirect, saying now and then how long the wait may still last.

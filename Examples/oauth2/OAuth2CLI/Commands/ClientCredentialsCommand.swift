@@ -21,7 +21,7 @@ struct ClientCredentialsCommand: AsyncParsableCommand {
     func run() async throws {
         try await Session.run(common) { session in
             let client = try await session.client()
-            let token = try await client.authenticateWithClientCredentials()
+            let token = try await client.authenticate(.clientCredentials)
             StandardError.line("Got a token. " + TokenSummary(token, account: client.account).sentence)
         }
     }

@@ -53,7 +53,7 @@ struct DeviceCommand: AsyncParsableCommand {
                 }
                 let result: Result<AccessToken, any Error>
                 do {
-                    result = .success(try await client.completeDeviceAuthorization(authorization))
+                    result = .success(try await client.authenticate(.deviceCode(authorization)))
                 } catch {
                     result = .failure(error)
                 }
@@ -64,7 +64,7 @@ struct DeviceCommand: AsyncParsableCommand {
             } else {
                 // Not a terminal, or NO_COLOR: one line, nothing more, so a log stays short.
                 StandardError.line("Waiting for approval (the code expires in \(expiresIn) s)…")
-                token = try await client.completeDeviceAuthorization(authorization)
+                token = try await client.authenticate(.deviceCode(authorization))
             }
             StandardError.line("Approved. " + TokenSummary(token, account: client.account).sentence)
         }

@@ -38,7 +38,7 @@ struct PasswordCommand: AsyncParsableCommand {
             } else {
                 password = try PasswordPrompt.read(prompt: "Password for \(username): ")
             }
-            let token = try await client.authenticate(username: username, password: password)
+            let token = try await client.authenticate(.password(username: username, password: password))
             StandardError.line("Signed in. " + TokenSummary(token, account: client.account).sentence)
         }
     }
