@@ -22,8 +22,9 @@ public import Foundation
 ///
 /// Where a grant takes `scopes`, `nil` asks for the configuration's
 /// ``OAuth2Configuration/defaultScopes``. A grant may hold a secret (a
-/// password, an assertion): its `description` names the grant only.
-public struct OAuth2Grant: Sendable, CustomStringConvertible {
+/// password, an assertion, the code in a redirect): its `description` and
+/// its mirror (what `dump` prints) name the grant only.
+public struct OAuth2Grant: Sendable, CustomStringConvertible, CustomReflectable {
     /// What the grant sends, as the caller gave it.
     enum Kind: Sendable {
         case authorizationCode(redirect: String, pending: PendingAuthorization?)
@@ -116,13 +117,24 @@ public struct OAuth2Grant: Sendable, CustomStringConvertible {
     /// The grant's `grant_type` (the configured assertion grant's type is
     /// read from the configuration, so it shows as `assertion`); never a secret.
     public var description: String {
+        "OAuth2Grant(\(type))"
+    }
+
+    /// The grant type only: the stored values would show `dump` the
+    /// redirect's code, which is not a ``Secret`` until it is validated.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["type": type], displayStyle: .struct)
+    }
+
+    /// The `grant_type` sent, or `assertion` for the configured assertion grant.
+    private var type: String {
         switch kind {
-        case .authorizationCode: return "OAuth2Grant(authorization_code)"
-        case .password: return "OAuth2Grant(password)"
-        case .clientCredentials: return "OAuth2Grant(client_credentials)"
-        case .configuredAssertion: return "OAuth2Grant(assertion)"
-        case .assertion(let type, _, _): return "OAuth2Grant(\(type))"
-        case .deviceCode: return "OAuth2Grant(\(TokenRequestBuilder.deviceCodeGrantType))"
+        case .authorizationCode: return "authorization_code"
+        case .password: return "password"
+        case .clientCredentials: return "client_credentials"
+        case .configuredAssertion: return "assertion"
+        case .assertion(let type, _, _): return type
+        case .deviceCode: return TokenRequestBuilder.deviceCodeGrantType
         }
     }
 }

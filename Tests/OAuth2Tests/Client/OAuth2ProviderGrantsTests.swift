@@ -60,13 +60,6 @@ import Testing
         #expect(harness.transport.requests.isEmpty)
     }
 
-    @Test func anAssertionGrantDescribesItsTypeAndNoSecret() {
-        let grant = OAuth2Grant.assertion(type: TokenGrant.jwtBearerType, assertion: Secret("eyJ.assertion-value.sig"))
-
-        #expect(grant.description == "OAuth2Grant(urn:ietf:params:oauth:grant-type:jwt-bearer)")
-        #expect(!String(reflecting: grant).contains("assertion-value"))
-    }
-
     @Test func adoptMakesItTheAccountsTokenAndReturnsThePreviousOne() async throws {
         let harness = try ClientHarness()
         try await harness.seed("user:alice", access: "at-old", refresh: "rt-old", expiresIn: 3600)
