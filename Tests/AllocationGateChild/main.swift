@@ -106,7 +106,7 @@ func run(iterations: Int) async throws -> [Measurement] {
     )
     let provider = try OAuth2Provider(configuration: configuration, transport: transport)
     let client = provider.client(account: "gate")
-    _ = try await client.authenticateWithClientCredentials()
+    _ = try await client.authenticate(.clientCredentials)
     let request = HTTPTransportRequest(url: resourceURL)
     let tokenResponse = transport.token
     let requestedAt = Date()

@@ -51,7 +51,7 @@ do {
     )
     let provider = try OAuth2Provider(configuration: configuration, transport: transport)
     let client = provider.client(account: "user")
-    _ = try await client.authenticateWithClientCredentials()
+    _ = try await client.authenticate(.clientCredentials)
     let failures = try await withThrowingTaskGroup(of: Int.self) { group in
         for caller in 0..<callers {
             // Each caller sends its share one after the other, as Go's and C's callers do.

@@ -17,21 +17,23 @@ import Testing
             switches.withLock { $0 = (saves, deletes, locks) }
         }
 
-        func load(account: String) async throws -> AccessToken? {
+        func load(account: String) async throws(OAuth2Error) -> AccessToken? {
             try await inner.load(account: account)
         }
 
-        func save(_ token: AccessToken, account: String) async throws {
+        func save(_ token: AccessToken, account: String) async throws(OAuth2Error) {
             if switches.withLock({ $0.saves }) { throw OAuth2Error(code: .storeError, message: "save refused (injected)") }
             try await inner.save(token, account: account)
         }
 
-        func delete(account: String) async throws {
+        func delete(account: String) async throws(OAuth2Error) {
             if switches.withLock({ $0.deletes }) { throw OAuth2Error(code: .storeError, message: "delete refused (injected)") }
             try await inner.delete(account: account)
         }
 
-        func withLock<Result: Sendable>(account: String, timeout: Duration, _ body: () async throws -> Result) async throws -> Result {
+        func withLock<Result: Sendable>(
+            account: String, timeout: Duration, _ body: () async throws(OAuth2Error) -> Result
+        ) async throws(OAuth2Error) -> Result {
             if switches.withLock({ $0.locks }) { throw OAuth2Error(code: .lockTimeout, message: "lock refused (injected)") }
             return try await inner.withLock(account: account, timeout: timeout, body)
         }
