@@ -17,7 +17,7 @@ enum AllocationThresholds {
         // A typical token endpoint answer parsed into an AccessToken.
         "token-parse": 16,
         // refreshAccessToken: the token request built, sent, parsed and stored.
-        "refresh": 85,
+        "refresh": 86,
         // CurlTransport's work on the caller's thread before libcurl sees a
         // signed GET: the URL's checks and the header list.
         "transfer-preparation": 21,
