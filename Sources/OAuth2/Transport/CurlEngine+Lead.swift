@@ -13,7 +13,7 @@ import Synchronization
 /// costs no thread hand-off. ``LeadPolicy`` decides whether it may; this is
 /// the driving and the hand-over of `multi` to the engine thread afterwards.
 extension CurlEngine {
-    /// How ``lead(_:afterYield:)`` ended.
+    /// How ``lead(_:)`` ended.
     enum LeadOutcome {
         /// The transport was busy (or leading is off): submit the transfer as usual.
         case declined
@@ -27,7 +27,7 @@ extension CurlEngine {
 
     /// Whether a caller may find the transport idle and lead: leading is on,
     /// nobody drives and no caller is yielding before its lead. Only a hint,
-    /// read without the lock: ``lead(_:afterYield:)`` decides.
+    /// read without the lock: ``lead(_:)`` decides.
     private var mayLead: Bool {
         callerDrivenNanoseconds > 0 && nobodyDrives.load(ordering: .relaxed) && !leadClaimed.load(ordering: .relaxed)
     }

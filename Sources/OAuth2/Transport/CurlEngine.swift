@@ -27,38 +27,37 @@ import Darwin
 ///
 /// When nothing is in flight the engine thread parks and nobody drives. A
 /// caller that finds it so drives its own transfer on its own thread
-/// (``lead(_:afterYield:)``, in CurlEngine+Lead.swift), for at most
-/// ``CurlTransport/Configuration/callerDrivenWait``: a request that completes
-/// in that time costs no thread hand-off at all (``LeadPolicy`` says when a
-/// caller may not lead). The engine thread gives libcurl up *before* it
-/// resumes the callers of the last transfers, so a caller that sends again at
-/// once finds it free. As soon as anyone else queues work, or the time is up,
-/// a leading caller hands `multi` to the engine thread and waits for its
-/// response like everyone else.
+/// (``lead(_:)``), for at most ``CurlTransport/Configuration/callerDrivenWait``:
+/// a request that completes in that time costs no thread hand-off at all
+/// (when leading is skipped is ``LeadPolicy``'s to say). The engine thread gives libcurl
+/// up *before* it resumes the callers of the last transfers, so a caller that
+/// sends again at once finds it free. As soon as anyone else queues work, or
+/// the time is up, a leading caller hands `multi` to the
+/// engine thread and waits for its response like everyone else.
 ///
 /// With one CPU (``yieldsBeforeLeading``) a caller yields before it leads
-/// when other callers seem to be sending, and after
-/// ``LeadPolicy/maxLeadsInARow`` leads without one anyway. The requests the
-/// other tasks queue meanwhile wake nobody: they could not run while it
-/// drives, so its lead starts them along with its own, and the one CPU goes
-/// to libcurl, the server and the callers instead of to waking the engine
-/// thread and switching to it. The others' callers are resumed as their
-/// answers come; what is still running when the leader's own answer comes
-/// goes to the engine thread.
+/// when other callers seem to be sending, and after ``LeadPolicy/maxLeadsInARow`` leads
+/// without one anyway. The requests the other tasks queue meanwhile wake
+/// nobody: they could not run while it drives, so its lead starts them along
+/// with its own, and the one CPU goes to libcurl, the server and the callers
+/// instead of to waking the engine thread and switching to it. The others'
+/// callers are resumed as their answers
+/// come; what is still running when the leader's own answer comes goes to
+/// the engine thread.
 ///
 /// The driver gives libcurl at most ``CurlTransport/Configuration/maxConnectionsPerHost``
 /// transfers per host (half once a second engine has started beside it);
 /// ``HostAdmission`` holds the others back, in order, each until one to its
 /// host ends or its own timeout runs out.
 ///
-/// The decisions are pure values the engine keeps and carries out:
+/// The decisions are pure values the engine keeps and acts on:
 /// ``LeadPolicy`` (whether a caller may lead, and the pauses after leads
 /// that did not pay) under `lock`, ``HostAdmission`` (the per-host limit)
 /// with the driver. A transfer is completed by moving its state on under the
 /// lock and resuming the caller outside it, so every caller is resumed
-/// exactly once by whoever wins that move. Each turn the engine thread runs
-/// the jobs of tasks that prefer it as their executor, then, when it drives,
-/// starts what is queued and drives libcurl.
+/// exactly once by whoever wins that move. Each turn the engine thread runs the jobs of tasks that
+/// prefer it as their executor, then, when it drives, starts what is queued
+/// and drives libcurl.
 final class CurlEngine: TaskExecutor, @unchecked Sendable {
     // @unchecked: the fields marked "guarded" are only touched under `lock`;
     // `multi`, `active`, `pool` and `admission` belong to the driver alone,
@@ -81,7 +80,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         /// The engine thread. → `nobody` (when nothing is in flight nor queued).
         case engine
         /// Nobody: nothing is in flight; the engine thread is parked or about to be.
-        /// → `engine` (work arrived), → `caller` (``lead(_:afterYield:)``).
+        /// → `engine` (work arrived), → `caller` (``lead(_:)``).
         case nobody
         /// A caller, on its own thread, for its one transfer. → `engine`, → `nobody`.
         case caller

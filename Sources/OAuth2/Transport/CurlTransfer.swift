@@ -44,7 +44,7 @@ package final class CurlTransfer: @unchecked Sendable {
         /// → `waiting` (registered), → `cancelledEarly` (the Task was cancelled first),
         /// → `leading` (its caller drives libcurl for it).
         case created
-        /// Its caller drives libcurl on its own thread (``CurlEngine/lead(_:afterYield:)``)
+        /// Its caller drives libcurl on its own thread (``CurlEngine/lead(_:)``)
         /// and has no continuation. → `completed` (the transfer ended), → `waiting`
         /// (handed to the engine thread, then the continuation attached),
         /// → `finished` (the Task was cancelled; the caller throws `CancellationError`).
