@@ -61,12 +61,10 @@ import Darwin
 final class CurlEngine: TaskExecutor, @unchecked Sendable {
     // @unchecked: the fields marked "guarded" are only touched under `lock`;
     // `multi`, `active`, `pool` and `admission` belong to the driver alone,
-    // and change hands only through `driver`, under `lock`. They are not
-    // private only because the lead (CurlEngine+Lead.swift) and the test
-    // accessors (CurlEngine+Testing.swift) live in files of their own.
+    // and change hands only through `driver`, under `lock`.
 
     /// The life of the engine. Guarded.
-    enum Phase {
+    private enum Phase {
         /// Accepting requests. → `stopping`.
         case running
         /// `stop()` was called; the thread fails what is left and exits. → `stopped`.
@@ -76,7 +74,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     }
 
     /// Who drives libcurl. Guarded.
-    enum Driver {
+    private enum Driver {
         /// The engine thread. → `nobody` (when nothing is in flight nor queued).
         case engine
         /// Nobody: nothing is in flight; the engine thread is parked or about to be.
@@ -87,17 +85,17 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     }
 
     private let configuration: CurlTransport.Configuration
-    let multi: UnsafeMutableRawPointer
+    private let multi: UnsafeMutableRawPointer
     let lock = Lock()
     /// `driver == .nobody`, readable without the lock: a caller that finds it
     /// false (the engine is busy, the usual case with concurrent callers)
     /// queues its request without taking the lock twice. Only a hint: `lead`
     /// checks `driver` again under the lock.
-    let nobodyDrives = Atomic<Bool>(false)
+    private let nobodyDrives = Atomic<Bool>(false)
     /// Where the engine thread parks while it does not drive and has no jobs.
-    let parked = LockCondition()
+    private let parked = LockCondition()
     /// How long a caller may drive its own transfer, in nanoseconds; 0: never.
-    let callerDrivenNanoseconds: Int64
+    private let callerDrivenNanoseconds: Int64
 
     /// ``CurlTransport/Configuration/callerDrivenWait`` in nanoseconds: none
     /// when not positive, at most the documented 10 s (a wait of 10.5 s, or
@@ -115,16 +113,16 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// instead of each waking the engine thread for its own.
     let yieldsBeforeLeading: Bool
     /// A caller has claimed the next lead and is yielding first (``claimLead()``).
-    let leadClaimed = Atomic<Bool>(false)
+    private let leadClaimed = Atomic<Bool>(false)
     /// With one CPU: whether other callers seem to be sending too (a lead
     /// took their requests along, or one was queued while nobody could lead),
     /// so that a caller yields before it leads. A lead after a yield that
     /// finds nothing queued clears it.
-    let othersMaySend = Atomic<Bool>(false)
+    private let othersMaySend = Atomic<Bool>(false)
     /// With one CPU: leads without a yield since the last yield; after
     /// ``LeadPolicy/maxLeadsInARow`` of them a caller yields, so that other tasks ready
     /// on the one thread run.
-    let leadsWithoutYield = Atomic<Int>(0)
+    private let leadsWithoutYield = Atomic<Int>(0)
 
     // The mutable state below, a transfer's and an easy handle's, is
     // `@exclusivity(unchecked)`: Swift's run-time check that two accesses to
@@ -136,20 +134,20 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     // tests ran with the check on before it went, and never tripped it.
 
     // Guarded by `lock`.
-    @exclusivity(unchecked) var phase = Phase.running
+    @exclusivity(unchecked) private var phase = Phase.running
     /// Whether the engine thread has already cleaned up `multi`.
     @exclusivity(unchecked) private var multiCleanedUp = false
-    @exclusivity(unchecked) var incoming: [CurlTransfer] = []
-    @exclusivity(unchecked) var cancelled: [CurlTransfer] = []
+    @exclusivity(unchecked) private var incoming: [CurlTransfer] = []
+    @exclusivity(unchecked) private var cancelled: [CurlTransfer] = []
     /// Whether the thread is in (or about to enter) `curl_multi_poll` and needs a wakeup.
     @exclusivity(unchecked) private var sleeping = false
-    @exclusivity(unchecked) var driver = Driver.engine {
+    @exclusivity(unchecked) private var driver = Driver.engine {
         didSet { nobodyDrives.store(driver == .nobody, ordering: .relaxed) }
     }
     /// Whether a leading caller is in (or about to enter) `curl_multi_poll`.
-    @exclusivity(unchecked) var callerPolling = false
+    @exclusivity(unchecked) private var callerPolling = false
     /// Whether the engine thread waits on `parked`.
-    @exclusivity(unchecked) var engineParked = false
+    @exclusivity(unchecked) private var engineParked = false
     /// Whether the thread has failed what was left, freed every handle and
     /// let `stopAndWait` return.
     var hasStopped: Bool {
@@ -166,16 +164,16 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     @exclusivity(unchecked) private var jobs: [UnownedJob] = []
 
     // The driver only.
-    @exclusivity(unchecked) var active: [CurlTransfer] = []
+    @exclusivity(unchecked) private var active: [CurlTransfer] = []
     /// What a leading caller's turn completed; kept, emptied, between turns,
     /// so that a lead allocates no array.
     @exclusivity(unchecked) private var leadFinished: [Finished] = []
     /// The requests a caller found queued after its yield, which it starts
     /// with its own (``lead(_:afterYield:)``); kept, emptied, between leads.
-    @exclusivity(unchecked) var leadCompany: [CurlTransfer] = []
+    @exclusivity(unchecked) private var leadCompany: [CurlTransfer] = []
     @exclusivity(unchecked) private var pool: CurlEasyHandlePool
     /// The transfers each host has in libcurl, and those held back.
-    @exclusivity(unchecked) var admission = HostAdmission<CurlTransfer>()
+    @exclusivity(unchecked) private var admission = HostAdmission<CurlTransfer>()
     /// ``CurlTransport/Configuration/maxConnectionsPerHost``, at least 1,
     /// until ``shareLimits(transfersPerHost:connections:)`` lowers it.
     /// Read by the driver.
@@ -385,13 +383,206 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// Wakes the driver out of `curl_multi_poll`, and the engine thread when
     /// it is parked. Called under the lock, so the engine thread cannot be
     /// cleaning up the multi handle meanwhile.
-    func wakeIfSleepingLocked() {
+    private func wakeIfSleepingLocked() {
         if sleeping || callerPolling {
             sleeping = false
             _ = ccurl_multi_wakeup(multi)
         }
         if engineParked {
             parked.signal()
+        }
+    }
+
+    // MARK: - A caller driving its own transfer
+
+    /// How ``lead(_:)`` ended.
+    enum LeadOutcome {
+        /// The transport was busy (or leading is off): submit the transfer as usual.
+        case declined
+        /// The transfer ended while its caller drove it.
+        case completed(Result<HTTPTransportResponse, HTTPTransportError>)
+        /// The engine thread has the transfer now: ``attach(_:continuation:)``.
+        case handedOff
+        /// The Task was cancelled meanwhile.
+        case cancelled
+    }
+
+    /// Whether a caller may find the transport idle and lead: leading is on,
+    /// nobody drives and no caller is yielding before its lead. Only a hint,
+    /// read without the lock: ``lead(_:)`` decides.
+    private var mayLead: Bool {
+        callerDrivenNanoseconds > 0 && nobodyDrives.load(ordering: .relaxed) && !leadClaimed.load(ordering: .relaxed)
+    }
+
+    /// With ``yieldsBeforeLeading``: whether the caller may lead, and whether
+    /// it yields first (``lead(_:afterYield:)``). It yields when other callers
+    /// seem to be sending (`othersMaySend`) and after ``LeadPolicy/maxLeadsInARow``
+    /// leads without one; a yield costs a caller alone about 3 µs of
+    /// CPU per request, too much to pay on every one. One caller at a time yields: the tasks
+    /// that run meanwhile do not lead, they queue their requests without
+    /// waking the driver, and its lead takes them along.
+    func claimLead() -> LeadClaim {
+        guard mayLead else { return .no }
+        if !othersMaySend.load(ordering: .relaxed) && leadsWithoutYield.load(ordering: .relaxed) < LeadPolicy.maxLeadsInARow {
+            leadsWithoutYield.wrappingAdd(1, ordering: .relaxed)
+            return .now
+        }
+        guard leadClaimed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return .no }
+        leadsWithoutYield.store(0, ordering: .relaxed)
+        return .afterYield
+    }
+
+    /// What ``claimLead()`` allows a caller with one CPU.
+    enum LeadClaim {
+        /// Submit the request as usual.
+        case no
+        /// Lead at once (``lead(_:afterYield:)`` without the yield).
+        case now
+        /// Yield, then lead (``lead(_:afterYield:)``), taking along what the others queued meanwhile.
+        case afterYield
+    }
+
+    /// Drives `transfer` on the calling thread when nothing else is in flight,
+    /// for at most ``CurlTransport/Configuration/callerDrivenWait``.
+    ///
+    /// Blocks the calling thread that long at most, in `curl_multi_poll`;
+    /// returns sooner when the transfer ends, the Task is cancelled, another
+    /// request or a cancellation is queued, or the engine stops. On the engine
+    /// thread (a task that prefers it as executor) it usually declines, since
+    /// that thread drives while it runs jobs; when it does lead there, it
+    /// drives the transfer just as the engine would.
+    ///
+    /// `afterYield`: the caller claimed the lead (``claimLead()``) and has
+    /// yielded since; the claim ends here. The requests queued meanwhile are
+    /// started with its own when it leads, and the driver is woken for them
+    /// when it does not.
+    func lead(_ transfer: CurlTransfer, afterYield: Bool = false) -> LeadOutcome {
+        if afterYield {
+            leadClaimed.store(false, ordering: .relaxed)
+        }
+        guard afterYield || mayLead else { return .declined }
+        let now = Self.monotonicNanoseconds()
+        lock.lock()
+        // After a yield, the requests the other tasks queued meanwhile come
+        // along: with one CPU they could not run while this caller drives.
+        guard case .running = phase, case .nobody = driver, case .created = transfer.state, incoming.isEmpty || afterYield,
+            cancelled.isEmpty, callerDrivenNanoseconds > 0, leadPolicy.leadRequested(at: now) == .lead
+        else {
+            if afterYield && !incoming.isEmpty {
+                // Requests queued while this caller yielded did not wake the driver.
+                wakeIfSleepingLocked()
+            }
+            lock.unlock()
+            return .declined
+        }
+        driver = .caller
+        transfer.state = .leading
+        if afterYield {
+            othersMaySend.store(!incoming.isEmpty, ordering: .relaxed)
+        }
+        swap(&incoming, &leadCompany)
+        // Skip the ones cancelled while queued, as the engine thread does.
+        leadCompany.removeAll { if case .finished = $0.state { true } else { false } }
+        requestsLedAlong += leadCompany.count
+        lock.unlock()
+
+        let deadline = now + callerDrivenNanoseconds
+        applyConnectionCacheSize()
+        start(transfer)
+        for other in leadCompany {
+            admit(other)
+        }
+        leadCompany.removeAll(keepingCapacity: true)
+        var stillRunning: Int32 = 0
+        while true {
+            // The requests it holds back for a busy host wait at most until their own deadline.
+            var heldWait = Int32.max
+            if transfer.easy != nil {
+                _ = ccurl_multi_perform(multi, &stillRunning)
+                collectCompleted()
+                if admission.needsAttention {
+                    heldWait = attendToHeld()
+                }
+            }
+            let now = Self.monotonicNanoseconds()
+            let remaining = deadline - now
+            lock.lock()
+            if let result = transfer.takeCompletedResult() {
+                handBackLocked(after: .answered, host: transfer, at: now)
+                lock.unlock()
+                return .completed(result)
+            }
+            switch transfer.state {
+            case .finished:
+                handBackLocked(after: .cancelled, host: transfer, at: now)
+                lock.unlock()
+                return .cancelled
+            case .leading, .created, .cancelledEarly, .waiting, .completed:
+                break
+            }
+            guard case .running = phase, incoming.isEmpty, cancelled.isEmpty, remaining > 0 else {
+                handToEngineLocked(after: remaining > 0 ? .gaveWay : .ranOutOfTime, host: transfer, at: now)
+                lock.unlock()
+                return .handedOff
+            }
+            callerPolling = true
+            lock.unlock()
+            // Whole milliseconds, at least 1; a wakeup (new work, cancellation, stop) ends it early.
+            let milliseconds = Swift.min(Int32(clamping: Swift.max(remaining / 1_000_000, 1)), heldWait)
+            _ = ccurl_multi_poll(multi, nil, 0, milliseconds, nil)
+            lock.lock()
+            callerPolling = false
+            lock.unlock()
+        }
+    }
+
+    /// Gives `multi` back after a lead that ended as `end`: to nobody when
+    /// nothing is left, else to the engine thread. Called under the lock by
+    /// the leading caller.
+    private func handBackLocked(after end: LeadPolicy.End, host transfer: CurlTransfer, at now: Int64) {
+        if case .running = phase, active.isEmpty, admission.heldCount == 0, incoming.isEmpty, cancelled.isEmpty {
+            leadPolicy.leadEnded(end, host: { transfer.hostKey }, othersQueued: false, at: now)
+            driver = .nobody
+        } else {
+            handToEngineLocked(after: end, host: transfer, at: now)
+        }
+    }
+
+    /// Hands `multi` from a leading caller whose lead ended as `end` to the
+    /// engine thread, waking it when it is parked. Called under the lock.
+    private func handToEngineLocked(after end: LeadPolicy.End, host transfer: CurlTransfer, at now: Int64) {
+        // Requests queued meanwhile are a sign of concurrent callers, whom
+        // the engine thread serves alone for a while.
+        leadPolicy.leadEnded(end, host: { transfer.hostKey }, othersQueued: !incoming.isEmpty, at: now)
+        driver = .engine
+        if engineParked {
+            parked.signal()
+        }
+    }
+
+    /// Registers the continuation of a transfer whose caller handed it to the
+    /// engine thread, or resumes it at once when it already ended.
+    func attach(_ transfer: CurlTransfer, continuation: CurlTransfer.Continuation) {
+        lock.lock()
+        if let result = transfer.takeCompletedResult() {
+            lock.unlock()
+            Self.resume(continuation, with: result)
+            return
+        }
+        switch transfer.state {
+        case .leading:
+            transfer.state = .waiting(continuation)
+            lock.unlock()
+        case .completed:
+            // Taken above.
+            lock.unlock()
+        case .finished:
+            // Cancelled since the hand-off; `cancel` queued it for removal.
+            lock.unlock()
+            continuation.resume(throwing: CancellationError())
+        case .created, .cancelledEarly, .waiting:
+            lock.unlock()
+            preconditionFailure("only a transfer its caller led is attached")
         }
     }
 
@@ -410,7 +601,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// Gives libcurl the connection cache size ``shareLimits(transfersPerHost:connections:)``
     /// set, if it changed. Driver only.
     @inline(__always)
-    func applyConnectionCacheSize() {
+    private func applyConnectionCacheSize() {
         let size = connectionCacheSize.load(ordering: .relaxed)
         if size != appliedConnectionCacheSize {
             appliedConnectionCacheSize = size
@@ -550,7 +741,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
 
     /// Starts `transfer` when its host has room in libcurl, else holds it
     /// back behind the others to that host.
-    func admit(_ transfer: CurlTransfer) {
+    private func admit(_ transfer: CurlTransfer) {
         let limit = maxTransfersPerHost.load(ordering: .relaxed)
         // The clock is read only when a request may be held back.
         let now = active.count >= limit || admission.heldCount > 0 ? Self.monotonicNanoseconds() : 0
@@ -564,7 +755,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// those whose timeout has run out, wherever they wait. Returns how long
     /// the driver may wait in libcurl before the next held transfer's
     /// deadline, in milliseconds (``longestPoll`` at most).
-    func attendToHeld() -> Int32 {
+    private func attendToHeld() -> Int32 {
         let now = Self.monotonicNanoseconds()
         let limit = maxTransfersPerHost.load(ordering: .relaxed)
         while let action = admission.nextAction(limit: limit, now: now) {
@@ -584,7 +775,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
 
     /// Puts `transfer` into the multi handle, or fails it when libcurl refuses;
     /// `timeoutMilliseconds` replaces its timeout (what is left after being held back).
-    func start(_ transfer: CurlTransfer, timeoutMilliseconds: Int? = nil) {
+    private func start(_ transfer: CurlTransfer, timeoutMilliseconds: Int? = nil) {
         #if DEBUG
         CurlEngineProbes.beforeStart(transfer.urlString)
         #endif
@@ -620,7 +811,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     }
 
     /// Completes every transfer libcurl reports done (a leading caller's turn).
-    func collectCompleted() {
+    private func collectCompleted() {
         collectCompleted(into: &leadFinished)
         resume(&leadFinished)
     }
@@ -696,7 +887,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// Resumes a caller with its transfer's outcome, moved into the
     /// continuation rather than mapped (`mapError` copies the response).
     @inline(__always)
-    static func resume(
+    private static func resume(
         _ continuation: CurlTransfer.Continuation, with result: consuming Result<HTTPTransportResponse, HTTPTransportError>
     ) {
         switch consume result {
