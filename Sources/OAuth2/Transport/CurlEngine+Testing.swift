@@ -45,15 +45,5 @@ package enum CurlEngineProbes {
     static func beforeStart(_ url: String) {
         beforeStartProbe.withLock { $0 }?(url)
     }
-
-    /// Called on the starting thread once an engine has started its thread,
-    /// with its configuration and a function that says whether it has
-    /// stopped; `nil`: no probe.
-    package static let engineStartedProbe =
-        LockedValue<(@Sendable (CurlTransport.Configuration, @escaping @Sendable () -> Bool) -> Void)?>(nil)
-
-    static func engineStarted(_ configuration: CurlTransport.Configuration, hasStopped: @escaping @Sendable () -> Bool) {
-        engineStartedProbe.withLock { $0 }?(configuration, hasStopped)
-    }
 }
 #endif

@@ -148,11 +148,6 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     @exclusivity(unchecked) private var callerPolling = false
     /// Whether the engine thread waits on `parked`.
     @exclusivity(unchecked) private var engineParked = false
-    /// Whether the thread has failed what was left, freed every handle and
-    /// let `stopAndWait` return.
-    var hasStopped: Bool {
-        lock.withLock { if case .stopped = phase { true } else { false } }
-    }
     /// Whether nothing is in flight nor queued. Read under the lock.
     var isIdleLocked: Bool {
         driver == .nobody && incoming.isEmpty && cancelled.isEmpty
@@ -242,9 +237,6 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         }
         pthread_detach(thread)
         self.thread = thread
-        #if DEBUG
-        CurlEngineProbes.engineStarted(configuration) { [weak self] in self?.hasStopped ?? true }
-        #endif
     }
 
     deinit {

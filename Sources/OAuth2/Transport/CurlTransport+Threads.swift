@@ -18,22 +18,32 @@ extension CurlTransport {
         }
         let share = secondThread.firstShare
         guard inFlight <= Swift.min(share.transfersPerHost, share.connections),
-            secondClaimed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
+            !secondFailed.load(ordering: .relaxed), !isShutDown.load(ordering: .relaxed)
         else { return nil }
-        return secondStart.withLock { () -> CurlEngine? in
-            // `shutdown()` looked first and found none to wait for: none starts.
-            guard !isShutDown.load(ordering: .relaxed) else { return nil }
-            let started: CurlEngine
-            do {
-                started = try CurlEngine(configuration: secondThread.configuration, allowedCPUs: allowedCPUs)
-            } catch {
-                // Out of threads or memory: the first engine goes on alone.
-                return nil
-            }
-            // Before any request goes to the second engine.
-            first.shareLimits(transfersPerHost: share.transfersPerHost, connections: share.connections)
-            return second.storeIfNil(started)
+        let started: CurlEngine
+        do {
+            started = try CurlEngine(configuration: secondThread.configuration, allowedCPUs: allowedCPUs)
+        } catch {
+            // Out of threads or memory: the first engine goes on alone.
+            secondFailed.store(true, ordering: .relaxed)
+            return nil
         }
+        // Before any request goes to the second engine. Another caller that
+        // started one at the same time does the same.
+        first.shareLimits(transfersPerHost: share.transfersPerHost, connections: share.connections)
+        let kept = second.storeIfNil(started)
+        if kept !== started {
+            // Another caller started one first.
+            started.stop()
+        }
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        if isShutDown.load(ordering: .sequentiallyConsistent) {
+            // `shutdown()` may have looked for a second engine before this one
+            // was stored: it stops now, with nothing in flight, and its thread
+            // exits by itself.
+            kept.stop()
+        }
+        return kept
     }
 
     /// Fails every queued and running request with ``HTTPTransportError/shutDown``,
@@ -42,15 +52,11 @@ extension CurlTransport {
     /// Returns once all of that is done. Later sends throw
     /// ``HTTPTransportError/shutDown``. Calling it again is harmless.
     public func shutdown() async {
-        // A second engine being started at this moment is waited for: the lock
-        // is held only while one starts (a thread created, once per transport).
-        let second = secondStart.withLock {
-            isShutDown.store(true, ordering: .relaxed)
-            return self.second.load()
-        }
+        isShutDown.store(true, ordering: .sequentiallyConsistent)
         if case .success(let engine) = engine {
             await engine.stopAndWait()
         }
-        await second?.stopAndWait()
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        await second.load()?.stopAndWait()
     }
 }
