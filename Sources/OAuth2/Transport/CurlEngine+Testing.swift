@@ -32,18 +32,3 @@ extension CurlEngine {
         (maxTransfersPerHost.load(ordering: .relaxed), connectionCacheSize.load(ordering: .relaxed))
     }
 }
-
-#if DEBUG
-/// Points where the transport's tests stop an engine, to reach a race
-/// window on purpose. Debug builds only: a release build has no probe on
-/// the path of a request.
-package enum CurlEngineProbes {
-    /// Called on the driver's thread just before it puts a transfer into
-    /// libcurl, with the transfer's URL; `nil`: no probe.
-    package static let beforeStartProbe = LockedValue<(@Sendable (String) -> Void)?>(nil)
-
-    static func beforeStart(_ url: String) {
-        beforeStartProbe.withLock { $0 }?(url)
-    }
-}
-#endif

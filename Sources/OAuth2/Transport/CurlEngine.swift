@@ -317,8 +317,6 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         case .leading:
             // Its caller drives it: the wakeup ends its poll, it sees `finished`
             // and throws; whoever drives next removes the transfer from libcurl.
-            // Not started yet, it never will be.
-            transfer.claimCancellation()
             transfer.state = .finished
             if case .running = phase {
                 cancelled.append(transfer)
@@ -326,9 +324,6 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             wakeIfSleepingLocked()
             lock.unlock()
         case .waiting(let continuation):
-            // Before its caller is told: a driver that took it from the queue
-            // but has not started it yet then never does.
-            transfer.claimCancellation()
             transfer.state = .finished
             if case .running = phase {
                 cancelled.append(transfer)
@@ -768,12 +763,6 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// Puts `transfer` into the multi handle, or fails it when libcurl refuses;
     /// `timeoutMilliseconds` replaces its timeout (what is left after being held back).
     private func start(_ transfer: CurlTransfer, timeoutMilliseconds: Int? = nil) {
-        #if DEBUG
-        CurlEngineProbes.beforeStart(transfer.urlString)
-        #endif
-        // Cancelled since it was taken from the queue: its caller has been
-        // told so (or, leading, is told when it sees `finished`); nothing to undo.
-        guard transfer.claimStart() else { return }
         guard let easy = pool.take() else {
             resume(transfer, with: .failure(.other("libcurl could not create an easy handle")))
             return

@@ -5,7 +5,6 @@ import Foundation
 #endif
 
 import CCurl
-import Synchronization
 
 /// One request on its way through a ``CurlEngine``: what to send, the
 /// caller's continuation, and the response as it arrives.
@@ -85,31 +84,6 @@ package final class CurlTransfer: @unchecked Sendable {
     }
 
     @exclusivity(unchecked) var state: State = .created
-
-    /// Who came first, the driver putting the transfer into libcurl
-    /// (``claimStart()``) or its Task's cancellation (``claimCancellation()``):
-    /// 0 neither yet, 1 the driver, 2 the cancellation.
-    ///
-    /// The driver decides to start a transfer outside the engine's lock, and a
-    /// cancellation may come between that decision and the start. Its caller
-    /// is told `CancellationError` at once, so the request must then not go
-    /// out: a token POST would spend a code or refresh token the caller
-    /// believes unused. An atomic, not the lock: one uncontended
-    /// compare-exchange per request, where a lock would be a second one.
-    private let startClaim = Atomic<UInt8>(0)
-
-    /// Called by the driver just before it puts the transfer into libcurl:
-    /// `false` when its Task was cancelled first, and it must not be sent.
-    func claimStart() -> Bool {
-        startClaim.compareExchange(expected: 0, desired: 1, ordering: .relaxed).exchanged
-    }
-
-    /// Called when the Task is cancelled: from now on the driver does not
-    /// start the transfer. One already started stays in flight until the
-    /// driver removes it.
-    func claimCancellation() {
-        _ = startClaim.compareExchange(expected: 0, desired: 2, ordering: .relaxed)
-    }
 
     let url: URL
     package let urlString: String
