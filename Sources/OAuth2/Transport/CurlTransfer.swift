@@ -119,6 +119,14 @@ package final class CurlTransfer: @unchecked Sendable {
         return key
     }
     @exclusivity(unchecked) private var madeHostKey: String?
+    /// Whether the engine counted the transfer in its host's running
+    /// transfers, to be taken off when it leaves libcurl. The driver's.
+    @exclusivity(unchecked) var isCountedForHost = false
+    /// While the engine holds the transfer back for its host to have room: the
+    /// deadline its timeout sets (CLOCK_MONOTONIC ns); 0 otherwise. The driver's.
+    @exclusivity(unchecked) var heldDeadline: Int64 = 0
+    /// Cancelled while held back: skipped when its turn comes. The driver's.
+    @exclusivity(unchecked) var heldCancelled = false
     /// Where the header lines of the response being read are.
     enum HeaderPhase {
         /// The next line is a status line: first, and after an interim
@@ -341,6 +349,3 @@ package final class CurlTransfer: @unchecked Sendable {
         return list
     }
 }
-
-/// The engine's per-host limit (``HostAdmission``) counts transfers by their ``CurlTransfer/hostKey``.
-extension CurlTransfer: HostAdmissionRequest {}
