@@ -40,8 +40,7 @@ import Darwin
 /// without one anyway. The requests the other tasks queue meanwhile wake
 /// nobody: they could not run while it drives, so its lead starts them along
 /// with its own, and the one CPU goes to libcurl, the server and the callers
-/// instead of to waking the engine thread and switching to it (BENCHMARKS.md,
-/// issue 15, eighth pass). The others' callers are resumed as their answers
+/// instead of to waking the engine thread and switching to it. The others' callers are resumed as their answers
 /// come; what is still running when the leader's own answer comes goes to
 /// the engine thread.
 ///
@@ -113,7 +112,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// CPU, Swift's cooperative pool has one thread, which a leading caller
     /// blocks in `poll`. Yielding first lets the tasks ready on it run, and
     /// send their own requests, which its lead then starts with its own
-    /// (BENCHMARKS.md, issue 15, seventh and eighth passes).
+    /// (measured in BENCHMARKS.md, "What was tried").
     let yieldsBeforeLeading: Bool
     /// A caller has claimed the next lead and is yielding first (``claimLead()``).
     private let leadClaimed = Atomic<Bool>(false)
@@ -130,8 +129,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     // The mutable state below, a transfer's and an easy handle's, is
     // `@exclusivity(unchecked)`: Swift's run-time check that two accesses to
     // a class property never overlap took 37 calls into the runtime per
-    // request, about a microsecond of CPU with one CPU (BENCHMARKS.md, issue
-    // 15, ninth pass). Each property is touched under `lock` or by the one
+    // request, about a microsecond of CPU with one CPU. Each property is touched under `lock` or by the one
     // driver, and no access spans a call that could reach the same property
     // again: libcurl's callbacks, inside `curl_multi_perform`, touch only the
     // transfer's response fields, which nothing else accesses meanwhile. The
@@ -187,8 +185,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// Whether `hosts` counts the transfers in libcurl. Not while fewer than
     /// `maxTransfersPerHost` are in libcurl and none is held back: no host
     /// can be at its limit then, and a request skips the table (its host's
-    /// key made and looked up three times, 1,300 instructions; BENCHMARKS.md,
-    /// issue 15, fourteenth pass). Counting starts when a transfer arrives
+    /// key made and looked up three times, 1,300 instructions). Counting starts when a transfer arrives
     /// with that many in libcurl, and stops when the table empties.
     @exclusivity(unchecked) private var countsHosts = false
     /// Hosts where a transfer ended while others were held back.
@@ -453,7 +450,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// it yields first (``lead(_:afterYield:)``). It yields when other callers
     /// seem to be sending (`othersMaySend`) and after ``maxLeadsInARow``
     /// leads without one; a yield costs a caller alone about 3 µs of
-    /// CPU per request (eighth pass). One caller at a time yields: the tasks
+    /// CPU per request. One caller at a time yields: the tasks
     /// that run meanwhile do not lead, they queue their requests without
     /// waking the driver, and its lead takes them along.
     func claimLead() -> LeadClaim {
@@ -660,8 +657,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// grows until that costs a lead's wait a second. One stall of a quick
     /// host (the machine busy for a millisecond) costs 10 ms of requests
     /// through the engine thread; a fixed second of them made a whole
-    /// sequential benchmark run up to half again slower (BENCHMARKS.md, issue
-    /// 15, seventeenth pass).
+    /// sequential benchmark run up to half again slower.
     static func slowAnswersPause(after slowLeads: Int) -> Int64 {
         let doublings = Swift.min(Swift.max(slowLeads, 1) - 1, 7)
         return Swift.min(firstSlowAnswersPause << doublings, longestSlowAnswersPause)
@@ -1075,8 +1071,8 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             // Let go first: the waiting caller holds the transfer until it is
             // resumed, so it frees the transfer (and the caller's memory in it)
             // on its own thread rather than this thread freeing it into the
-            // caller's malloc arena under that arena's lock (BENCHMARKS.md,
-            // issue 15, sixteenth pass).
+            // caller's malloc arena under that arena's lock (a futex call per
+            // request with many callers).
             _ = consume transfer
             Self.resume(continuation, with: result)
         case .leading:
