@@ -127,7 +127,8 @@ struct PostgresLockTests {
                     """
                 )
                 let port = try #require(try ports.first?.decode(Int.self))
-                let silence = try SilentConnection(port: port)
+                let serverPort = try #require(URLComponents(string: TestDatabase.url)?.port)
+                let silence = try SilentConnection(port: port, serverPort: serverPort)
                 defer { silence.end() }
 
                 let started = ContinuousClock.now

@@ -4,10 +4,16 @@ import Foundation
 import Glibc
 #endif
 
-/// Every packet to or from one local TCP port dropped, both ways, by an
-/// nftables table of its own (removed by ``end()``): the connection on that
-/// port goes silent, as one to a machine that died does, while everything
-/// else on the machine goes on.
+/// Every packet of one loopback TCP connection dropped, both ways, by an
+/// nftables table of its own (removed by ``end()``): the connection goes
+/// silent, as one to a machine that died does, while everything else on the
+/// machine goes on.
+///
+/// The rules match the connection's two ports together, never one alone:
+/// Linux gives a client port that is in use to new connections to other
+/// destinations too, so a rule on the client port alone also dropped the
+/// connects of tests running beside this one (a libcurl or PostgreSQL
+/// connect then hung for its whole 10 s timeout).
 final class SilentConnection: @unchecked Sendable { // `ended` is under `lock`
     private let table: String
     private let lock = NSLock()
@@ -16,13 +22,16 @@ final class SilentConnection: @unchecked Sendable { // `ended` is under `lock`
     static let nft = ["/usr/sbin/nft", "/sbin/nft", "/usr/bin/nft"].first { FileManager.default.isExecutableFile(atPath: $0) }
     static var isAvailable: Bool { getuid() == 0 && nft != nil && TestDatabase.isConfigured }
 
-    init(port: Int) throws {
+    /// - Parameters:
+    ///   - port: the connection's client port.
+    ///   - serverPort: the port it is connected to.
+    init(port: Int, serverPort: Int) throws {
         table = "oauth2_silent_\(port)_\(UInt32.random(in: 0...UInt32.max))"
         try Self.run(["add", "table", "inet", table])
         do {
             try Self.run(["add", "chain", "inet", table, "input", "{ type filter hook input priority -10 ; policy accept ; }"])
-            try Self.run(["add", "rule", "inet", table, "input", "tcp", "sport", "\(port)", "drop"])
-            try Self.run(["add", "rule", "inet", table, "input", "tcp", "dport", "\(port)", "drop"])
+            try Self.run(["add", "rule", "inet", table, "input", "tcp", "sport", "\(port)", "tcp", "dport", "\(serverPort)", "drop"])
+            try Self.run(["add", "rule", "inet", table, "input", "tcp", "sport", "\(serverPort)", "tcp", "dport", "\(port)", "drop"])
         } catch {
             end()
             throw error
