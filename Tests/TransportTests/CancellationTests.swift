@@ -19,6 +19,64 @@ extension CurlTransportTests {
             #expect(stats.requests == 0)
         }
 
+        #if DEBUG
+        /// Holds the driver just before it starts the request to `tag`'s URL,
+        /// cancels the sending Task there, then lets the driver go on: the
+        /// request must not reach the server. `leads`: the caller drives the
+        /// request itself (an idle transport), else the engine thread does.
+        private func cancelJustBeforeStart(leads: Bool) async throws -> ServerStats {
+            let server = try currentServer()
+            let tag = uniqueTag()
+            let request = taggedRequest(try server.url("/echo/\(tag)"), tag: tag)
+            let reached = LockedValue(false)
+            let proceed = DispatchSemaphore(value: 0)
+            CurlEngineProbes.beforeStartProbe.withLock { probe in
+                probe = { url in
+                    // Not the server's counts (`stats` names the tag too).
+                    guard url.contains("/echo/\(tag)") else { return }
+                    reached.withLock { $0 = true }
+                    _ = proceed.wait(timeout: .now() + 10)
+                }
+            }
+            defer { CurlEngineProbes.beforeStartProbe.withLock { $0 = nil } }
+            let configuration = CurlTransport.Configuration(callerDrivenWait: leads ? .milliseconds(100) : .zero)
+            return try await withTransport(configuration, allowedCPUs: 2) { transport in
+                // A kept-alive connection, on which the first turn of libcurl sends the request at once.
+                _ = try await transport.send(HTTPTransportRequest(url: try server.url("/echo/warm")))
+                if leads {
+                    for _ in 0..<5000 where !transport.firstThreadIsIdle {
+                        try await Task.sleep(for: .milliseconds(1))
+                    }
+                }
+                let task = Task { try await transport.send(request) }
+                for _ in 0..<10_000 where !reached.withLock({ $0 }) {
+                    try await Task.sleep(for: .milliseconds(1))
+                }
+                try #require(reached.withLock { $0 }, "the driver never came to start the request")
+                task.cancel()
+                if !leads {
+                    // Told at once, while the driver still holds the request.
+                    await #expect(throws: CancellationError.self) { try await task.value }
+                }
+                proceed.signal()
+                await #expect(throws: CancellationError.self) { try await task.value }
+                // Time for a request that went out after all to reach the server.
+                try await Task.sleep(for: .milliseconds(200))
+                return try await server.stats(tag: tag, via: transport)
+            }
+        }
+
+        /// A request cancelled after its driver took it (the engine thread from
+        /// its queue, or a leading caller), but before it started it, is never
+        /// sent: its caller is told `CancellationError`, and a token POST must
+        /// not spend its code. One at a time: the probe is the process's.
+        @Test(.serialized, arguments: [false, true])
+        func aRequestCancelledJustBeforeItStartsIsNeverSent(leads: Bool) async throws {
+            let stats = try await cancelJustBeforeStart(leads: leads)
+            #expect(stats.requests == 0)
+        }
+        #endif
+
         @Test func cancelledDuringTransferThrowsPromptly() async throws {
             let server = try currentServer()
             let tag = uniqueTag()

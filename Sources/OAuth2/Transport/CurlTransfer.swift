@@ -5,6 +5,7 @@ import Foundation
 #endif
 
 import CCurl
+import Synchronization
 
 /// One request on its way through a ``CurlEngine``: what to send, the
 /// caller's continuation, and the response as it arrives.
@@ -43,7 +44,7 @@ package final class CurlTransfer: @unchecked Sendable {
         /// → `waiting` (registered), → `cancelledEarly` (the Task was cancelled first),
         /// → `leading` (its caller drives libcurl for it).
         case created
-        /// Its caller drives libcurl on its own thread (``CurlEngine/lead(_:)``)
+        /// Its caller drives libcurl on its own thread (``CurlEngine/lead(_:afterYield:)``)
         /// and has no continuation. → `completed` (the transfer ended), → `waiting`
         /// (handed to the engine thread, then the continuation attached),
         /// → `finished` (the Task was cancelled; the caller throws `CancellationError`).
@@ -85,6 +86,31 @@ package final class CurlTransfer: @unchecked Sendable {
 
     @exclusivity(unchecked) var state: State = .created
 
+    /// Who came first, the driver putting the transfer into libcurl
+    /// (``claimStart()``) or its Task's cancellation (``claimCancellation()``):
+    /// 0 neither yet, 1 the driver, 2 the cancellation.
+    ///
+    /// The driver decides to start a transfer outside the engine's lock, and a
+    /// cancellation may come between that decision and the start. Its caller
+    /// is told `CancellationError` at once, so the request must then not go
+    /// out: a token POST would spend a code or refresh token the caller
+    /// believes unused. An atomic, not the lock: one uncontended
+    /// compare-exchange per request, where a lock would be a second one.
+    private let startClaim = Atomic<UInt8>(0)
+
+    /// Called by the driver just before it puts the transfer into libcurl:
+    /// `false` when its Task was cancelled first, and it must not be sent.
+    func claimStart() -> Bool {
+        startClaim.compareExchange(expected: 0, desired: 1, ordering: .relaxed).exchanged
+    }
+
+    /// Called when the Task is cancelled: from now on the driver does not
+    /// start the transfer. One already started stays in flight until the
+    /// driver removes it.
+    func claimCancellation() {
+        _ = startClaim.compareExchange(expected: 0, desired: 2, ordering: .relaxed)
+    }
+
     let url: URL
     package let urlString: String
     let isHTTPS: Bool
@@ -119,14 +145,6 @@ package final class CurlTransfer: @unchecked Sendable {
         return key
     }
     @exclusivity(unchecked) private var madeHostKey: String?
-    /// Whether the engine counted the transfer in its host's running
-    /// transfers, to be taken off when it leaves libcurl. The driver's.
-    @exclusivity(unchecked) var isCountedForHost = false
-    /// While the engine holds the transfer back for its host to have room: the
-    /// deadline its timeout sets (CLOCK_MONOTONIC ns); 0 otherwise. The driver's.
-    @exclusivity(unchecked) var heldDeadline: Int64 = 0
-    /// Cancelled while held back: skipped when its turn comes. The driver's.
-    @exclusivity(unchecked) var heldCancelled = false
     /// Where the header lines of the response being read are.
     enum HeaderPhase {
         /// The next line is a status line: first, and after an interim
@@ -349,3 +367,6 @@ package final class CurlTransfer: @unchecked Sendable {
         return list
     }
 }
+
+/// The engine's per-host limit (``HostAdmission``) counts transfers by their ``CurlTransfer/hostKey``.
+extension CurlTransfer: HostAdmissionRequest {}

@@ -39,7 +39,7 @@ extension CurlTransport {
 
     /// How long nobody leads after `slowLeads` leads in a row ran out of time. For tests.
     package static func leadPause(afterSlowLeads slowLeads: Int) -> Duration {
-        .nanoseconds(CurlEngine.slowAnswersPause(after: slowLeads))
+        .nanoseconds(LeadPolicy.slowAnswersPause(after: slowLeads))
     }
 
     /// How many requests a caller's lead has started along with its own: with

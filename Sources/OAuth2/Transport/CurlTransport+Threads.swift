@@ -18,32 +18,26 @@ extension CurlTransport {
         }
         let share = secondThread.firstShare
         guard inFlight <= Swift.min(share.transfersPerHost, share.connections),
-            !secondFailed.load(ordering: .relaxed), !isShutDown.load(ordering: .relaxed)
+            secondClaimed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
         else { return nil }
-        let started: CurlEngine
-        do {
-            started = try CurlEngine(configuration: secondThread.configuration, allowedCPUs: allowedCPUs)
-        } catch {
-            // Out of threads or memory: the first engine goes on alone.
-            secondFailed.store(true, ordering: .relaxed)
-            return nil
-        }
-        // Before any request goes to the second engine. Another caller that
-        // started one at the same time does the same.
+        // The first engine takes its share now, before the thread is made:
+        // the callers that find the start claimed go on to the first engine
+        // meanwhile (a thread takes milliseconds to start, far longer under
+        // a sanitizer), and with the whole limits it would open connections
+        // that, added to the second engine's, exceed them.
         first.shareLimits(transfersPerHost: share.transfersPerHost, connections: share.connections)
-        let kept = second.storeIfNil(started)
-        if kept !== started {
-            // Another caller started one first.
-            started.stop()
+        return secondStart.withLock { () -> CurlEngine? in
+            do {
+                // `shutdown()` looked first and found none to wait for: none starts.
+                guard !isShutDown.load(ordering: .relaxed) else { return nil }
+                return second.storeIfNil(try CurlEngine(configuration: secondThread.configuration, allowedCPUs: allowedCPUs))
+            } catch {
+                // Out of threads or memory: the first engine goes on alone,
+                // with the whole limits again.
+                first.shareLimits(transfersPerHost: configuration.maxConnectionsPerHost, connections: configuration.maxConnections)
+                return nil
+            }
         }
-        atomicMemoryFence(ordering: .sequentiallyConsistent)
-        if isShutDown.load(ordering: .sequentiallyConsistent) {
-            // `shutdown()` may have looked for a second engine before this one
-            // was stored: it stops now, with nothing in flight, and its thread
-            // exits by itself.
-            kept.stop()
-        }
-        return kept
     }
 
     /// Fails every queued and running request with ``HTTPTransportError/shutDown``,
@@ -52,11 +46,15 @@ extension CurlTransport {
     /// Returns once all of that is done. Later sends throw
     /// ``HTTPTransportError/shutDown``. Calling it again is harmless.
     public func shutdown() async {
-        isShutDown.store(true, ordering: .sequentiallyConsistent)
+        // A second engine being started at this moment is waited for: the lock
+        // is held only while one starts (a thread created, once per transport).
+        let second = secondStart.withLock {
+            isShutDown.store(true, ordering: .relaxed)
+            return self.second.load()
+        }
         if case .success(let engine) = engine {
             await engine.stopAndWait()
         }
-        atomicMemoryFence(ordering: .sequentiallyConsistent)
-        await second.load()?.stopAndWait()
+        await second?.stopAndWait()
     }
 }

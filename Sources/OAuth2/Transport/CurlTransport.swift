@@ -67,9 +67,14 @@ public final class CurlTransport: HTTPTransport, Sendable {
     /// the one thread, 64 best with a second from 8 in flight (measured in
     /// BENCHMARKS.md).
     let secondThreadThreshold: Int
-    /// The second engine could not start: one thread it is.
-    let secondFailed = Atomic<Bool>(false)
-    /// ``shutdown()`` has begun: a second engine started now stops at once.
+    /// A caller has set out to start the second engine: no other does, and
+    /// none tries again should it fail (one thread it is, then).
+    let secondClaimed = Atomic<Bool>(false)
+    /// Held while the second engine starts, and by ``shutdown()`` while it
+    /// looks for it: a second engine has started before `shutdown()` looks,
+    /// and is waited for, or never starts.
+    let secondStart = Lock()
+    /// ``shutdown()`` has begun: no second engine starts. Written under `secondStart`.
     let isShutDown = Atomic<Bool>(false)
     /// How many CPUs the engines behave as having (`nil`: as the process may use).
     let allowedCPUs: Int?
