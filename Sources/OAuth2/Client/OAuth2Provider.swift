@@ -30,6 +30,9 @@ public final class OAuth2Provider: Sendable {
 
     let refreshCoordinator = RefreshCoordinator()
     let usedStates = UsedStates()
+    /// The DPoP nonces the provider's endpoints and the resource servers its
+    /// clients call last gave, per origin; shared by all its clients.
+    package let dpopNonces = DPoPNonceCache()
     /// The accounts' tokens: loading, saving, keeping what the store refused,
     /// and the account lock; where "a token the provider issued is never dropped" holds.
     let vault: AccountVault

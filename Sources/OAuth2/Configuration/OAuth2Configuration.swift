@@ -71,6 +71,9 @@ public struct OAuth2Configuration: Sendable {
     /// The `aud` of the client's assertions (`private_key_jwt`,
     /// `client_secret_jwt`); the token endpoint's URL when `nil`.
     public var clientAssertionAudience: String?
+    /// Binds the tokens of new grants to a DPoP key (RFC 9449); `nil` (the
+    /// default): bearer tokens. See ``DPoPSettings``.
+    public var dpop: DPoPSettings?
     /// Whether a token stored before tokens recorded their provider (one
     /// without a ``AccessToken/binding``) is taken to be this configuration's,
     /// and stamped with its binding. Off by default: such a token may have

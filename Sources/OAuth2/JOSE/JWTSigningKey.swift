@@ -113,6 +113,11 @@ public struct JWTSigningKey: Sendable {
         return JWTSigningKey(algorithm: .edDSA, keyID: keyID, publicJWK: jwk, material: .ed25519(key))
     }
 
+    /// A DPoP key's P-256 signer: no key id, since a proof carries its public JWK.
+    package static func dpop(p256 key: P256.Signing.PrivateKey) -> JWTSigningKey {
+        JWTSigningKey(algorithm: .es256, keyID: nil, publicJWK: ecJWK("P-256", key.publicKey.rawRepresentation), material: .p256(key))
+    }
+
     /// An HMAC key, the client secret of `client_secret_jwt`, for HS256,
     /// HS384 or HS512; its UTF-8 bytes are the key.
     ///

@@ -25,13 +25,17 @@ public struct AccessToken: Sendable, Hashable, Codable {
         set {
             let box = uniqueBox()
             box.fields.accessToken = newValue
-            box.authorization = Box.authorization(for: newValue)
+            box.authorization = Box.authorization(for: newValue, type: box.fields.tokenType)
         }
     }
     /// The token type as the provider spelled it; only `Bearer` is used.
     public var tokenType: String {
         get { box.fields.tokenType }
-        set { uniqueBox().fields.tokenType = newValue }
+        set {
+            let box = uniqueBox()
+            box.fields.tokenType = newValue
+            box.authorization = Box.authorization(for: box.fields.accessToken, type: newValue)
+        }
     }
     /// When the token expires, computed from the time the request was sent; `nil` when the provider did not say.
     public var expiresAt: Date? {
@@ -85,6 +89,14 @@ public struct AccessToken: Sendable, Hashable, Codable {
         get { box.fields.unverifiedIDToken }
         set { uniqueBox().fields.unverifiedIDToken = newValue }
     }
+    /// The key the grant's tokens are bound to (RFC 9449), when the grant is
+    /// DPoP-bound: every request that presents them carries a proof made with
+    /// it, and a refresh keeps it. Stored with the token (encrypted where the
+    /// store encrypts), shown nowhere but as its thumbprint.
+    public var dpopKey: DPoPKey? {
+        get { box.fields.dpopKey }
+        set { uniqueBox().fields.dpopKey = newValue }
+    }
 
     /// Creates a token.
     public init(
@@ -132,6 +144,7 @@ public struct AccessToken: Sendable, Hashable, Codable {
         var grant: TokenGrant?
         var idToken: IDToken?
         var unverifiedIDToken: UnverifiedIDToken?
+        var dpopKey: DPoPKey?
     }
 
     /// The fields of one or more equal tokens.
@@ -146,7 +159,7 @@ public struct AccessToken: Sendable, Hashable, Codable {
 
         init(_ fields: Fields) {
             self.fields = fields
-            authorization = Self.authorization(for: fields.accessToken)
+            authorization = Self.authorization(for: fields.accessToken, type: fields.tokenType)
         }
 
         init(copying other: Box) {
@@ -154,8 +167,10 @@ public struct AccessToken: Sendable, Hashable, Codable {
             authorization = other.authorization
         }
 
-        static func authorization(for token: Secret) -> HTTPField {
-            HTTPField(name: .authorization, value: "Bearer \(token.value)")
+        static func authorization(for token: Secret, type: String) -> HTTPField {
+            // RFC 9449 §7.1: a DPoP-bound token goes in the DPoP scheme, never as a bearer token.
+            let scheme = type.utf8.equalsIgnoringASCIICase("dpop") ? "DPoP" : "Bearer"
+            return HTTPField(name: .authorization, value: "\(scheme) \(token.value)")
         }
     }
 
@@ -229,6 +244,7 @@ extension AccessToken: CustomReflectable {
                 "grant": grant as Any,
                 "idToken": idToken as Any,
                 "unverifiedIDToken": unverifiedIDToken as Any,
+                "dpopKey": dpopKey as Any,
             ], displayStyle: .struct)
     }
 }
