@@ -114,7 +114,7 @@ public struct JWTSigningKey: Sendable {
     }
 
     /// A DPoP key's P-256 signer: no key id, since a proof carries its public JWK.
-    package static func dpop(p256 key: P256.Signing.PrivateKey) -> JWTSigningKey {
+    static func dpop(p256 key: P256.Signing.PrivateKey) -> JWTSigningKey {
         JWTSigningKey(algorithm: .es256, keyID: nil, publicJWK: ecJWK("P-256", key.publicKey.rawRepresentation), material: .p256(key))
     }
 
