@@ -474,7 +474,8 @@ def _():
 def _():
     verifier, challenge = pkce()
     params = {"response_type": "code", "client_id": "public", "redirect_uri": ENV["redirect_uris"][0],
-              "scope": "openid api", "state": "s", "code_challenge": challenge, "code_challenge_method": "S256"}
+              "scope": "openid api", "state": "s", "nonce": "n", "code_challenge": challenge,
+              "code_challenge_method": "S256"}
     direct = subprocess.run(ENV["browser"] + [plugin("oidcpar")["authorize"] + "?" + urlencode(params),
                                               "--username", ENV["user"]["username"], "--password", ENV["user"]["password"]],
                             capture_output=True, text=True, timeout=60)

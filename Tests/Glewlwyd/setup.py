@@ -174,6 +174,15 @@ def main():
         "password_required": True, "password_max_age": 0, "scheme": {},
     })
 
+    # The database client backend keeps only the properties its data-format
+    # lists: add the one that makes a client's tokens DPoP-only.
+    backend = admin.call("GET", "/mod/client/database")
+    backend["parameters"]["data-format"]["dpop_bound_access_tokens"] = {"multiple": False, "read": True, "write": True}
+    admin.call("PUT", "/mod/client/database", {key: backend[key] for key in
+                                                ("display_name", "parameters", "order_rank", "readonly")
+                                                if key in backend})
+    admin.call("PUT", "/mod/client/database/reset")  # the running instance reads its parameters again
+
     password = secrets.token_urlsafe(18)
     admin.call("POST", "/user/", {
         "username": USER, "name": "Alice", "email": "alice@example.com", "password": password,
@@ -203,7 +212,7 @@ def main():
             "authorization_type": code_grants + ["client_credentials"],
             "redirect_uri": REDIRECTS, "scope": SCOPES,
             "token_endpoint_auth_method": ["private_key_jwt"],
-            "jwks": json.dumps({"keys": [jwt_jwk]}),
+            "jwks": {"keys": [jwt_jwk]},
             "request_object_signing_alg": "ES256", "token_endpoint_signing_alg": "ES256",
             "enabled": True,
         },
@@ -231,7 +240,7 @@ def main():
             "authorization_type": code_grants + ["client_credentials"],
             "redirect_uri": REDIRECTS, "scope": SCOPES,
             "token_endpoint_auth_method": ["self_signed_tls_client_auth"],
-            "jwks": json.dumps({"keys": [cert_jwk(os.path.join(tls, "self-client.crt"), "self-1")]}),
+            "jwks": {"keys": [cert_jwk(os.path.join(tls, "self-client.crt"), "self-1")]},
             "enabled": True,
         }
     for body in clients.values():
