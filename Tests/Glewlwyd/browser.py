@@ -31,6 +31,9 @@ Signs in, grants the device's client its scopes, submits the user code
 its login page with prompt=deviceComplete). glewlwyd has no way to refuse a
 device code: --deny with --device is a usage error.
 
+--ca FILE: the CA to trust for https (a glewlwyd started with --tls; its
+env.json's "browser" command says it already).
+
 Exit status: 0 on success; 1 when a step fails (a message on stderr); 2 on a
 usage error; 3 when --follow's request got an HTTP error status; 4 when it did
 not complete.
@@ -38,6 +41,7 @@ not complete.
 
 import argparse
 import json
+import ssl
 import sys
 import urllib.error
 import urllib.request
@@ -64,13 +68,14 @@ def origin(url):
 
 
 class Browser:
-    def __init__(self, username, password, deny):
+    def __init__(self, username, password, deny, ca=None):
         self.username = username
         self.password = password
         self.deny = deny
         # Never a proxy from the environment: everything is on 127.0.0.1.
         self.opener = urllib.request.build_opener(
-            urllib.request.ProxyHandler({}), urllib.request.HTTPCookieProcessor(CookieJar()), NoRedirect())
+            urllib.request.ProxyHandler({}), urllib.request.HTTPCookieProcessor(CookieJar()), NoRedirect(),
+            urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=ca)))
         self.signed_in_at = None
 
     def request(self, method, url, body=None):
@@ -188,9 +193,10 @@ class Browser:
         raise StepFailed(f"glewlwyd did not complete the device code (HTTP {status}, prompt {prompt!r})")
 
 
-def follow(url):
+def follow(url, ca=None):
     """GETs the client's redirect URI as the browser would; returns the exit status."""
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), NoRedirect())
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), NoRedirect(),
+                                         urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=ca)))
     try:
         opener.open(url, timeout=TIMEOUT).read()
     except urllib.error.HTTPError as error:
@@ -215,6 +221,7 @@ def parse_arguments():
     parser.add_argument("--password", required=True)
     parser.add_argument("--deny", action="store_true", help="take the grant away instead of granting it")
     parser.add_argument("--follow", action="store_true", help="also GET the redirect to the client")
+    parser.add_argument("--ca", metavar="FILE", help="the CA to trust for https (the TLS front's; env.json puts it in)")
     arguments = parser.parse_args()
     if (arguments.url is None) == (arguments.device is None):
         parser.error("give one of AUTHORIZE_URL, --device VERIFICATION_URL")
@@ -225,7 +232,7 @@ def parse_arguments():
 
 def main():
     arguments = parse_arguments()
-    browser = Browser(arguments.username, arguments.password, arguments.deny)
+    browser = Browser(arguments.username, arguments.password, arguments.deny, arguments.ca)
     try:
         if arguments.device:
             print(browser.approve_device(arguments.device, arguments.user_code), flush=True)
@@ -235,7 +242,7 @@ def main():
         print(f"browser: {error}", file=sys.stderr)
         return 1
     print(location, flush=True)
-    return follow(location) if arguments.follow else 0
+    return follow(location, arguments.ca) if arguments.follow else 0
 
 
 if __name__ == "__main__":

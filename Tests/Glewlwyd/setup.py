@@ -318,6 +318,7 @@ def main():
     }
     if tls_port:
         tls = os.path.join(run_dir, "tls")
+        env["browser"] += ["--ca", os.path.join(tls, "ca.crt")]
         env["tls"] = {
             "base_url": base,
             "ca": os.path.join(tls, "ca.crt"),
