@@ -13,7 +13,7 @@ deps:
 # kubectl 1.20 on Debian 12) for the test that runs a real one, so that CI,
 # which starts from a fresh Debian, runs it instead of skipping it.
 test-deps:
-	@scripts/ensure-deps.sh kubectl=kubernetes-client $(if $(filter 0,$(shell id -u)),nft=nftables)
+	@scripts/ensure-deps.sh kubectl=kubernetes-client glewlwyd $(if $(filter 0,$(shell id -u)),nft=nftables)
 
 build: deps
 	$(SWIFT) build
@@ -34,7 +34,13 @@ cli: deps
 # tokens), and rotate and grace (2-second tokens, refresh-token reuse
 # protection, without and with a grace period; the several-processes tests
 # of DeploymentTests), and oidc (the OpenID tests' own: they rotate its
-# signing key). Every provider is an OpenID provider too. The Hummingbird example (Examples/SignInServer, a
+# signing key). Every provider is an OpenID provider too. Beside them, an
+# implementation that is not ours for DPoP, PAR, JAR and mutual TLS
+# (scripts/glewlwyd.sh, Tests/Glewlwyd/README.md): Debian's glewlwyd with a
+# DPoP resource server (auth0-api-python), plain (OAUTH2_IT_GLEWLWYD) and
+# behind a TLS front that checks client certificates (OAUTH2_IT_GLEWLWYD_TLS);
+# its raw-HTTP self-test runs first, so that a broken witness is told apart
+# from a broken client. The Hummingbird example (Examples/SignInServer, a
 # package of its own) is then built and tested against main and short. The
 # trap stops the providers whatever happens.
 PROVIDERS = --name main --name short --name rotate --name grace --name oidc
@@ -70,8 +76,11 @@ test: test-deps lint
 	@python3 scripts/public-api.py --swift=$(SWIFT)
 	@SWIFT="$(SWIFT)" scripts/docs.sh
 	@"$$($(SWIFT) build --show-bin-path)/oauth2-fuzz" replay
-	@trap 'scripts/provider-stop.sh $(PROVIDERS) >/dev/null; scripts/postgres.sh stop; scripts/postgres.sh --name restart stop' EXIT; trap 'exit 130' INT TERM; \
+	@trap 'scripts/provider-stop.sh $(PROVIDERS) >/dev/null; scripts/glewlwyd.sh stop; scripts/glewlwyd.sh --name tls stop; scripts/postgres.sh stop; scripts/postgres.sh --name restart stop' EXIT; trap 'exit 130' INT TERM; \
 	scripts/postgres.sh start >/dev/null && . "$(CURDIR)/.build/postgres/main/env.sh" && \
+	scripts/glewlwyd.sh start >/dev/null && scripts/glewlwyd.sh --name tls start --tls >/dev/null && \
+	{ scripts/glewlwyd.sh selftest >.build/glewlwyd/main/selftest.log 2>&1 || { cat .build/glewlwyd/main/selftest.log; false; }; } && \
+	{ scripts/glewlwyd.sh --name tls selftest >.build/glewlwyd/tls/selftest.log 2>&1 || { cat .build/glewlwyd/tls/selftest.log; false; }; } && \
 	scripts/provider-start.sh --name main >/dev/null && \
 	scripts/provider-start.sh --name short --access-token-lifetime 2 >/dev/null && \
 	scripts/provider-start.sh --name rotate --access-token-lifetime 2 --reuse-protection >/dev/null && \
@@ -82,6 +91,8 @@ test: test-deps lint
 	export OAUTH2_IT_ROTATE_PROVIDER="$(CURDIR)/.build/provider/rotate/env.json" && \
 	export OAUTH2_IT_GRACE_PROVIDER="$(CURDIR)/.build/provider/grace/env.json" && \
 	export OAUTH2_IT_OIDC_PROVIDER="$(CURDIR)/.build/provider/oidc/env.json" && \
+	export OAUTH2_IT_GLEWLWYD="$(CURDIR)/.build/glewlwyd/main/env.json" && \
+	export OAUTH2_IT_GLEWLWYD_TLS="$(CURDIR)/.build/glewlwyd/tls/env.json" && \
 	OAUTH2_IT_BINARY="$$($(SWIFT) build --show-bin-path)/oauth2" SWIFT="$(SWIFT)" scripts/swift-test.sh && \
 	SWIFT="$(SWIFT)" scripts/test-server-example.sh
 	$(MAKE) --no-print-directory test-tsan
