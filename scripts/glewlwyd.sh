@@ -241,6 +241,7 @@ EOF
     local base="http://127.0.0.1:$port"
     "$venv/bin/python" "$src/verifier.py" --port "$resource_port" --jwks "$base/api/oidc/jwks" \
         --issuer "$external/api/oidc" --issuer "$external/api/oidcnonce" --issuer "$external/api/oidcpar" \
+        --downgrade "$base/api/oidc/token" \
         </dev/null >"$run_dir/verifier.log" 2>&1 &
     echo $! >"$run_dir/verifier.pid"
     if [ "$tls" = 1 ]; then

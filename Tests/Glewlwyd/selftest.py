@@ -289,6 +289,43 @@ def _():
             f"{'yes' if second.headers.get('DPoP-Nonce') else 'no'}; the same nonce again: HTTP {third.status_code})")
 
 
+@check("dpop nonce at PAR and userinfo (oidcnonce)")
+def _():
+    key = DPoPKey()
+    endpoint = plugin("oidcnonce")["token"]
+    code, verifier, _ = authorize(plugin_name="oidcnonce")
+    first = code_exchange(code, verifier, key=key, plugin_name="oidcnonce")
+    nonce = first.headers.get("DPoP-Nonce")
+    tokens = code_exchange(code, verifier, key=key, plugin_name="oidcnonce", nonce=nonce)
+    expect(tokens.status_code == 200, f"code with the nonce: HTTP {tokens.status_code} {tokens.text[:200]}")
+    token = tokens.json()["access_token"]
+    userinfo = resource(plugin("oidcnonce")["userinfo"], token, key)
+    challenge_header = userinfo.headers.get("WWW-Authenticate", "")
+    expect(userinfo.status_code == 401 and "use_dpop_nonce" in challenge_header, f"{userinfo.status_code} {challenge_header}")
+    again = resource(plugin("oidcnonce")["userinfo"], token, key, nonce=userinfo.headers.get("DPoP-Nonce"))
+    expect(again.status_code == 200, f"userinfo with the nonce: HTTP {again.status_code}")
+    verifier, challenge = pkce()
+    data = {"response_type": "code", "client_id": "confidential", "redirect_uri": ENV["redirect_uris"][0],
+            "scope": "openid api", "state": "s", "nonce": "n", "code_challenge": challenge,
+            "code_challenge_method": "S256"}
+    par_without = SESSION.post(plugin("oidcnonce")["par"], data=data, auth=basic("confidential"),
+                               headers={"DPoP": key.proof("POST", plugin("oidcnonce")["par"])}, timeout=30)
+    return (f"userinfo (a resource server): 401 {challenge_header[:45]}... + DPoP-Nonce, then 200; "
+            f"PAR with a proof and no nonce: HTTP {par_without.status_code} {par_without.json().get('error')} "
+            f"(DPoP-Nonce {'sent' if par_without.headers.get('DPoP-Nonce') else 'not sent'})")
+
+
+@check("a token endpoint that answers Bearer to a DPoP request (/downgrade/token)")
+def _():
+    key = DPoPKey()
+    response = token_request(ENV["resource"]["downgrade_token"], {"grant_type": "client_credentials", "scope": "api"},
+                             key=key, auth=basic("confidential"))
+    body = response.json()
+    expect(response.status_code == 200 and body["token_type"].lower() == "bearer", f"{response.status_code} {body}")
+    expect("cnf" not in claims_of(body["access_token"]), "cnf present")
+    return f"a request with a proof -> glewlwyd's token_type {body['token_type']}, no cnf"
+
+
 # --- The resource server (verifier.py) -------------------------------------------
 
 @check("resource: dpop token with a proof")
@@ -346,6 +383,16 @@ def _():
     second = resource(ENV["resource"]["nonce_me"], token, key, nonce=nonce)
     expect(second.status_code == 200, f"with the nonce: HTTP {second.status_code} {second.text[:200]}")
     return f"401 {challenge[:60]}... + DPoP-Nonce, then 200"
+
+
+@check("resource: a nonce loop")
+def _():
+    token, key = STATE["cc"]
+    first = resource(ENV["resource"]["nonce_loop"], token, key)
+    second = resource(ENV["resource"]["nonce_loop"], token, key, nonce=first.headers["DPoP-Nonce"])
+    expect(first.status_code == 401 and second.status_code == 401, f"{first.status_code} {second.status_code}")
+    expect(first.headers["DPoP-Nonce"] != second.headers["DPoP-Nonce"], "the same nonce twice")
+    return "401 use_dpop_nonce with a new nonce each time"
 
 
 @check("resource: bearer-only resource")

@@ -11,8 +11,8 @@ package's database script creates (admin / password), then creates:
 - the clients (see CLIENTS below and Tests/Glewlwyd/README.md);
 - three instances of the OpenID Connect plugin: `oidc` (DPoP allowed, PAR
   allowed, JAR, refresh-token rotation, device flow, mTLS through the front),
-  `oidcnonce` (the same, DPoP server nonces mandatory) and `oidcpar` (the same,
-  PAR required).
+  `oidcnonce` (the same, DPoP server nonces mandatory) and `oidcpar` (the
+  same, PAR required).
 
 and writes RUN_DIR/env.json (mode 600: it holds the run's secrets).
 """
@@ -336,9 +336,11 @@ def main():
             "base_url": resource,
             "me": f"{resource}/api/me",
             "nonce_me": f"{resource}/api/nonce/me",
+            "nonce_loop": f"{resource}/api/nonce/loop",
             "bearer_me": f"{resource}/api/bearer/me",
             "redirect": f"{resource}/api/redirect?to=/api/me",
             "requests": f"{resource}/test/requests",
+            "downgrade_token": f"{resource}/downgrade/token",
         }
         if tls_port:
             env["resource"]["mtls_me"] = f"{resource}/api/mtls/me"

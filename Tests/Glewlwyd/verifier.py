@@ -1,6 +1,6 @@
 """An independent RFC 9449 (DPoP) and RFC 8705 (certificate-bound) resource server for the tests.
 
-    verifier.py --port PORT --issuer URL [--issuer URL ...] --jwks URL [--external-tls URL]
+    verifier.py --port PORT --issuer URL [--issuer URL ...] --jwks URL --downgrade TOKEN_ENDPOINT
 
 Started by scripts/glewlwyd.sh beside glewlwyd. It accepts the access tokens
 glewlwyd issues (JWTs, `typ` at+jwt, checked against glewlwyd's JWKS with
@@ -22,12 +22,20 @@ Endpoints (any method):
   nonce: otherwise 401 `WWW-Authenticate: DPoP error="use_dpop_nonce"` and a
   `DPoP-Nonce` header. Every answer of it carries `DPoP-Nonce`. `?rotate=1`
   makes a new nonce first (the old one is refused from then on).
+- `/api/nonce/loop`: a resource that asks for a new nonce every time (401
+  `use_dpop_nonce` with a fresh `DPoP-Nonce`, whatever the proof): a client
+  must retry once and then give up.
 - `/api/bearer/me`: a bearer-only resource: a token without `cnf`, as
   `Authorization: Bearer`. DPoP-bound tokens are refused there.
 - `/api/redirect?to=TARGET[&status=302]`: redirects to TARGET (a path here or
   any URL); `/api/redirect/chain?n=N` redirects N times before `/api/me`.
 - `/api/mtls/me` (reached through the TLS front): the token's `cnf.x5t#S256`
   must be the SHA-256 thumbprint of the client certificate the front verified.
+- `/downgrade/token` (POST): a token endpoint that answers Bearer to a DPoP
+  request: it passes the request on to glewlwyd's token endpoint without its
+  `DPoP` header (glewlwyd 2.7.5 has no setting that makes it ignore a proof:
+  with DPoP turned off it still binds client_credentials tokens), so the
+  client gets a real bearer token where it asked for a DPoP-bound one.
 - `/test/requests`: GET the log of what was presented (method, URL, scheme, the
   proof's `htm`, `htu`, `jti`, whether `ath` was there, `nonce`, the key's
   thumbprint, the answer); DELETE clears it.
@@ -43,6 +51,7 @@ import secrets
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urljoin, urlsplit
@@ -238,6 +247,38 @@ class Handler(BaseHTTPRequestHandler):
             return original
         return f"http://127.0.0.1:{self.server.server_port}{self.path}"
 
+    def downgrade(self, body):
+        headers = {"Content-Type": self.headers.get("Content-Type", "application/x-www-form-urlencoded")}
+        if self.headers.get("Authorization"):
+            headers["Authorization"] = self.headers["Authorization"]
+        request = urllib.request.Request(self.server.downgrade, data=body, method="POST", headers=headers)
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        try:
+            with opener.open(request, timeout=30) as response:
+                status, data = response.status, response.read()
+        except urllib.error.HTTPError as error:
+            status, data = error.code, error.read()
+        self.server.state.log({"time": time.time(), "method": "POST", "url": self.external_url(),
+                               "path": "/downgrade/token", "proof": self.proof_summary(), "status": status})
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(data)
+        return None
+
+    def proof_summary(self):
+        proof = self.headers.get("DPoP")
+        if not proof:
+            return None
+        try:
+            claims = json.loads(b64url_decode(proof.split(".")[1]))
+        except (ValueError, IndexError):
+            return {"malformed": True}
+        return {"htm": claims.get("htm"), "htu": claims.get("htu"), "jti": claims.get("jti"),
+                "iat": claims.get("iat"), "ath": "ath" in claims, "nonce": claims.get("nonce")}
+
     def answer(self, status, body, headers=()):
         data = json.dumps(body).encode()
         self.send_response(status)
@@ -252,8 +293,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def handle_any(self):
         length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
+        body = self.rfile.read(length) if length else b""
         parts = urlsplit(self.path)
         query = parse_qs(parts.query)
         path = parts.path
@@ -285,6 +325,17 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             state.log({"method": self.command, "url": self.external_url(), "redirect": target, "status": 302})
             return None
+        if path == "/downgrade/token":
+            return self.downgrade(body)
+        if path == "/api/nonce/loop":
+            nonce = secrets.token_urlsafe(16)
+            state.log({"time": time.time(), "method": self.command, "url": self.external_url(), "path": path,
+                       "scheme": self.headers.get("Authorization", "").partition(" ")[0] or None,
+                       "proof": self.proof_summary(), "status": 401, "error": "use_dpop_nonce"})
+            return self.answer(401, {"error": "use_dpop_nonce"}, [
+                ("WWW-Authenticate", f'DPoP error="use_dpop_nonce", error_description="a new nonce, always", '
+                                     f'algs="{" ".join(DPOP_ALGS)}"'),
+                ("DPoP-Nonce", nonce)])
         if path in ("/api/me", "/api/nonce/me", "/api/bearer/me", "/api/mtls/me"):
             return self.resource(path, query, state)
         return self.answer(404, {"error": "not_found"})
@@ -371,10 +422,12 @@ def main():
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--issuer", action="append", required=True)
     parser.add_argument("--jwks", required=True)
+    parser.add_argument("--downgrade", required=True, help="glewlwyd's token endpoint, for /downgrade/token")
     arguments = parser.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", arguments.port), Handler)
     server.daemon_threads = True
     server.state = State(set(arguments.issuer), arguments.jwks)
+    server.downgrade = arguments.downgrade
     print(f"verifier: serving on 127.0.0.1:{arguments.port}", file=sys.stderr, flush=True)
     server.serve_forever()
 
