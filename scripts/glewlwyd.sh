@@ -239,7 +239,9 @@ EOF
     glewlwyd --config-file="$run_dir/glewlwyd.conf" </dev/null >"$run_dir/glewlwyd-console.log" 2>&1 &
     echo $! >"$run_dir/glewlwyd.pid"
     local base="http://127.0.0.1:$port"
-    "$venv/bin/python" "$src/verifier.py" --port "$resource_port" --jwks "$base/api/oidc/jwks" \
+    local front=()
+    [ "$tls" = 1 ] && front=(--behind-front)
+    "$venv/bin/python" "$src/verifier.py" --port "$resource_port" --jwks "$base/api/oidc/jwks" "${front[@]}" \
         --issuer "$external/api/oidc" --issuer "$external/api/oidcnonce" --issuer "$external/api/oidcpar" \
         --downgrade "$base/api/oidc/token" \
         </dev/null >"$run_dir/verifier.log" 2>&1 &

@@ -84,7 +84,7 @@ class Admin:
         return json.loads(text) if text.strip().startswith(("{", "[")) else text
 
 
-def plugin_parameters(base, name, issuer, keys, overrides):
+def plugin_parameters(name, issuer, keys, overrides):
     parameters = {
         "iss": issuer,
         "jwt-type": "ecdsa",
@@ -251,7 +251,7 @@ def main():
     endpoints = {}
     for name, overrides in plugins.items():
         plugin_base = f"{base}/api/{name}"
-        admin.call("POST", "/mod/plugin/", plugin_parameters(base, name, plugin_base, keys, overrides))
+        admin.call("POST", "/mod/plugin/", plugin_parameters(name, plugin_base, keys, overrides))
         endpoints[name] = {
             "issuer": plugin_base,
             "discovery": f"{plugin_base}/.well-known/openid-configuration",

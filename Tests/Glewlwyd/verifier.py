@@ -1,6 +1,6 @@
 """An independent RFC 9449 (DPoP) and RFC 8705 (certificate-bound) resource server for the tests.
 
-    verifier.py --port PORT --issuer URL [--issuer URL ...] --jwks URL --downgrade TOKEN_ENDPOINT
+    verifier.py --port PORT --issuer URL [--issuer URL ...] --jwks URL --downgrade TOKEN_ENDPOINT [--behind-front]
 
 Started by scripts/glewlwyd.sh beside glewlwyd. It accepts the access tokens
 glewlwyd issues (JWTs, `typ` at+jwt, checked against glewlwyd's JWKS with
@@ -241,8 +241,9 @@ class Handler(BaseHTTPRequestHandler):
         sys.stderr.write("%s - %s\n" % (self.address_string(), format % args))
 
     def external_url(self):
-        # The TLS front says which URL the client used (its own origin, /resource stripped).
-        original = self.headers.get("X-Original-URL")
+        # The TLS front says which URL the client used (its own origin, /resource
+        # stripped); without a front, a client could pick its own htu this way.
+        original = self.headers.get("X-Original-URL") if self.server.behind_front else None
         if original:
             return original
         return f"http://127.0.0.1:{self.server.server_port}{self.path}"
@@ -365,7 +366,7 @@ class Handler(BaseHTTPRequestHandler):
                 if path == "/api/bearer/me" and cnf.get("jkt"):
                     raise Rejected(401, "Bearer", "invalid_token: a DPoP-bound token sent as a bearer token")
                 if path == "/api/mtls/me":
-                    certificate = self.headers.get("X-Client-Cert-S256")
+                    certificate = self.headers.get("X-Client-Cert-S256") if self.server.behind_front else None
                     entry["client_certificate_x5t#S256"] = certificate
                     if not cnf.get("x5t#S256"):
                         raise Rejected(401, "Bearer", "invalid_token: the token is not certificate-bound")
@@ -423,11 +424,14 @@ def main():
     parser.add_argument("--issuer", action="append", required=True)
     parser.add_argument("--jwks", required=True)
     parser.add_argument("--downgrade", required=True, help="glewlwyd's token endpoint, for /downgrade/token")
+    parser.add_argument("--behind-front", action="store_true",
+                        help="trust X-Original-URL and X-Client-Cert-S256 (set by tls_front.py)")
     arguments = parser.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", arguments.port), Handler)
     server.daemon_threads = True
     server.state = State(set(arguments.issuer), arguments.jwks)
     server.downgrade = arguments.downgrade
+    server.behind_front = arguments.behind_front
     print(f"verifier: serving on 127.0.0.1:{arguments.port}", file=sys.stderr, flush=True)
     server.serve_forever()
 
