@@ -37,6 +37,10 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
     public let idTokenSigningAlgValuesSupported: [String]
     /// The scopes the provider supports; empty when it did not say.
     public let scopesSupported: [String]
+    /// The JWS algorithms the provider accepts in DPoP proofs (RFC 9449 §5.1);
+    /// empty when it did not say. A new DPoP key is made for one of them
+    /// (``DPoPKey/algorithm(preferred:providerAlgorithms:)``).
+    public let dpopSigningAlgValuesSupported: [String]
 
     /// Whether this is an OpenID provider's metadata: it names a `jwks_uri`
     /// to verify ID tokens with.
@@ -56,6 +60,7 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         case endSessionEndpoint = "end_session_endpoint"
         case idTokenSigningAlgValuesSupported = "id_token_signing_alg_values_supported"
         case scopesSupported = "scopes_supported"
+        case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -74,6 +79,7 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         endSessionEndpoint = try container.decodeIfPresent(URL.self, forKey: .endSessionEndpoint)
         idTokenSigningAlgValuesSupported = try container.decodeIfPresent([String].self, forKey: .idTokenSigningAlgValuesSupported) ?? []
         scopesSupported = try container.decodeIfPresent([String].self, forKey: .scopesSupported) ?? []
+        dpopSigningAlgValuesSupported = try container.decodeIfPresent([String].self, forKey: .dpopSigningAlgValuesSupported) ?? []
     }
 
     /// Creates metadata.
@@ -90,7 +96,8 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         userinfoEndpoint: URL? = nil,
         endSessionEndpoint: URL? = nil,
         idTokenSigningAlgValuesSupported: [String] = [],
-        scopesSupported: [String] = []
+        scopesSupported: [String] = [],
+        dpopSigningAlgValuesSupported: [String] = []
     ) {
         self.issuer = issuer
         self.authorizationEndpoint = authorizationEndpoint
@@ -105,6 +112,7 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         self.endSessionEndpoint = endSessionEndpoint
         self.idTokenSigningAlgValuesSupported = idTokenSigningAlgValuesSupported
         self.scopesSupported = scopesSupported
+        self.dpopSigningAlgValuesSupported = dpopSigningAlgValuesSupported
     }
 
     /// Parses a metadata document fetched for `expectedIssuer` (a `Retry-After`
@@ -183,7 +191,8 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
             userinfoEndpoint: try endpointURL(.userinfoEndpoint, role: "userinfo endpoint"),
             endSessionEndpoint: try endpointURL(.endSessionEndpoint, role: "end-session endpoint"),
             idTokenSigningAlgValuesSupported: try strings(.idTokenSigningAlgValuesSupported),
-            scopesSupported: try strings(.scopesSupported)
+            scopesSupported: try strings(.scopesSupported),
+            dpopSigningAlgValuesSupported: try strings(.dpopSigningAlgValuesSupported)
         )
     }
 

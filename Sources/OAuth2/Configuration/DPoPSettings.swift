@@ -28,3 +28,19 @@ public struct DPoPSettings: Sendable, Hashable, Codable {
         self.allowsBearerDowngrade = allowsBearerDowngrade
     }
 }
+
+extension OAuth2Configuration {
+    /// The key of a grant that starts now: a new one when ``dpop`` is set,
+    /// for the settings' algorithm when the provider's metadata allows it,
+    /// else the first of ``DPoPKey/supportedAlgorithms`` it does; `nil` for
+    /// a bearer configuration.
+    ///
+    /// - Throws: `invalid_configuration` when the provider lists no
+    ///   algorithm this library signs with.
+    package func newDPoPKey() throws(OAuth2Error) -> DPoPKey? {
+        guard let dpop else { return nil }
+        let listed = dpopSigningAlgValuesSupported
+        return try DPoPKey.generate(
+            algorithm: try DPoPKey.algorithm(preferred: dpop.algorithm, providerAlgorithms: listed.isEmpty ? nil : listed))
+    }
+}

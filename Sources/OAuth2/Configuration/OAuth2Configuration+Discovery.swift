@@ -43,8 +43,10 @@ extension OAuth2Configuration {
     /// (a redirect's `iss` is checked, and required when the metadata says
     /// so), OpenID Connect when it names a `jwks_uri`, and a client
     /// authentication it supports (`client_secret_basic` unless it lists only
-    /// `client_secret_post`), and the PKCE methods it lists: when they do not
-    /// include `S256`, an authorization request is refused rather than made with `plain`.
+    /// `client_secret_post`), the PKCE methods it lists (when they do not
+    /// include `S256`, an authorization request is refused rather than made
+    /// with `plain`), and the DPoP algorithms it lists: with ``dpop`` set, a
+    /// new grant's key is made for one of them.
     ///
     /// - Throws: ``OAuth2Error`` `invalid_configuration` when the metadata
     ///   names no token endpoint; the errors of ``init(clientID:clientSecret:authorizationEndpoint:tokenEndpoint:revocationEndpoint:deviceAuthorizationEndpoint:defaultScopes:clientAuthentication:expirySkew:allowsPasswordGrant:issuer:requiresIssuerInRedirect:maxResponseSize:requestTimeout:assertionGrant:openID:resources:audience:additionalTokenParameters:clientAssertionKey:clientAssertionAudience:)``.
@@ -70,5 +72,6 @@ extension OAuth2Configuration {
             openID: OpenIDSettings(metadata: metadata)
         )
         codeChallengeMethodsSupported = metadata.codeChallengeMethodsSupported
+        dpopSigningAlgValuesSupported = metadata.dpopSigningAlgValuesSupported.map(JWSAlgorithm.init(rawValue:))
     }
 }

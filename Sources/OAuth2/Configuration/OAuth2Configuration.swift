@@ -91,6 +91,11 @@ public struct OAuth2Configuration: Sendable {
     /// to start: the client never sends `plain`, and such a provider might not
     /// check an `S256` challenge.
     package var codeChallengeMethodsSupported: [String] = []
+    /// The DPoP proof algorithms the provider's metadata lists
+    /// (`dpop_signing_alg_values_supported`); empty when it lists none or the
+    /// configuration was not made from metadata. A new grant's key is made
+    /// for one of them (``newDPoPKey()``).
+    package var dpopSigningAlgValuesSupported: [JWSAlgorithm] = []
 
     /// Creates a configuration and checks its endpoints.
     ///
@@ -199,6 +204,13 @@ public struct OAuth2Configuration: Sendable {
                 throw OAuth2Error(code: .invalidConfiguration, message: "OpenID Connect needs the issuer (the configuration's issuer)")
             }
             try openID.validate()
+        }
+        if let algorithm = dpop?.algorithm, !DPoPKey.supportedAlgorithms.contains(algorithm) {
+            throw OAuth2Error(
+                code: .invalidConfiguration,
+                message:
+                    "a DPoP key cannot be made for \(OAuth2Error.sanitize(String(algorithm.rawValue.prefix(20)))); use ES256, EdDSA, PS256 or RS256"
+            )
         }
         for resource in resources {
             guard let parts = URLParts(resource.absoluteString[...]), !parts.scheme.isEmpty, parts.fragment == nil else {

@@ -61,6 +61,18 @@ import Testing
         #expect(metadata.codeChallengeMethodsSupported == ["S256"])
     }
 
+    @Test func readsTheDPoPAlgorithms() throws {
+        let metadata = try parse(
+            #"{"issuer":"https://server.example.com","dpop_signing_alg_values_supported":["ES256","RS256"]}"#)
+        #expect(metadata.dpopSigningAlgValuesSupported == ["ES256", "RS256"])
+        #expect(try parse(#"{"issuer":"https://server.example.com"}"#).dpopSigningAlgValuesSupported == [])
+        #expect(
+            error(#"{"issuer":"https://server.example.com","dpop_signing_alg_values_supported":"ES256"}"#)?.code == .invalidTokenResponse)
+        let data = try JSONEncoder().encode(metadata)
+        #expect(String(decoding: data, as: UTF8.self).contains("dpop_signing_alg_values_supported"))
+        #expect(try JSONDecoder().decode(AuthorizationServerMetadata.self, from: data) == metadata)
+    }
+
     @Test func refusesAnotherIssuer() {
         #expect(
             error(#"{"issuer":"https://evil.example.com","token_endpoint":"https://server.example.com/token"}"#)?.code == .issuerMismatch)

@@ -115,6 +115,36 @@ import Testing
         #expect(throws: OAuth2Error.self) { try OAuth2Provider(configuration: configuration, transport: NeverTransport()) }
     }
 
+    @Test func aBearerConfigurationMakesNoDPoPKey() throws {
+        #expect(try configuration(token: "https://idp.example/token").newDPoPKey() == nil)
+    }
+
+    /// The key of a new grant is made for an algorithm the provider's metadata lists.
+    @Test func aNewDPoPKeyIsMadeForAnAlgorithmTheProviderLists() throws {
+        let metadata = AuthorizationServerMetadata(
+            issuer: "https://idp.example", tokenEndpoint: URL(string: "https://idp.example/token"),
+            dpopSigningAlgValuesSupported: ["EdDSA", "RS256"])
+        var configuration = try OAuth2Configuration(metadata: metadata, clientID: "id")
+        #expect(configuration.dpopSigningAlgValuesSupported == [.edDSA, .rs256])
+        configuration.dpop = DPoPSettings()
+        #expect(try configuration.newDPoPKey()?.algorithm == .edDSA)
+        configuration.dpop = DPoPSettings(algorithm: .es256)
+        #expect(try configuration.newDPoPKey()?.algorithm == .edDSA)
+        configuration.dpopSigningAlgValuesSupported = []
+        #expect(try configuration.newDPoPKey()?.algorithm == .es256)
+        configuration.dpopSigningAlgValuesSupported = ["ES512"]
+        #expect(throws: OAuth2Error.self) { try configuration.newDPoPKey() }
+    }
+
+    @Test func aDPoPAlgorithmNoKeyCanBeMadeForIsRefused() throws {
+        var configuration = try configuration(token: "https://idp.example/token")
+        configuration.dpop = DPoPSettings(algorithm: .hs256)
+        #expect(throws: OAuth2Error.self) { try configuration.validate() }
+        #expect(throws: OAuth2Error.self) { try OAuth2Provider(configuration: configuration, transport: NeverTransport()) }
+        configuration.dpop = DPoPSettings(algorithm: .edDSA)
+        try configuration.validate()
+    }
+
     @Test func aProviderRefusesAConfigurationMadeInsecureAfterItsCreation() throws {
         var configuration = try configuration(token: "https://idp.example/token")
         configuration.tokenEndpoint = URL(string: "http://idp.example/token")!
