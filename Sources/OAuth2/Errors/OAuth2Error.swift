@@ -53,7 +53,7 @@ public struct OAuth2Error: Error, Sendable, Hashable {
         public static let unexpectedRedirect: Code = "unexpected_redirect"
         /// The token endpoint's answer is not a usable token response.
         public static let invalidTokenResponse: Code = "invalid_token_response"
-        /// `token_type` is not Bearer.
+        /// `token_type` is neither Bearer nor, for a request that carried a DPoP proof, DPoP.
         public static let unsupportedTokenType: Code = "unsupported_token_type"
         /// A response body over the limit.
         public static let responseTooLarge: Code = "response_too_large"
@@ -109,6 +109,16 @@ public struct OAuth2Error: Error, Sendable, Hashable {
         public static let invalidConfiguration: Code = "invalid_configuration"
         /// The task was cancelled.
         public static let cancelled: Code = "cancelled"
+
+        // DPoP (RFC 9449).
+        /// The server asked for a DPoP nonce (`use_dpop_nonce`) again after the
+        /// one retry with the nonce it gave: it is not sent a third time.
+        public static let dpopNonceLoop: Code = "dpop_nonce_loop"
+        /// The provider answered a token request that carried a DPoP proof with
+        /// a bearer token (`token_type` `Bearer`) and the configuration does not
+        /// allow that (``DPoPSettings/allowsBearerDowngrade``). A refresh's new
+        /// refresh token is kept all the same, and the bearer access token never used.
+        public static let dpopDowngraded: Code = "dpop_downgraded"
 
         // OpenID Connect and JOSE (JWS, JWK, JWT).
         /// A JWT that is not a well-formed compact JWS (RFC 7515 §7.1): its
