@@ -158,12 +158,18 @@ extension OAuth2Client {
         var token: AccessToken
         var idTokenDeferred: OAuth2Error?
         if let refreshToken = stored.refreshToken {
+            let refusedDowngrade: OAuth2Error?
             do throws(OAuth2Error) {
-                token = try await provider.requestToken(
+                // A bound grant is refreshed with its own key, whatever the
+                // configuration says: a public client's refresh token is bound to it.
+                let answer = try await provider.requestTokenKeepingDowngrade(
                     .refreshToken(refreshToken, scopes: []),
                     requestedScopes: stored.scopes,
-                    idToken: .refresh(previous: stored.idToken)
+                    idToken: .refresh(previous: stored.idToken),
+                    dpopKey: stored.dpopKey
                 )
+                token = answer.token
+                refusedDowngrade = answer.refusedDowngrade
             } catch  where error.code == .invalidGrant {
                 if let current = try await tokenStoredMeanwhile(replacing: stored) {
                     logger.debug("refresh refused, but another holder stored a new token meanwhile; using it")
@@ -183,6 +189,9 @@ extension OAuth2Client {
             }
             if token.refreshToken == nil {
                 token.refreshToken = refreshToken
+            }
+            if let refusedDowngrade {
+                throw await keepDowngraded(token, stored: stored, refusal: refusedDowngrade)
             }
             if let unverified = token.unverifiedIDToken, !unverified.isRefused {
                 idTokenDeferred = OAuth2Error(
@@ -227,6 +236,29 @@ extension OAuth2Client {
         return outcome
     }
 
+    /// Keeps the tokens of a refresh whose bearer answer to a DPoP request
+    /// was refused: the refresh token the provider may have rotated is the
+    /// grant's only one now, so it is saved, still bound to the grant's key;
+    /// the bearer access token is saved as already due, so that it is never
+    /// presented (every use refreshes first, with a proof, and a provider
+    /// that binds the token then is used again).
+    ///
+    /// - Returns: the failure to throw, holding the saved token.
+    private func keepDowngraded(_ token: AccessToken, stored: AccessToken, refusal: OAuth2Error) async -> RefreshFailure {
+        var held = token
+        held.dpopKey = stored.dpopKey
+        held.expiresAt = held.issuedAt ?? provider.clock.now()
+        if held.idToken == nil, held.extraFields["id_token"] == nil {
+            held.idToken = stored.idToken
+            held.extraFields["id_token"] = stored.extraFields["id_token"]
+        }
+        let outcome = await save(held, grant: stored.grant)
+        logger.warning(
+            "the provider answered a DPoP refresh with a bearer token; the new refresh token is kept, the access token not used",
+            metadata: ["oauth2.error": "\(refusal.code)"])
+        return RefreshFailure(error: refusal, lost: false, held: outcome.token)
+    }
+
     /// Saves a refreshed or renewed token; it keeps the record of the grant
     /// that first obtained the account's token. A store failure keeps it in
     /// memory (``AccountVault/persist(_:account:)``) and is reported.
@@ -252,7 +284,9 @@ extension OAuth2Client {
     private func renew(_ stored: AccessToken, with grant: TokenGrant) async throws(RefreshFailure) -> AccessToken {
         logger.debug("renewing the token by its grant", metadata: ["oauth2.grant": "\(grant.type)"])
         do throws(OAuth2Error) {
-            var token = try await provider.requestToken(try await renewalRequest(for: grant), requestedScopes: grant.scopes)
+            // The grant's key stays the grant's when it runs again.
+            let key: DPoPKey? = if let key = stored.dpopKey { key } else { try configuration.newDPoPKey() }
+            var token = try await provider.requestToken(try await renewalRequest(for: grant), requestedScopes: grant.scopes, dpopKey: key)
             token.grant = grant
             return token
         } catch  where error.code == .invalidGrant || error.code == .invalidClient || error.code == .unauthorizedClient {

@@ -8,7 +8,8 @@ public import Foundation
 extension OAuth2Provider {
     /// Starts the user-agent (authorization code) flow: the URL to send the
     /// user to, with `response_type=code`, a fresh `state` (256 bits) and a
-    /// PKCE S256 challenge.
+    /// PKCE S256 challenge; with ``OAuth2Configuration/dpop``, a new key for
+    /// the grant, named by `dpop_jkt` and kept in the returned value.
     ///
     /// Keep the returned value (it is `Codable`) in the user's session and
     /// pass it with the redirect to ``token(for:)`` (``OAuth2Grant/authorizationCode(redirect:pending:)-(String,_)``)
@@ -31,7 +32,8 @@ extension OAuth2Provider {
             redirectURI: redirectURI,
             scopes: scopes ?? configuration.defaultScopes,
             additionalParameters: additionalParameters,
-            now: clock.now()
+            now: clock.now(),
+            dpopKey: try configuration.newDPoPKey()
         )
         logger.debug("authorization started", metadata: ["oauth2.redirect_uri": "\(redirectURI.redactingQuery)"])
         return pending

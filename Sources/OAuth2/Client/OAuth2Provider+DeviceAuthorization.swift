@@ -22,8 +22,11 @@ extension OAuth2Provider {
     /// it, or the code expires (``OAuth2Grant/deviceCode(_:scopes:)``).
     ///
     /// Sleeps on the provider's clock, so that a test's manual clock drives the polling.
+    /// With DPoP, every poll carries a new proof of the one key the grant's
+    /// token is bound to.
     func pollDeviceToken(_ authorization: DeviceAuthorization, scopes: [String]) async throws(OAuth2Error) -> AccessToken {
         var interval = authorization.interval
+        let key = try configuration.newDPoPKey()
         while true {
             do throws(OAuth2Error) {
                 guard clock.now() < authorization.expiresAt else {
@@ -34,7 +37,7 @@ extension OAuth2Provider {
                 } catch {
                     throw OAuth2Error(code: .cancelled, message: "device authorization polling was cancelled")
                 }
-                return try await requestToken(.deviceCode(authorization.deviceCode), requestedScopes: scopes)
+                return try await requestToken(.deviceCode(authorization.deviceCode), requestedScopes: scopes, dpopKey: key)
             } catch  where error.code == .authorizationPending {
                 logger.trace("device authorization pending")
             } catch  where error.code == .slowDown {

@@ -11,6 +11,11 @@ extension OAuth2Provider {
     /// Runs a grant and returns its token, stamped with this provider's
     /// ``TokenBinding`` and the grant that obtained it; stores nothing.
     ///
+    /// With ``OAuth2Configuration/dpop`` set, the grant's token requests carry
+    /// proofs of a new key (for the authorization code, the key its
+    /// ``PendingAuthorization`` holds), and its token is bound to that key
+    /// (``AccessToken/dpopKey``).
+    ///
     /// ``OAuth2Client/adopt(_:)`` then makes it an account's token: a server
     /// learns the user from the token, not before. ``OAuth2Client/authenticate(_:)``
     /// does both for a known account.
@@ -23,7 +28,8 @@ extension OAuth2Provider {
     ///   for the authorization code, the redirect's codes
     ///   (`redirect_uri_mismatch`, `state_mismatch`, …); for the device code,
     ///   `access_denied`, `expired_token`, `cancelled`; the provider's error
-    ///   (`invalid_grant`, …) or the transport's.
+    ///   (`invalid_grant`, …) or the transport's; with DPoP, `dpop_nonce_loop`
+    ///   and `dpop_downgraded`.
     public func token(for grant: OAuth2Grant) async throws(OAuth2Error) -> AccessToken {
         switch grant.kind {
         case .authorizationCode(let redirect, let pending):
@@ -42,7 +48,9 @@ extension OAuth2Provider {
                 )
             }
             let scopes = scopes ?? configuration.defaultScopes
-            return try await requestToken(.password(username: username, password: password, scopes: scopes), requestedScopes: scopes)
+            return try await requestToken(
+                .password(username: username, password: password, scopes: scopes), requestedScopes: scopes,
+                dpopKey: try configuration.newDPoPKey())
         case .clientCredentials(let scopes):
             guard configuration.clientAuthentication != .none else {
                 throw OAuth2Error(
@@ -51,7 +59,8 @@ extension OAuth2Provider {
                 )
             }
             let scopes = scopes ?? configuration.defaultScopes
-            return try await requestToken(.clientCredentials(scopes: scopes), requestedScopes: scopes)
+            return try await requestToken(
+                .clientCredentials(scopes: scopes), requestedScopes: scopes, dpopKey: try configuration.newDPoPKey())
         case .configuredAssertion(let scopes):
             guard let assertionGrant = configuration.assertionGrant else {
                 throw OAuth2Error(code: .invalidConfiguration, message: "the configuration has no assertion grant (assertionGrant)")
@@ -59,10 +68,13 @@ extension OAuth2Provider {
             let scopes = scopes ?? configuration.defaultScopes
             let assertion = try await makeAssertion(assertionGrant)
             return try await requestToken(
-                .assertion(type: assertionGrant.type, assertion: assertion, scopes: scopes), requestedScopes: scopes)
+                .assertion(type: assertionGrant.type, assertion: assertion, scopes: scopes), requestedScopes: scopes,
+                dpopKey: try configuration.newDPoPKey())
         case .assertion(let type, let assertion, let scopes):
             let scopes = scopes ?? configuration.defaultScopes
-            return try await requestToken(.assertion(type: type, assertion: assertion, scopes: scopes), requestedScopes: scopes)
+            return try await requestToken(
+                .assertion(type: type, assertion: assertion, scopes: scopes), requestedScopes: scopes,
+                dpopKey: try configuration.newDPoPKey())
         case .deviceCode(let authorization, let scopes):
             return try await pollDeviceToken(authorization, scopes: scopes ?? configuration.defaultScopes)
         }
@@ -82,7 +94,9 @@ extension OAuth2Provider {
             throw OAuth2Error(code: .stateMismatch, message: "this authorization's state was already used")
         }
         let grant = Grant.authorizationCode(code: code, redirectURI: pending.redirectURI, codeVerifier: pending.codeVerifier)
-        return try await requestToken(grant, requestedScopes: pending.scopes, idToken: .signIn(nonce: pending.nonce))
+        // The code is bound to the key its authorization request named (dpop_jkt).
+        let key: DPoPKey? = if let key = pending.dpopKey { key } else { try configuration.newDPoPKey() }
+        return try await requestToken(grant, requestedScopes: pending.scopes, idToken: .signIn(nonce: pending.nonce), dpopKey: key)
     }
 
     /// A fresh assertion from the configuration's grant; its failure is the app's, named without detail.

@@ -23,7 +23,7 @@ extension OAuth2Provider {
         let targets: [(Secret?, String)] = [(token.refreshToken, "refresh_token"), (token.accessToken, "access_token")]
         for case let (secret?, hint) in targets {
             do throws(OAuth2Error) {
-                try await revoke(secret, tokenTypeHint: hint)
+                try await revoke(secret, tokenTypeHint: hint, dpopKey: token.dpopKey)
             } catch {
                 logger.debug("revocation failed", metadata: ["oauth2.error": "\(error.code)", "oauth2.token_type_hint": "\(hint)"])
                 firstError = firstError ?? error
@@ -32,10 +32,13 @@ extension OAuth2Provider {
         if let firstError { throw firstError }
     }
 
-    private func revoke(_ token: Secret, tokenTypeHint: String) async throws(OAuth2Error) {
-        let request = try TokenRequestBuilder.revocationRequest(
-            token: token, tokenTypeHint: tokenTypeHint, configuration: configuration, now: clock.now())
-        let response = try await perform(request)
+    /// A bound token's revocation carries a proof of its key, for providers
+    /// that want one; others ignore it.
+    private func revoke(_ token: Secret, tokenTypeHint: String, dpopKey: DPoPKey?) async throws(OAuth2Error) {
+        let configuration = configuration
+        let (response, _) = try await performProvingPossession(of: dpopKey) { (now) throws(OAuth2Error) in
+            try TokenRequestBuilder.revocationRequest(token: token, tokenTypeHint: tokenTypeHint, configuration: configuration, now: now)
+        }
         if (200..<300).contains(response.status.code) { return }
         if (300..<400).contains(response.status.code) {
             throw OAuth2Error(

@@ -10,6 +10,7 @@ enum AuthorizationRequestBuilder {
     /// The parameters this builder sets; an additional parameter may not repeat one.
     static let reservedParameters: Set<String> = [
         "response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method",
+        "dpop_jkt",
     ]
 
     /// Makes a pending authorization whose `url` is the authorize endpoint
@@ -17,8 +18,9 @@ enum AuthorizationRequestBuilder {
     /// `redirect_uri`, `scope` (space-joined, left out when empty), `state`,
     /// `code_challenge`, `code_challenge_method=S256`, a fresh `nonce` (256
     /// bits) when the configuration has OpenID Connect and the scopes include
-    /// `openid`, the configuration's `resource`s (RFC 8707) and `audience`,
-    /// and then `additionalParameters`, in that order.
+    /// `openid`, `dpop_jkt` (RFC 9449 §10) when there is a `dpopKey`, the
+    /// configuration's `resource`s (RFC 8707) and `audience`, and then
+    /// `additionalParameters`, in that order.
     ///
     /// Names and values are percent-encoded as form components with a space
     /// as `%20`, which both form parsers and RFC 3986 query parsers read back
@@ -36,7 +38,8 @@ enum AuthorizationRequestBuilder {
         redirectURI: URL,
         scopes: [String],
         additionalParameters: [(String, String)],
-        now: Date
+        now: Date,
+        dpopKey: DPoPKey? = nil
     ) throws(OAuth2Error) -> PendingAuthorization {
         guard let endpoint = configuration.authorizationEndpoint else {
             throw invalidConfiguration("no authorization endpoint is configured")
@@ -106,6 +109,7 @@ enum AuthorizationRequestBuilder {
         parameters.append(("code_challenge", PKCE.challenge(for: verifier)))
         parameters.append(("code_challenge_method", PKCE.method))
         if let nonce { parameters.append(("nonce", nonce.value)) }
+        if let dpopKey { parameters.append(("dpop_jkt", dpopKey.thumbprint)) }
         parameters.append(contentsOf: configuration.targetParameters)
         parameters.append(contentsOf: additionalParameters)
 
@@ -122,7 +126,8 @@ enum AuthorizationRequestBuilder {
             expectedIssuer: configuration.issuer,
             requiresIssuer: configuration.requiresIssuerInRedirect,
             createdAt: now,
-            nonce: nonce
+            nonce: nonce,
+            dpopKey: dpopKey
         )
     }
 

@@ -10,7 +10,9 @@ public import Foundation
 /// Codable, so a server can keep it in the user's session and finish the flow
 /// on another instance. It holds the PKCE verifier: keep it server-side (an
 /// encrypted or server-stored session), never in a cookie the browser can read.
-/// Its `description` shows neither the verifier, nor the state, nor the nonce.
+/// With DPoP it holds the grant's private key too, for the same reason.
+/// Its `description` shows neither the verifier, nor the state, nor the nonce,
+/// nor the key.
 public struct PendingAuthorization: Sendable, Codable, Hashable, CustomStringConvertible {
     /// The authorize URL to send the user to.
     public let url: URL
@@ -31,6 +33,11 @@ public struct PendingAuthorization: Sendable, Codable, Hashable, CustomStringCon
     /// The OpenID Connect `nonce` sent, which the ID token must carry back;
     /// `nil` when the request did not ask for an ID token.
     public let nonce: Secret?
+    /// The key the grant's tokens will be bound to (RFC 9449), made when the
+    /// authorization started: the request named its thumbprint (`dpop_jkt`),
+    /// so the code can be exchanged only with proofs of this key. `nil`
+    /// without ``OAuth2Configuration/dpop``.
+    public let dpopKey: DPoPKey?
 
     package init(
         url: URL,
@@ -41,7 +48,8 @@ public struct PendingAuthorization: Sendable, Codable, Hashable, CustomStringCon
         expectedIssuer: String?,
         requiresIssuer: Bool,
         createdAt: Date,
-        nonce: Secret? = nil
+        nonce: Secret? = nil,
+        dpopKey: DPoPKey? = nil
     ) {
         self.url = url
         self.state = state
@@ -52,6 +60,7 @@ public struct PendingAuthorization: Sendable, Codable, Hashable, CustomStringCon
         self.requiresIssuer = requiresIssuer
         self.createdAt = createdAt
         self.nonce = nonce
+        self.dpopKey = dpopKey
     }
 
     /// The authorize endpoint without the query, the redirect URI and the scopes.
@@ -62,7 +71,7 @@ public struct PendingAuthorization: Sendable, Codable, Hashable, CustomStringCon
 
 extension PendingAuthorization: CustomReflectable {
     /// What `dump` and debuggers show: neither the state, nor the verifier,
-    /// nor the nonce, nor the URL that carries them.
+    /// nor the nonce, nor the URL that carries them; the DPoP key as its thumbprint.
     public var customMirror: Mirror {
         Mirror(
             self,
@@ -72,6 +81,7 @@ extension PendingAuthorization: CustomReflectable {
                 "expectedIssuer": expectedIssuer as Any,
                 "requiresIssuer": requiresIssuer,
                 "createdAt": createdAt,
+                "dpopKey": dpopKey as Any,
             ], displayStyle: .struct)
     }
 }

@@ -9,7 +9,9 @@ package import Foundation
 ///
 /// Decisions worth knowing:
 /// - An absent `token_type` is read as `Bearer`, as golang/oauth2 does: some
-///   providers leave it out, and the token is only ever sent as a bearer token.
+///   providers leave it out. `DPoP` (any case) is accepted only in the answer
+///   to a request that carried a DPoP proof (RFC 9449 §5); whether a `Bearer`
+///   answer to such a request is acceptable is the caller's decision.
 /// - `expires_in` of 0 means the token is already due: it serves the request
 ///   it came with and is renewed before the next. An absent `expires_in`
 ///   means no expiry is known; the resource server's 401 tells when the
@@ -32,7 +34,8 @@ package enum TokenResponseParser {
     /// The fields read into the token; every other field goes to `extraFields`.
     private static let knownFields: Set<String> = ["access_token", "token_type", "expires_in", "refresh_token", "scope"]
 
-    /// Parses the answer to a token request sent at `requestedAt`.
+    /// Parses the answer to a token request sent at `requestedAt`; `dpop`:
+    /// the request carried a DPoP proof.
     ///
     /// - Throws: `response_too_large`, `unexpected_redirect`, `rate_limited`,
     ///   the provider's error (any status, including an `error` in a 2xx body),
@@ -42,7 +45,8 @@ package enum TokenResponseParser {
         _ response: HTTPTransportResponse,
         requestedAt: Date,
         requestedScopes: [String],
-        maxBodySize: Int = 1 << 20
+        maxBodySize: Int = 1 << 20,
+        dpop: Bool = false
     ) throws(OAuth2Error) -> AccessToken {
         try ProviderResponse.requireSuccess(response, endpoint: "token endpoint", maxBodySize: maxBodySize, now: requestedAt)
         if response.bodyEndedWithConnection && ProviderResponse.bodyFormat(of: response) == .form {
@@ -68,10 +72,11 @@ package enum TokenResponseParser {
         case nil, .null?:
             tokenType = "Bearer"
         case .string(let value)?:
-            guard value.lowercased() == "bearer" else {
+            guard value.utf8.equalsIgnoringASCIICase("bearer") || (dpop && value.utf8.equalsIgnoringASCIICase("dpop")) else {
                 throw OAuth2Error(
                     code: .unsupportedTokenType,
-                    message: "the token type \(OAuth2Error.sanitize(String(value.prefix(40)))) is not supported; only Bearer is",
+                    message:
+                        "the token type \(OAuth2Error.sanitize(String(value.prefix(40)))) is not supported; only Bearer is\(dpop ? ", and DPoP" : " (and DPoP when the request carried a DPoP proof)")",
                     httpStatus: response.status.code
                 )
             }

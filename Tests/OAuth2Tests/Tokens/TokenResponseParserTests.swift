@@ -99,6 +99,30 @@ import Testing
         #expect(error(json: #"{"access_token":"a","token_type":1}"#)?.code == .invalidTokenResponse)
     }
 
+    /// RFC 9449 §5: a DPoP token in answer to a request that carried a proof,
+    /// whatever the case of its type; never to one that did not.
+    @Test func acceptsDPoPOnlyForARequestThatCarriedAProof() throws {
+        for type in ["DPoP", "dpop", "DPOP"] {
+            let response = FlowFixtures.json(#"{"access_token":"a","token_type":"\#(type)","expires_in":60}"#)
+            let token = try TokenResponseParser.parse(
+                response, requestedAt: FlowFixtures.requestedAt, requestedScopes: [], dpop: true)
+            #expect(token.tokenType == type)
+            #expect(token.authorizationField.value == "DPoP a")
+            #expect(error(json: #"{"access_token":"a","token_type":"\#(type)"}"#)?.code == .unsupportedTokenType)
+        }
+        // A bearer answer to a DPoP request parses; the caller decides whether it is acceptable.
+        let bearer = try TokenResponseParser.parse(
+            FlowFixtures.json(#"{"access_token":"a","token_type":"Bearer"}"#), requestedAt: FlowFixtures.requestedAt,
+            requestedScopes: [], dpop: true)
+        #expect(bearer.authorizationField.value == "Bearer a")
+        #expect(
+            FlowFixtures.error { () throws(OAuth2Error) in
+                _ = try TokenResponseParser.parse(
+                    FlowFixtures.json(#"{"access_token":"a","token_type":"mac"}"#), requestedAt: FlowFixtures.requestedAt,
+                    requestedScopes: [], dpop: true)
+            }?.code == .unsupportedTokenType)
+    }
+
     // MARK: expires_in
 
     private func expiresAt(_ value: String) throws -> Date? {
