@@ -44,6 +44,33 @@ struct PostgresTokenStoreTests {
         }
     }
 
+    /// A DPoP-bound token's key is inside the row's sealed envelope, with the
+    /// token: a dump shows neither the private key nor its thumbprint, and
+    /// any instance with the store's key loads it.
+    @Test func aDPoPKeyIsSealedInTheRow() async throws {
+        try await TestDatabase.withClient { client in
+            let table = TestDatabase.uniqueTable()
+            let store = try TestDatabase.store(client, table: table)
+            let key = try DPoPKey.generate()
+            var token = TestDatabase.token(1)
+            token.tokenType = "DPoP"
+            token.dpopKey = key
+            try await store.save(token, account: "alice")
+
+            let rows = try await TestDatabase.execute(client, "SELECT convert_from(envelope, 'UTF8') FROM \(unescaped: "\"\(table)\"")")
+            let dump = try rows.map { try $0.decode(String.self) }.joined()
+            let encodedKey = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(key)) as? [String: Any])
+            #expect(dump.contains("AES-256-GCM"))
+            #expect(!dump.contains(try #require(encodedKey["d"] as? String)))
+            #expect(!dump.contains(key.thumbprint))
+
+            let other = try TestDatabase.store(client, table: table)
+            #expect(try await other.load(account: "alice")?.dpopKey == key)
+            try await other.delete(account: "alice")
+            #expect(try await store.load(account: "alice") == nil)
+        }
+    }
+
     @Test func plaintextRowsOnlyWhenAskedAndAnEncryptedStoreRefusesThem() async throws {
         try await TestDatabase.withClient { client in
             let table = TestDatabase.uniqueTable()

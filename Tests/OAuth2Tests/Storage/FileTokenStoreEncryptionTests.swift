@@ -23,6 +23,35 @@ import Glibc
         #expect(!contents.contains(StoreFixtures.idTokenValue))
     }
 
+    /// A DPoP-bound token's key is part of the sealed record (its account and
+    /// binding the associated data), never in the clear envelope: the file
+    /// shows neither the private key nor even the thumbprint, and the key
+    /// comes back only when the box is opened, under the account it was sealed for.
+    @Test func aDPoPKeyIsSealedWithItsToken() async throws {
+        let scratch = try ScratchDirectory()
+        let store = try Self.store(scratch, StoreFixtures.randomKeyBytes())
+        let key = try DPoPKey.generate()
+        var token = StoreFixtures.token(1)
+        token.tokenType = "DPoP"
+        token.dpopKey = key
+        try await store.save(token, account: "alice")
+
+        let bytes = try StoreFixtures.read(try scratch.storeFile("alice"))
+        let contents = String(decoding: bytes, as: UTF8.self)
+        let encodedKey = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(key)) as? [String: Any])
+        let privateKey = try #require(encodedKey["d"] as? String)
+        #expect(!contents.contains(privateKey))
+        #expect(!contents.contains(key.thumbprint))
+        #expect(!contents.contains("dpopKey"))
+        let envelope = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+        #expect(Set(envelope.keys).isSubset(of: ["binding", "encryption", "format", "keyID", "sealed", "version"]))
+
+        #expect(try await store.load(account: "alice")?.dpopKey == key)
+        // Under another account's name the box does not open, key and all.
+        try FileManager.default.copyItem(atPath: try scratch.storeFile("alice"), toPath: try scratch.storeFile("mallory"))
+        await #expect(throws: OAuth2Error.self) { try await store.load(account: "mallory") }
+    }
+
     @Test func aWrongKeyIsAClearError() async throws {
         let scratch = try ScratchDirectory()
         try await Self.store(scratch, StoreFixtures.randomKeyBytes()).save(StoreFixtures.token(1), account: "alice")

@@ -26,6 +26,24 @@ import Glibc
         #expect(StoreFixtures.mode(of: try scratch.storeFile("alice")) == 0o600)
     }
 
+    /// A plaintext store holds a DPoP-bound token's private key in the clear,
+    /// like its refresh token: in a 0600 file of a 0700 directory.
+    @Test func aPlaintextFileWithADPoPKeyIs0600() async throws {
+        let scratch = try ScratchDirectory()
+        let store = try FileTokenStore(directory: scratch.storePath)
+        let key = try DPoPKey.generate()
+        var token = StoreFixtures.token(1)
+        token.dpopKey = key
+        try await store.save(token, account: "alice")
+
+        let encodedKey = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(key)) as? [String: Any])
+        let contents = String(decoding: try StoreFixtures.read(try scratch.storeFile("alice")), as: UTF8.self)
+        #expect(contents.contains(try #require(encodedKey["d"] as? String)))
+        #expect(StoreFixtures.mode(of: scratch.storePath) == 0o700)
+        #expect(StoreFixtures.mode(of: try scratch.storeFile("alice")) == 0o600)
+        #expect(try await store.load(account: "alice")?.dpopKey == key)
+    }
+
     @Test func createsMissingParentDirectoriesPrivate() throws {
         let scratch = try ScratchDirectory()
 
