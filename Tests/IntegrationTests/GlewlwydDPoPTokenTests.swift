@@ -1,0 +1,157 @@
+import Foundation
+import OAuth2
+import Testing
+
+/// DPoP at a real token endpoint that is not ours: glewlwyd 2.7.5
+/// (Tests/Glewlwyd/README.md). It binds what it issues to the proof's key
+/// (`cnf.jkt`), demands nonces on its `oidcnonce` instance, binds a public
+/// client's refresh token to the key, and binds a code to `dpop_jkt`.
+@Suite(
+    .enabled(if: GlewlwydRun.isConfigured, "needs glewlwyd: `make test` starts it (scripts/glewlwyd.sh) and sets OAUTH2_IT_GLEWLWYD"))
+struct GlewlwydDPoPTokenTests {
+    @Test func aClientCredentialsTokenIsBoundToTheGrantsKey() async throws {
+        let run = try GlewlwydRun.load()
+        var configuration = try await run.configuration(client: "confidential")
+        #expect(!configuration.dpopSigningAlgValuesSupported.isEmpty, "glewlwyd's metadata lists its DPoP algorithms")
+        for algorithm in [JWSAlgorithm.es256, .edDSA] {
+            configuration.dpop = DPoPSettings(algorithm: algorithm)
+            let transport = CurlTransport()
+            let provider = try OAuth2Provider(configuration: configuration, transport: transport)
+            let token = try await provider.token(for: .clientCredentials(scopes: ["api"]))
+            await transport.shutdown()
+            let key = try #require(token.dpopKey)
+            #expect(key.algorithm == algorithm)
+            #expect(token.tokenType.lowercased() == "dpop")
+            #expect(try GlewlwydRun.claims(of: token.accessToken.value)["cnf"]?["jkt"] as? String == key.thumbprint)
+        }
+    }
+
+    /// `oidcnonce` answers the first proof with `use_dpop_nonce`: one retry,
+    /// and the nonce is kept for the next grant, which needs no retry.
+    @Test func theServersNonceIsRetriedOnceAndKept() async throws {
+        let run = try GlewlwydRun.load()
+        var configuration = try await run.configuration(plugin: "oidcnonce", client: "confidential")
+        configuration.dpop = DPoPSettings()
+        let transport = RecordingTransport()
+        let provider = try OAuth2Provider(configuration: configuration, transport: transport)
+        let first = try await provider.token(for: .clientCredentials(scopes: ["api"]))
+        let tokenRequests = { transport.requests.filter { $0.url == configuration.tokenEndpoint } }
+        #expect(tokenRequests().count == 2)
+        #expect(tokenRequests().allSatisfy { $0.headers[HTTPField.Name("DPoP")!] != nil })
+        #expect(try GlewlwydRun.claims(of: first.accessToken.value)["cnf"]?["jkt"] as? String == first.dpopKey?.thumbprint)
+
+        let second = try await provider.token(for: .clientCredentials(scopes: ["api"]))
+        #expect(tokenRequests().count == 3, "the kept nonce spares the second grant a round trip")
+        #expect(second.dpopKey != first.dpopKey)
+        await transport.inner.shutdown()
+    }
+
+    /// A public client's sign-in: the code bound to the key by `dpop_jkt`,
+    /// exchanged after a nonce retry; then a process without DPoP in its
+    /// configuration (a later CLI command) refreshes the bound refresh token
+    /// with the stored key, which glewlwyd requires, and the grant keeps it.
+    @Test func aPublicClientsBoundGrantIsRefreshedWithTheStoredKey() async throws {
+        let run = try GlewlwydRun.load()
+        var configuration = try await run.configuration(plugin: "oidcnonce", client: "public")
+        configuration.dpop = DPoPSettings()
+        let store = InMemoryTokenStore()
+        let transport = CurlTransport()
+        let signIn = try OAuth2Provider(configuration: configuration, store: store, transport: transport)
+        let client = signIn.client(account: "alice")
+        let pending = try client.authorizationURL(redirectURI: URL(string: run.redirectURI)!, scopes: ["api"])
+        let key = try #require(pending.dpopKey)
+        let redirect = try await run.browse(pending.url.absoluteString)
+        let token = try await client.authenticate(.authorizationCode(redirect: redirect))
+        #expect(token.dpopKey == key)
+        #expect(try GlewlwydRun.claims(of: token.accessToken.value)["cnf"]?["jkt"] as? String == key.thumbprint)
+        let refreshToken = try #require(token.refreshToken)
+
+        configuration.dpop = nil
+        let later = try OAuth2Provider(configuration: configuration, store: store, transport: transport)
+        let refreshed = try await later.client(account: "alice").refreshAccessToken()
+        #expect(refreshed.dpopKey == key)
+        #expect(refreshed.refreshToken != refreshToken, "glewlwyd rotates refresh tokens")
+        #expect(try GlewlwydRun.claims(of: refreshed.accessToken.value)["cnf"]?["jkt"] as? String == key.thumbprint)
+        #expect(try await store.load(account: "alice")?.dpopKey == key)
+        await transport.shutdown()
+    }
+
+    /// The resource server's `/downgrade/token` passes the request on to
+    /// glewlwyd without its proof: a real bearer answer to a DPoP request.
+    @Test func aBearerAnswerToADPoPRequestIsRefusedUnlessAllowed() async throws {
+        let run = try GlewlwydRun.load()
+        var configuration = try await run.configuration(client: "confidential")
+        configuration.tokenEndpoint = URL(string: run.downgradeTokenEndpoint)!
+        configuration.dpop = DPoPSettings()
+        let transport = CurlTransport()
+        let refusing = try OAuth2Provider(configuration: configuration, transport: transport)
+        let error = try await #require(throws: OAuth2Error.self) { try await refusing.token(for: .clientCredentials(scopes: ["api"])) }
+        #expect(error.code == .dpopDowngraded)
+
+        configuration.dpop = DPoPSettings(allowsBearerDowngrade: true)
+        let allowing = try OAuth2Provider(configuration: configuration, transport: transport)
+        let token = try await allowing.token(for: .clientCredentials(scopes: ["api"]))
+        #expect(token.tokenType.lowercased() == "bearer")
+        #expect(token.dpopKey == nil)
+        #expect(try GlewlwydRun.claims(of: token.accessToken.value)["cnf"] == nil)
+        await transport.shutdown()
+    }
+}
+
+/// A glewlwyd run's env.json (`OAUTH2_IT_GLEWLWYD`), the parts these tests read.
+struct GlewlwydRun {
+    let environment: [String: Any]
+
+    static let isConfigured = !(ProcessInfo.processInfo.environment["OAUTH2_IT_GLEWLWYD"] ?? "").isEmpty
+
+    static func load() throws -> GlewlwydRun {
+        let path = try #require(ProcessInfo.processInfo.environment["OAUTH2_IT_GLEWLWYD"])
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path)))
+        return GlewlwydRun(environment: try #require(object as? [String: Any]))
+    }
+
+    private func object(_ keys: String...) throws -> [String: Any] {
+        var value: Any = environment
+        for key in keys { value = try #require((value as? [String: Any])?[key], "env.json has no \(keys)") }
+        return try #require(value as? [String: Any])
+    }
+
+    var redirectURI: String { ((environment["redirect_uris"] as? [String]) ?? [])[0] }
+    var downgradeTokenEndpoint: String { (try? object("resource"))?["downgrade_token"] as? String ?? "" }
+
+    /// A configuration discovered from a plugin instance's issuer, for one of the run's clients.
+    func configuration(plugin: String = "oidc", client name: String) async throws -> OAuth2Configuration {
+        let instance = try object("plugins", plugin)
+        let issuer = try #require(instance["issuer"] as? String)
+        let client = try object("clients", name)
+        let clientID = try #require(client["client_id"] as? String)
+        let transport = CurlTransport()
+        let configuration = try await OAuth2Configuration.discover(
+            issuer: issuer, clientID: clientID, clientSecret: (client["client_secret"] as? String).map(Secret.init), transport: transport)
+        await transport.shutdown()
+        return configuration
+    }
+
+    /// Plays the user's browser at an authorize URL; returns the redirect.
+    func browse(_ url: String) async throws -> String {
+        let browser = try #require(environment["browser"] as? [String])
+        let user = try object("user")
+        let password = try #require(user["password"] as? String)
+        let result = try await Subprocess.run(
+            browser[0], Array(browser.dropFirst()) + [url, "--username", "alice", "--password", password],
+            environment: ProcessInfo.processInfo.environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The claims of a JWT access token, unverified (the test reads what glewlwyd bound).
+    static func claims(of jwt: String) throws -> [String: [String: Any]] {
+        let parts = jwt.split(separator: ".")
+        try #require(parts.count == 3)
+        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        let data = try #require(Data(base64Encoded: base64))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        return object.compactMapValues { $0 as? [String: Any] }
+    }
+}
