@@ -34,8 +34,17 @@ package struct BearerChallenge: Sendable, Equatable {
     /// as one without an error code, whatever was read before the damage
     /// (`error="invalid_token, error_description="` is not an error code).
     package static func read(_ headerValues: [String]) -> (bearer: BearerChallenge?, malformed: Bool) {
+        let read = readSchemes(headerValues)
+        return (read.bearer, read.malformed)
+    }
+
+    /// The first `Bearer` and the first `DPoP` challenge (RFC 9449 §7.1: a
+    /// resource server that accepts both sends both), and whether any field
+    /// value could not be parsed to its end, as ``read(_:)`` says.
+    package static func readSchemes(_ headerValues: [String]) -> (bearer: BearerChallenge?, dpop: DPoPChallenge?, malformed: Bool) {
         var malformed = false
         var bearer: BearerChallenge?
+        var dpop: DPoPChallenge?
         for value in headerValues {
             var parser = ChallengeParser(bytes: Array(value.utf8))
             let challenges = parser.parseAll()
@@ -47,19 +56,24 @@ package struct BearerChallenge: Sendable, Equatable {
                     scope: challenge.parameters["scope"]
                 )
             }
+            if dpop == nil, let challenge = challenges.first(where: { $0.scheme.lowercased() == "dpop" }) {
+                dpop = DPoPChallenge(parameters: challenge.parameters)
+            }
         }
-        return (bearer, malformed)
+        return (bearer, dpop, malformed)
     }
 }
 
 extension BearerChallenge {
     /// One challenge: a scheme and its auth-params (a token68 is skipped).
-    private struct Challenge {
+    struct Challenge {
         var scheme: String
         var parameters: [String: String] = [:]
     }
 
-    private struct ChallengeParser {
+    /// Reads the challenges of one `WWW-Authenticate` field value; shared
+    /// with ``DPoPChallenge``, since one field may hold both schemes.
+    struct ChallengeParser {
         let bytes: [UInt8]
         var index = 0
         var malformed = false
