@@ -113,6 +113,19 @@ extension CurlTransportTests {
             #expect(try fieldNames(response).isSuperset(of: ["authorization", "cookie", "x-api-key", "accept", "user-agent"]))
         }
 
+        // A DPoP proof names one method and URL (RFC 9449 §4.2): it went to
+        // the redirect's URL too, with the caller's other fields.
+        @Test func aDPoPProofIsNotTakenToAnotherURLEvenOnItsOwnOrigin() async throws {
+            let server = try currentServer()
+            var headers = credentialed
+            headers.append(HTTPField(name: HTTPField.Name("DPoP")!, value: "eyJ0eXAiOiJkcG9wK2p3dCJ9.e30.c2ln"))
+            let request = HTTPTransportRequest(url: try server.url("/redirect?to=/headers"), headers: headers, redirects: .follow)
+            let response = try await withTransport { transport in try await transport.send(request) }
+            let names = try fieldNames(response)
+            #expect(!names.contains("dpop"), "\(names)")
+            #expect(names.isSuperset(of: ["authorization", "cookie", "x-api-key"]), "\(names)")
+        }
+
         // libcurl sent a 307's or 308's body to wherever it pointed.
         @Test(arguments: [307, 308])
         func aBodyIsNotTakenToAnotherOriginAndTheRedirectIsReturned(status: Int) async throws {

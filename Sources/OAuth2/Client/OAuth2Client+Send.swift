@@ -6,7 +6,8 @@ public import Foundation
 #endif
 
 extension OAuth2Client: TokenSource {
-    /// Sends a request signed with `Authorization: Bearer`, as NXOAuth2Connection did.
+    /// Sends a request signed with `Authorization: Bearer`, as NXOAuth2Connection did,
+    /// or with `Authorization: DPoP` and a proof for a DPoP-bound token.
     ///
     /// A ``SigningTransport`` over the provider's transport with this client
     /// as its ``TokenSource``: refreshes first when the token expires within
@@ -15,14 +16,18 @@ extension OAuth2Client: TokenSource {
     /// retries once; a second 401 means the token is lost (deleted, "did
     /// lose"). A 403 naming `insufficient_scope` is an error and is not
     /// refreshed. Any other response, error statuses included, is returned.
+    /// A DPoP-bound token gets a proof per request and per hop, with the
+    /// nonce the provider's cache holds for the hop's origin (see ``SigningTransport``).
     ///
     /// - Throws: ``OAuth2Error``: `insecure_endpoint` for an `http` URL that
     ///   is not loopback; `not_authenticated`; `reauthorization_required`;
     ///   `invalid_token` / `unauthorized` after the retry; `insufficient_scope`;
-    ///   `insecure_redirect`; `timeout`, `tls_error`, `transport_error`.
+    ///   `insecure_redirect`; `dpop_required`, `dpop_nonce_loop`, `dpop_key_missing`;
+    ///   `timeout`, `tls_error`, `transport_error`.
     public func send(_ request: HTTPTransportRequest) async throws(OAuth2Error) -> HTTPTransportResponse {
         try await SigningTransport(
-            wrapping: provider.transport, tokenSource: self, telemetry: provider.telemetry, readyToken: tokenReadyNow()
+            wrapping: provider.transport, tokenSource: self, telemetry: provider.telemetry, readyToken: tokenReadyNow(),
+            dpopNonces: provider.dpopNonces
         ).send(request)
     }
 
@@ -59,4 +64,10 @@ extension OAuth2Client: TokenSource {
         try? await deleteIfUnchanged(token)
         notify(machine.withLock { $0.tokenLost(error) })
     }
+}
+
+extension OAuth2Client: DPoPNonceSharing {
+    /// The provider's nonces: a ``SigningTransport`` made over this client
+    /// shares them with the token endpoint and the provider's other clients.
+    package var dpopNonces: DPoPNonceCache { provider.dpopNonces }
 }

@@ -149,6 +149,17 @@ public struct OAuth2Error: Error, Sendable, Hashable {
         public static let accessTokenHashMismatch: Code = "at_hash_mismatch"
         /// A refreshed ID token, or a userinfo answer, is for another `sub` than the signed-in one.
         public static let subjectMismatch: Code = "subject_mismatch"
+
+        // DPoP (RFC 9449).
+        /// A server asked for a new DPoP nonce (`use_dpop_nonce`) again right
+        /// after the request was sent once more with the nonce it gave.
+        public static let dpopNonceLoop: Code = "dpop_nonce_loop"
+        /// A resource server answered a bearer token with a challenge for
+        /// DPoP only: the grant must be bound with DPoP (``OAuth2Configuration/dpop``).
+        public static let dpopRequired: Code = "dpop_required"
+        /// A token of `token_type` DPoP without the key it is bound to
+        /// (``AccessToken/dpopKey``): it cannot be presented, and is never sent as a bearer token.
+        public static let dpopKeyMissing: Code = "dpop_key_missing"
     }
 
     /// The stable error code.

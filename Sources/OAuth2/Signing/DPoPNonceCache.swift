@@ -67,3 +67,11 @@ package final class DPoPNonceCache: Sendable {
         return origin
     }
 }
+
+/// A ``TokenSource`` whose DPoP nonces live beyond one ``SigningTransport``:
+/// ``OAuth2Client``, whose provider keeps them for its token endpoint and all
+/// its clients.
+package protocol DPoPNonceSharing {
+    /// The cache a signing transport over this source keeps nonces in.
+    var dpopNonces: DPoPNonceCache { get }
+}

@@ -4,8 +4,9 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// An ``HTTPTransport`` that signs every request with a bearer token from a
-/// ``TokenSource`` and sends it through another transport.
+/// An ``HTTPTransport`` that signs every request with a token from a
+/// ``TokenSource`` (a bearer token, or a DPoP-bound one with a proof) and
+/// sends it through another transport.
 ///
 /// Put it in front of whatever sends your API calls (``CurlTransport``, a
 /// test double, another SDK's transport behind an adapter) and those calls
@@ -36,6 +37,31 @@ import Foundation
 ///   3xx is returned). A request whose ``HTTPTransportRequest/redirects`` is
 ///   ``RedirectPolicy/never`` gets the 3xx back instead.
 ///
+/// A DPoP-bound token (one with a ``AccessToken/dpopKey``, RFC 9449) goes as
+/// `Authorization: DPoP`, never as a bearer token, with a `DPoP` proof made
+/// afresh for each request and each hop: its `htm` and `htu` are that hop's
+/// method and URL (a 303 makes it a GET), `ath` the token's hash, `nonce`
+/// the last one the hop's origin gave. The proof goes only where the token
+/// goes, and never to another URL than its own. Then:
+///
+/// - every `DPoP-Nonce` response header is remembered for the origin that
+///   sent it; a 401 with `WWW-Authenticate: DPoP error="use_dpop_nonce"`
+///   and a `DPoP-Nonce` is sent again once with that nonce, and asked again
+///   right after, the request throws `dpop_nonce_loop`;
+/// - the `DPoP` challenge (`error`, `algs`; the `Bearer` one when there is
+///   none) decides refresh and retry as above;
+/// - a token of `token_type` DPoP without its key throws `dpop_key_missing`
+///   before anything is sent.
+///
+/// A bearer token answered with a challenge for DPoP only (a resource that
+/// wants DPoP-bound tokens) throws `dpop_required` without a refresh.
+///
+/// The nonces are kept per origin, in the provider's cache when the token
+/// source is an ``OAuth2Client`` (shared with its token endpoint and its other
+/// clients), otherwise in a cache of this transport's own, shared by its
+/// copies: keep one transport rather than making one per request, or each
+/// request pays a `use_dpop_nonce` round trip at a resource that wants nonces.
+///
 /// Any other response, error statuses included, is returned. Failures of
 /// the inner transport become ``OAuth2Error`` (`timeout`, `tls_error`,
 /// `transport_error`, `cancelled`).
@@ -55,23 +81,42 @@ public struct SigningTransport: HTTPTransport {
     /// asking `tokenSource` through its protocol costs two async frames (a
     /// task allocation and two executor checks each) a request. `nil`: ask it.
     private let readyToken: AccessToken?
+    /// The DPoP nonces resource servers gave, per origin.
+    package let dpopNonces: DPoPNonceCache
 
     /// The most redirects followed for one request.
     public static let maxRedirects = 10
 
     /// Wraps `transport`, signing with tokens from `tokenSource`; metrics and
     /// spans go to `telemetry` (the app's bootstrapped backends by default).
+    ///
+    /// DPoP nonces are kept in the provider's cache when `tokenSource` is an
+    /// ``OAuth2Client``, else in one of this transport's own (see the type's discussion).
     public init(wrapping transport: any HTTPTransport, tokenSource: any TokenSource, telemetry: OAuth2Telemetry = .global) {
-        self.init(wrapping: transport, tokenSource: tokenSource, telemetry: telemetry, readyToken: nil)
+        self.init(
+            wrapping: transport, tokenSource: tokenSource, telemetry: telemetry, readyToken: nil,
+            dpopNonces: Self.nonceCache(for: tokenSource))
     }
 
     /// As the public initializer; the first attempt signs with `readyToken`
-    /// when there is one, which `tokenSource` gave just now.
-    init(wrapping transport: any HTTPTransport, tokenSource: any TokenSource, telemetry: OAuth2Telemetry, readyToken: AccessToken?) {
+    /// when there is one, which `tokenSource` gave just now, and DPoP nonces
+    /// are kept in `dpopNonces`.
+    package init(
+        wrapping transport: any HTTPTransport, tokenSource: any TokenSource, telemetry: OAuth2Telemetry, readyToken: AccessToken?,
+        dpopNonces: DPoPNonceCache
+    ) {
         self.transport = transport
         self.tokenSource = tokenSource
         self.telemetry = telemetry
         self.readyToken = readyToken
+        self.dpopNonces = dpopNonces
+    }
+
+    /// The provider's nonce cache when `tokenSource` is an ``OAuth2Client``
+    /// (a ``DPoPNonceSharing`` source), so that its resource servers' nonces
+    /// outlive one transport; else a new one.
+    package static func nonceCache(for tokenSource: any TokenSource) -> DPoPNonceCache {
+        (tokenSource as? any DPoPNonceSharing)?.dpopNonces ?? DPoPNonceCache()
     }
 
     /// Sends `request` signed, refreshing and retrying once on a 401 as described above.
@@ -79,7 +124,7 @@ public struct SigningTransport: HTTPTransport {
     /// - Throws: ``OAuth2Error``: `insecure_endpoint`, the token source's
     ///   errors (`not_authenticated`, `reauthorization_required`, …),
     ///   `invalid_token` / `unauthorized` after the retry, `insufficient_scope`, `rate_limited`,
-    ///   `insecure_redirect`, `timeout`, `tls_error`, `transport_error`, `cancelled`.
+    ///   `insecure_redirect`, `dpop_required`, `dpop_nonce_loop`, `dpop_key_missing`, `timeout`, `tls_error`, `transport_error`, `cancelled`.
     @inline(__always) // One async frame (a task allocation) fewer per signed request.
     public func send(_ request: HTTPTransportRequest) async throws(OAuth2Error) -> HTTPTransportResponse {
         try await telemetry.withClientSpan(
@@ -104,14 +149,15 @@ public struct SigningTransport: HTTPTransport {
         let (response, carriedToken) = try await sendSigned(request, token: token, span: span)
         if response.status.code == 429 { throw Self.rateLimited(response, request) }
         guard carriedToken else { return response }
-        switch BearerRejection(response) {
+        switch BearerRejection(response, dpopBound: token.dpopKey != nil) {
         case .none:
             return response
         case .insufficientScope(let scope):
             throw Self.insufficientScope(scope, status: response.status.code)
         case .unauthorized:
-            throw OAuth2Error(
-                code: .unauthorized, message: "the resource server answered 401 without a Bearer challenge to act on", httpStatus: 401)
+            throw Self.unauthorized(response, dpopBound: token.dpopKey != nil)
+        case .dpopRequired:
+            throw Self.dpopRequired(response)
         case .invalidToken:
             break
         }
@@ -134,13 +180,16 @@ public struct SigningTransport: HTTPTransport {
             telemetry.unauthorizedRetryFinished(outcome: "accepted")
             return retried
         }
-        switch BearerRejection(retried) {
+        switch BearerRejection(retried, dpopBound: fresh.dpopKey != nil) {
         case .none:
             telemetry.unauthorizedRetryFinished(outcome: "accepted")
             return retried
         case .insufficientScope(let scope):
             telemetry.unauthorizedRetryFinished(outcome: OAuth2Error.Code.insufficientScope.rawValue)
             throw Self.insufficientScope(scope, status: retried.status.code)
+        case .dpopRequired:
+            telemetry.unauthorizedRetryFinished(outcome: OAuth2Error.Code.dpopRequired.rawValue)
+            throw Self.dpopRequired(retried)
         case .invalidToken, .unauthorized:
             telemetry.unauthorizedRetryFinished(outcome: "rejected")
             let error = OAuth2Error(
@@ -171,6 +220,35 @@ public struct SigningTransport: HTTPTransport {
         ProviderResponse.rateLimited(response, by: "the resource server (\(request.method) \(request.url.redactingQuery))", now: Date())
     }
 
+    private static func unauthorized(_ response: borrowing HTTPTransportResponse, dpopBound: Bool) -> OAuth2Error {
+        guard dpopBound, let challenge = DPoPChallenge.parse(response.headers[values: .wwwAuthenticate]), let error = challenge.error
+        else {
+            return OAuth2Error(
+                code: .unauthorized, message: "the resource server answered 401 without a Bearer challenge to act on", httpStatus: 401)
+        }
+        let named = OAuth2Error.sanitize(String(error.prefix(64)))
+        let why =
+            error == "use_dpop_nonce"
+            ? "asked for a DPoP nonce (use_dpop_nonce) without sending one in DPoP-Nonce"
+            : "refused the DPoP-bound request (\(named))"
+        return OAuth2Error(
+            code: .unauthorized, message: "the resource server \(why)", errorDescription: challenge.errorDescription, httpStatus: 401)
+    }
+
+    private static func dpopRequired(_ response: borrowing HTTPTransportResponse) -> OAuth2Error {
+        let algorithms = DPoPChallenge.parse(response.headers[values: .wwwAuthenticate])?.algorithms ?? []
+        let algs =
+            algorithms.isEmpty
+            ? "" : " (proofs signed with \(algorithms.prefix(8).map { OAuth2Error.sanitize($0.rawValue) }.joined(separator: ", ")))"
+        return OAuth2Error(
+            code: .dpopRequired,
+            message: """
+                the resource server accepts only DPoP-bound tokens\(algs): bind the grant with DPoP \
+                (OAuth2Configuration.dpop, or --dpop on the command line) and sign in again
+                """,
+            httpStatus: response.status.code)
+    }
+
     private static func insufficientScope(_ scope: String?, status: Int) -> OAuth2Error {
         let tokens = scope.map(ProviderText.scopeTokens) ?? []
         let needed = tokens.isEmpty ? "" : " (needs: \(tokens.joined(separator: " ")))"
@@ -181,7 +259,8 @@ public struct SigningTransport: HTTPTransport {
     /// so the token never leaves its origin or its TLS.
     ///
     /// The request carries `span`'s context (``ClientSpan/inject(into:)``)
-    /// on every hop.
+    /// on every hop. A DPoP-bound token gets a proof of its own on every hop
+    /// that carries it, and a hop asked for a nonce is sent again once with it.
     ///
     /// - Returns: the final response, and whether the request it answers
     ///   carried the token (a redirect to another origin drops it).
@@ -189,7 +268,21 @@ public struct SigningTransport: HTTPTransport {
     private func sendSigned(_ request: HTTPTransportRequest, token: AccessToken, span: ClientSpan) async throws(OAuth2Error) -> (
         response: HTTPTransportResponse, carriedToken: Bool
     ) {
-        let authorization = token.authorizationField
+        var authorization = token.authorizationField
+        let key = token.dpopKey
+        if let key {
+            // RFC 9449 §7.1: a bound token goes in the DPoP scheme, whatever its recorded type.
+            if authorization.value.utf8.first != UInt8(ascii: "D") {
+                authorization = HTTPField(name: .authorization, value: "DPoP \(token.accessToken.value)")
+            }
+            span.set("oauth2.dpop", true)
+            span.set("oauth2.dpop.algorithm", key.algorithm.rawValue)
+        } else if authorization.value.utf8.first == UInt8(ascii: "D") {
+            // `DPoP <token>`: a token of type DPoP whose key is gone is not sent as a bearer token either.
+            throw OAuth2Error(
+                code: .dpopKeyMissing,
+                message: "the token is of type DPoP but has no DPoP key to make proofs with; sign in again to bind a new one")
+        }
         var current = request
         span.inject(into: &current.headers)
         current.redirects = .never
@@ -201,8 +294,41 @@ public struct SigningTransport: HTTPTransport {
             current.headers.append(authorization)
         }
         var carriesToken = true
-        for _ in 0...Self.maxRedirects {
+        var redirects = 0
+        var nonceRetry = DPoPNonceRetry()
+        var nonceToSend: String?
+        while true {
+            if let key {
+                // A proof for this hop only; never one made for another URL or method.
+                if carriesToken {
+                    current.headers[fields: DPoPFields.proof] = [
+                        try dpopProof(key: key, token: token, for: current, nonce: nonceToSend)
+                    ]
+                } else {
+                    current.headers[DPoPFields.proof] = nil
+                }
+                nonceToSend = nil
+            }
             let response = try await OAuth2Error.performing(current, on: transport)
+            if key != nil, carriesToken, request.redirects != .never || Self.answeredWhereSent(response, current) {
+                if let nonce = response.headers[DPoPFields.nonce] {
+                    dpopNonces.update(nonce, for: (response.url ?? current.url).absoluteString)
+                }
+                switch nonceRetry.event(DPoPNonceRetry.Answer(response)) {
+                case .proceed, .nonceMissing:
+                    break
+                case .retry(let nonce):
+                    span.set("oauth2.dpop.nonce_retried", true)
+                    nonceToSend = nonce
+                    continue
+                case .nonceLoop:
+                    throw OAuth2Error(
+                        code: .dpopNonceLoop,
+                        message:
+                            "the resource server asked for a new DPoP nonce again right after its nonce was sent (\(current.method) \(current.url.redactingQuery))",
+                        httpStatus: response.status.code)
+                }
+            }
             guard request.redirects != .never else { return (response, Self.answeredWhereSent(response, current)) }
             switch RedirectStep.next(after: response, of: current, original: request) {
             case .stop:
@@ -210,6 +336,12 @@ public struct SigningTransport: HTTPTransport {
             case .refuse(let reason):
                 throw OAuth2Error(code: .insecureRedirect, message: "a signed request was \(reason)")
             case .follow(let next, let sameOrigin):
+                redirects += 1
+                guard redirects <= Self.maxRedirects else {
+                    throw OAuth2Error(
+                        code: .transportError,
+                        message: "too many redirects (more than \(Self.maxRedirects)) from \(request.method) \(request.url.redactingQuery)")
+                }
                 current = next
                 current.redirects = .never
                 // The hop's fields are the caller's (all of them on the token's
@@ -223,9 +355,18 @@ public struct SigningTransport: HTTPTransport {
                 span.inject(into: &current.headers)
             }
         }
-        throw OAuth2Error(
-            code: .transportError,
-            message: "too many redirects (more than \(Self.maxRedirects)) from \(request.method) \(request.url.redactingQuery)")
+    }
+
+    /// A fresh proof for `request` as it is sent now: its method and URL,
+    /// the token's hash, and `nonce`, else the last one its origin gave.
+    private func dpopProof(key: DPoPKey, token: AccessToken, for request: HTTPTransportRequest, nonce: String?) throws(OAuth2Error)
+        -> HTTPField
+    {
+        let url = request.url.absoluteString
+        let proof = try key.proof(
+            method: request.method.rawValue, url: url, accessToken: token.accessToken, nonce: nonce ?? dpopNonces.nonce(for: url),
+            now: Date())
+        return HTTPField(name: DPoPFields.proof, value: proof.value)
     }
 }
 
@@ -247,10 +388,15 @@ enum BearerRejection {
     case invalidToken
     case insufficientScope(String?)
     case unauthorized
+    /// A bearer token was answered with a challenge for DPoP only: the
+    /// resource wants DPoP-bound tokens, and refreshing cannot help.
+    case dpopRequired
 
     // Borrowed: an initializer owns its arguments by default, which copied
     // the response the caller goes on to return, on every signed request.
-    init(_ response: borrowing HTTPTransportResponse) {
+    /// `dpopBound`: the request presented a DPoP-bound token with a proof,
+    /// so the `DPoP` challenge speaks for it (the `Bearer` one when there is none).
+    init(_ response: borrowing HTTPTransportResponse, dpopBound: Bool = false) {
         switch response.status.code {
         case 401:
             let values = response.headers[values: .wwwAuthenticate]
@@ -258,23 +404,41 @@ enum BearerRejection {
                 self = .invalidToken
                 return
             }
-            let (bearer, malformed) = BearerChallenge.read(values)
-            guard !malformed, let challenge = bearer else {
+            let (bearer, dpop, malformed) = BearerChallenge.readSchemes(values)
+            guard !malformed else {
                 // A challenge that cannot be read to its end says nothing
                 // against refreshing, not even the part read before the damage
                 // (a Bearer error cut short is no error code): count it as a
                 // 401 without an error code.
-                self = malformed ? .invalidToken : .unauthorized
+                self = .invalidToken
                 return
             }
-            switch challenge.error {
+            let error: String?
+            let scope: String?
+            if dpopBound, let dpop {
+                (error, scope) = (dpop.error, dpop.scope)
+            } else if let bearer {
+                (error, scope) = (bearer.error, bearer.scope)
+            } else {
+                // RFC 9449 §7.2: a resource that takes only DPoP-bound tokens
+                // challenges with DPoP alone.
+                self = !dpopBound && dpop != nil ? .dpopRequired : .unauthorized
+                return
+            }
+            switch error {
             case nil, "invalid_token": self = .invalidToken
-            case "insufficient_scope": self = .insufficientScope(challenge.scope)
+            case "insufficient_scope": self = .insufficientScope(scope)
             default: self = .unauthorized
             }
         case 403:
-            let challenge = BearerChallenge.parse(response.headers[values: .wwwAuthenticate])
-            self = challenge?.error == "insufficient_scope" ? .insufficientScope(challenge?.scope) : .none
+            let (bearer, dpop, _) = BearerChallenge.readSchemes(response.headers[values: .wwwAuthenticate])
+            if bearer?.error == "insufficient_scope" {
+                self = .insufficientScope(bearer?.scope)
+            } else if dpopBound, dpop?.error == "insufficient_scope" {
+                self = .insufficientScope(dpop?.scope)
+            } else {
+                self = .none
+            }
         default:
             self = .none
         }

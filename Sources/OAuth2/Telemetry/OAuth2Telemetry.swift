@@ -37,8 +37,11 @@ public import Tracing
 /// (the error code); `oauth2.signed_request` (kind client) around
 /// ``OAuth2Client/send(_:)`` and ``SigningTransport``, with
 /// `http.request.method`, `url.scheme`, `server.address`, `server.port`,
-/// `http.response.status_code`, `oauth2.retried` and `error.type`. No span
-/// carries a URL's path or query, a header or a body. The signed request
+/// `http.response.status_code`, `oauth2.retried` and `error.type`, and for a
+/// DPoP-signed request `oauth2.dpop` (true), `oauth2.dpop.algorithm` (the
+/// proofs' `alg`) and `oauth2.dpop.nonce_retried` when a `use_dpop_nonce`
+/// was answered. No span carries a URL's path or query, a header, a body, a
+/// proof, a nonce or a key. The signed request
 /// carries the span's context in its headers (the tracer's propagation,
 /// such as W3C `traceparent`).
 public struct OAuth2Telemetry: Sendable {

@@ -19,7 +19,8 @@ import HTTPTypes
 ///   carry no credential (``fieldsForAnotherOrigin``): no `Authorization`,
 ///   `Proxy-Authorization` or `Cookie`, and none of the caller's own fields
 ///   (`X-Api-Key` and the like), whose meaning the transport cannot know.
-///   Back on the request's origin, they are all sent again.
+///   Back on the request's origin, they are all sent again, but for a
+///   `DPoP` proof, which was made for one method and URL and goes to no other.
 /// - A body never goes to another origin: a redirect that would take it
 ///   there (a 307 or 308, or a 301 or 302 of anything but a POST) is not
 ///   followed, and the 3xx is the response.
@@ -81,6 +82,11 @@ struct RedirectStep {
         } else {
             guard request.body == nil else { return .stop }
             request.headers = HTTPFields(original.headers.filter { fieldsForAnotherOrigin.contains($0.name) })
+        }
+        // A DPoP proof names one method and URL (RFC 9449 §4.2): it never goes
+        // to another, even on the same origin; a signer makes the hop its own.
+        if request.headers.contains(DPoPFields.proof) {
+            request.headers[DPoPFields.proof] = nil
         }
         if request.body == nil {
             for name in bodyFields where request.headers.contains(name) {

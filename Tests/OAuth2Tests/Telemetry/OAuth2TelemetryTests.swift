@@ -76,6 +76,45 @@ import Tracing
         #expect(sent.last?.headers[.authorization] == "Bearer at-2")
     }
 
+    @Test func aDPoPSignedRequestIsMarkedSoInItsSpanWithoutProofNonceOrKey() async throws {
+        let harness = try harness()
+        let key = try DPoPKey.generate()
+        var token = Fixture.token(access: "at-bound", refresh: nil, expiresAt: harness.clock.now().addingTimeInterval(3600))
+        token.tokenType = "DPoP"
+        token.dpopKey = key
+        token.binding = harness.provider.configuration.binding
+        try await harness.store.save(token, account: "alice")
+        harness.transport.enqueue(
+            HTTPTransportResponse(
+                status: 401,
+                headers: [.wwwAuthenticate: #"DPoP error="use_dpop_nonce""#, HTTPField.Name("DPoP-Nonce")!: "nonce-value-1"]),
+            for: Fixture.apiURL)
+        harness.transport.enqueue(json: "{}", for: Fixture.apiURL)
+
+        _ = try await harness.client().send(HTTPTransportRequest(url: Fixture.apiURL))
+
+        let signed = try #require(tracer.finishedSpans.first { $0.operationName == "oauth2.signed_request" })
+        #expect(signed.attributes["oauth2.dpop"]?.toSpanAttribute() == .bool(true))
+        #expect(signed.attributes["oauth2.dpop.algorithm"]?.toSpanAttribute() == .string("ES256"))
+        #expect(signed.attributes["oauth2.dpop.nonce_retried"]?.toSpanAttribute() == .bool(true))
+        let proof = try #require(harness.transport.requests(for: Fixture.apiURL).last?.headers[HTTPField.Name("DPoP")!])
+        let everything = "\(signed.attributes)"
+        for secret in [proof, "nonce-value-1", key.thumbprint, "at-bound"] {
+            #expect(!everything.contains(secret))
+        }
+    }
+
+    @Test func aBearerRequestsSpanSaysNothingOfDPoP() async throws {
+        let harness = try harness()
+        try await harness.seed(expiresIn: 3600)
+        harness.transport.enqueue(json: "{}", for: Fixture.apiURL)
+
+        _ = try await harness.client().send(HTTPTransportRequest(url: Fixture.apiURL))
+
+        let signed = try #require(tracer.finishedSpans.first { $0.operationName == "oauth2.signed_request" })
+        #expect(signed.attributes["oauth2.dpop"] == nil)
+    }
+
     @Test func everyHopOfARedirectedSignedRequestCarriesTheSpansContext() async throws {
         let harness = try harness()
         try await harness.seed(expiresIn: 3600)
