@@ -9,7 +9,7 @@ public import Foundation
 #endif
 
 /// A swift-openapi-runtime `ClientMiddleware` that signs a generated
-/// client's requests with bearer tokens from a ``/OAuth2/TokenSource`` (an
+/// client's requests with tokens from a ``/OAuth2/TokenSource`` (an
 /// ``/OAuth2/OAuth2Client``, say), the way ``/OAuth2/OAuth2Client/send(_:)`` does:
 /// it hands each request to a ``/OAuth2/SigningTransport``, so the rules are
 /// the framework's, written once:
@@ -19,7 +19,14 @@ public import Foundation
 ///   one retry; a second 401 throws `invalid_token` and the source drops the
 ///   token; a 401 or 403 naming `insufficient_scope` throws
 ///   `insufficient_scope` and is not retried; a 429 throws `rate_limited`;
-/// - a token only over `https`, or `http` to a loopback host (`insecure_endpoint`).
+/// - a token only over `https`, or `http` to a loopback host (`insecure_endpoint`);
+/// - a DPoP-bound token (RFC 9449) as `Authorization: DPoP` with a `DPoP`
+///   proof made for the request's own method and URL, a nonce the server
+///   asks for (`use_dpop_nonce`) sent once (`dpop_nonce_loop` if it asks
+///   again), and a bearer token answered with a challenge for DPoP only
+///   throws `dpop_required`. The nonces each origin gave are kept by the
+///   middleware (by the provider, when the source is an ``/OAuth2/OAuth2Client``),
+///   so later requests carry them from the start.
 ///
 /// A 401 counts only from the hop that carried the token. A generated
 /// client's response does not say which URL answered, and a transport that
@@ -33,6 +40,12 @@ public import Foundation
 ///   or retry, unless the middleware is told the transport returns redirects
 ///   instead of following them (`nextHopFollowsRedirects: false`, for
 ///   AsyncHTTPClient with `redirectConfiguration: .disallow`, say).
+///
+/// A DPoP proof names one URL: a transport that follows a redirect on its
+/// own would send it to another, where it is refused. Over an
+/// ``HTTPTransportClientTransport`` (whose ``/OAuth2/CurlTransport`` returns
+/// redirects) the generated client gets the 3xx, and its next request gets
+/// a proof of its own.
 ///
 /// The token goes only to the origins (scheme, host and port) the
 /// middleware was made for: a request whose server URL is on another origin
@@ -69,6 +82,9 @@ public struct OAuth2Middleware: ClientMiddleware {
     /// which says which URL answered. See the type's discussion.
     public var nextHopFollowsRedirects: Bool
     private let origins: [Origin]
+    /// The DPoP nonces resource servers gave, per origin: kept across
+    /// requests, which each get a signing transport of their own.
+    private let dpopNonces: DPoPNonceCache
 
     /// Signs requests to `serverURL`'s origin (the one the generated client is made with).
     public init(
@@ -86,6 +102,7 @@ public struct OAuth2Middleware: ClientMiddleware {
     ) {
         self.tokenSource = tokenSource
         self.origins = allowedOrigins.map(Origin.init)
+        self.dpopNonces = SigningTransport.nonceCache(for: tokenSource)
         self.maxBufferedBodySize = maxBufferedBodySize
         self.nextHopFollowsRedirects = nextHopFollowsRedirects
     }
@@ -114,8 +131,9 @@ public struct OAuth2Middleware: ClientMiddleware {
             let hop = NextHop(
                 request: request, body: replayable, baseURL: baseURL, mayFollowRedirects: nextHopFollowsRedirects, next: next)
             do {
-                _ = try await SigningTransport(wrapping: hop, tokenSource: tokenSource).send(
-                    HTTPTransportRequest(signing: request, url: url))
+                _ = try await SigningTransport(
+                    wrapping: hop, tokenSource: tokenSource, telemetry: .global, readyToken: nil, dpopNonces: dpopNonces
+                ).send(HTTPTransportRequest(signing: request, url: url))
             } catch {
                 throw hop.failure ?? error
             }

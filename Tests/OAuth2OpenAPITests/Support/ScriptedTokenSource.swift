@@ -12,9 +12,25 @@ final class ScriptedTokenSource: TokenSource {
     }
 
     private let state: LockedValue<State>
+    /// The key every token is bound to (`token_type` DPoP), if any.
+    private let dpopKey: DPoPKey?
 
     init(_ tokens: String...) {
         state = LockedValue(State(tokens: tokens))
+        dpopKey = nil
+    }
+
+    /// Tokens bound to `key` (RFC 9449).
+    init(bound key: DPoPKey, _ tokens: String...) {
+        state = LockedValue(State(tokens: tokens))
+        dpopKey = key
+    }
+
+    private func token(_ value: String) -> AccessToken {
+        guard let dpopKey else { return AccessToken(accessToken: Secret(value)) }
+        var token = AccessToken(accessToken: Secret(value), tokenType: "DPoP")
+        token.dpopKey = dpopKey
+        return token
     }
 
     /// How many times a token was asked for.
@@ -30,7 +46,7 @@ final class ScriptedTokenSource: TokenSource {
             return state.tokens.first
         }
         guard let first else { throw OAuth2Error(code: .notAuthenticated, message: "no token scripted") }
-        return AccessToken(accessToken: Secret(first))
+        return token(first)
     }
 
     func token(replacing rejected: AccessToken) async throws -> AccessToken {
@@ -40,7 +56,7 @@ final class ScriptedTokenSource: TokenSource {
             return state.tokens.first
         }
         guard let next else { throw OAuth2Error(code: .reauthorizationRequired, message: "no token left to script") }
-        return AccessToken(accessToken: Secret(next))
+        return token(next)
     }
 
     func tokenRejectedAfterRefresh(_ token: AccessToken, error: OAuth2Error) async {
