@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import OAuth2
 import Testing
@@ -21,6 +22,11 @@ struct SigningTransportDPoPTests {
         let token: URL
         let resource: [String: String]
         let clientSecrets: [String: String]
+        /// The plugin whose DPoP nonces are mandatory (token endpoint and userinfo).
+        let nonceEndpoints: [String: String]
+        let browser: [String]
+        let redirectURI: String
+        let password: String
 
         init() throws {
             let path = try #require(ProcessInfo.processInfo.environment["OAUTH2_IT_GLEWLWYD"])
@@ -32,6 +38,69 @@ struct SigningTransportDPoPTests {
             resource = try #require(env["resource"] as? [String: String])
             let clients = try #require(env["clients"] as? [String: [String: Any]])
             clientSecrets = clients.compactMapValues { $0["client_secret"] as? String }
+            nonceEndpoints = try #require(plugins["oidcnonce"] as? [String: String])
+            browser = try #require(env["browser"] as? [String])
+            redirectURI = try #require((env["redirect_uris"] as? [String])?.first)
+            password = try #require((env["user"] as? [String: String])?["password"])
+        }
+
+        /// A DPoP-bound token for alice from the plugin with mandatory nonces:
+        /// the code flow played by glewlwyd's browser script, the code exchanged
+        /// with a proof, and again with the nonce the token endpoint demanded.
+        func signedInWithNonces(key: DPoPKey) async throws -> AccessToken {
+            let verifier = Self.base64URL(Data(SHA256.hash(data: Array(UUID().uuidString.utf8))))
+            let challenge = Self.base64URL(Data(SHA256.hash(data: Array(verifier.utf8))))
+            let authorizeText = try #require(nonceEndpoints["authorize"])
+            var authorize = try #require(URLComponents(string: authorizeText))
+            authorize.queryItems = [
+                URLQueryItem(name: "response_type", value: "code"), URLQueryItem(name: "client_id", value: "public"),
+                URLQueryItem(name: "redirect_uri", value: redirectURI), URLQueryItem(name: "scope", value: "openid api"),
+                URLQueryItem(name: "state", value: "s-1"), URLQueryItem(name: "nonce", value: "n-1"),
+                URLQueryItem(name: "code_challenge", value: challenge), URLQueryItem(name: "code_challenge_method", value: "S256"),
+            ]
+            let url = try #require(authorize.url?.absoluteString)
+            let played = try await Subprocess.run(
+                browser[0], Array(browser.dropFirst()) + [url, "--username", "alice", "--password", password],
+                environment: ProcessInfo.processInfo.environment)
+            #expect(played.status == 0, "\(played.stderr)")
+            let redirect = try #require(URLComponents(string: played.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+            let code = try #require(redirect.queryItems?.first { $0.name == "code" }?.value)
+            let tokenText = try #require(nonceEndpoints["token"])
+            let token = try #require(URL(string: tokenText))
+            var form = URLComponents()
+            form.queryItems = [
+                URLQueryItem(name: "grant_type", value: "authorization_code"), URLQueryItem(name: "code", value: code),
+                URLQueryItem(name: "redirect_uri", value: redirectURI), URLQueryItem(name: "client_id", value: "public"),
+                URLQueryItem(name: "code_verifier", value: verifier),
+            ]
+            let body = Data((form.percentEncodedQuery ?? "").utf8)
+            var nonce: String?
+            for _ in 0..<2 {
+                let proof = try key.proof(method: "POST", url: token.absoluteString, nonce: nonce, now: Date())
+                let request = HTTPTransportRequest(
+                    method: .post, url: token,
+                    headers: [
+                        .contentType: "application/x-www-form-urlencoded", .accept: "application/json",
+                        HTTPField.Name("DPoP")!: proof.value,
+                    ],
+                    body: body)
+                let response = try await SigningTransportDPoPTests.withCurl { try await $0.send(request) }
+                if response.status == 200 {
+                    let object = try #require(try JSONSerialization.jsonObject(with: response.body) as? [String: Any])
+                    var bound = AccessToken(
+                        accessToken: Secret(try #require(object["access_token"] as? String)),
+                        tokenType: try #require(object["token_type"] as? String))
+                    bound.dpopKey = key
+                    return bound
+                }
+                nonce = try #require(response.headers[HTTPField.Name("DPoP-Nonce")!], "HTTP \(response.status)")
+            }
+            throw OAuth2Error(code: .invalidGrant, message: "glewlwyd kept asking for a nonce at its token endpoint")
+        }
+
+        static func base64URL(_ data: Data) -> String {
+            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
         }
 
         func url(_ name: String) throws -> URL {
@@ -215,6 +284,33 @@ struct SigningTransportDPoPTests {
         #expect(response.status == 401)
         let challenge = response.headers[.wwwAuthenticate] ?? ""
         #expect(challenge.contains("invalid_dpop_proof"), "\(challenge)")
+    }
+
+    // glewlwyd's own userinfo endpoint is a second, independent resource
+    // server: it checks the proof (ath included) and demands its nonce.
+    @Test func glewlwydsUserinfoTakesOurProofAndItsNonceIsAnsweredOnce() async throws {
+        let glewlwyd = try Glewlwyd()
+        let token = try await glewlwyd.signedInWithNonces(key: try DPoPKey.generate())
+        #expect(token.tokenType == "DPoP")
+        let recorder = Recorder()
+        let signing = SigningTransport(wrapping: recorder, tokenSource: OneToken(token: token))
+        let userinfoText = try #require(glewlwyd.nonceEndpoints["userinfo"])
+        let userinfo = try #require(URL(string: userinfoText))
+
+        let first = try await signing.send(HTTPTransportRequest(url: userinfo, headers: [.accept: "application/json"]))
+        let second = try await signing.send(HTTPTransportRequest(url: userinfo, headers: [.accept: "application/json"]))
+
+        #expect(first.status == 200, "\(String(decoding: first.body, as: UTF8.self))")
+        #expect(second.status == 200)
+        let sub = try #require(try JSONSerialization.jsonObject(with: first.body) as? [String: Any])["sub"] as? String
+        #expect(sub?.isEmpty == false)
+        let nonces = try recorder.requests.map { request in
+            let proof = try #require(request.headers[HTTPField.Name("DPoP")!])
+            return try CompactJWS(proof).payloadObject()["nonce"]?.stringValue
+        }
+        #expect(nonces.count == 3, "one use_dpop_nonce, then the nonce from the start: \(nonces)")
+        #expect(nonces.first == .some(nil) && nonces.dropFirst().allSatisfy { $0 != nil })
+        await recorder.inner.shutdown()
     }
 
     @Test func aBearerTokenAtADPoPOnlyResourceIsDPoPRequiredWithoutARefresh() async throws {
