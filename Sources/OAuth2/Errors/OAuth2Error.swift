@@ -53,7 +53,7 @@ public struct OAuth2Error: Error, Sendable, Hashable {
         public static let unexpectedRedirect: Code = "unexpected_redirect"
         /// The token endpoint's answer is not a usable token response.
         public static let invalidTokenResponse: Code = "invalid_token_response"
-        /// `token_type` is neither Bearer nor, for a request that carried a DPoP proof, DPoP.
+        /// `token_type` is not Bearer.
         public static let unsupportedTokenType: Code = "unsupported_token_type"
         /// A response body over the limit.
         public static let responseTooLarge: Code = "response_too_large"
@@ -119,6 +119,12 @@ public struct OAuth2Error: Error, Sendable, Hashable {
         /// allow that (``DPoPSettings/allowsBearerDowngrade``). A refresh's new
         /// refresh token is kept all the same, and the bearer access token never used.
         public static let dpopDowngraded: Code = "dpop_downgraded"
+        /// A resource server answered a bearer token with a challenge for
+        /// DPoP only: the grant must be bound with DPoP (``OAuth2Configuration/dpop``).
+        public static let dpopRequired: Code = "dpop_required"
+        /// A token of `token_type` DPoP without the key it is bound to
+        /// (``AccessToken/dpopKey``): it cannot be presented, and is never sent as a bearer token.
+        public static let dpopKeyMissing: Code = "dpop_key_missing"
 
         // OpenID Connect and JOSE (JWS, JWK, JWT).
         /// A JWT that is not a well-formed compact JWS (RFC 7515 §7.1): its
@@ -149,17 +155,6 @@ public struct OAuth2Error: Error, Sendable, Hashable {
         public static let accessTokenHashMismatch: Code = "at_hash_mismatch"
         /// A refreshed ID token, or a userinfo answer, is for another `sub` than the signed-in one.
         public static let subjectMismatch: Code = "subject_mismatch"
-
-        // DPoP (RFC 9449).
-        /// A server asked for a new DPoP nonce (`use_dpop_nonce`) again right
-        /// after the request was sent once more with the nonce it gave.
-        public static let dpopNonceLoop: Code = "dpop_nonce_loop"
-        /// A resource server answered a bearer token with a challenge for
-        /// DPoP only: the grant must be bound with DPoP (``OAuth2Configuration/dpop``).
-        public static let dpopRequired: Code = "dpop_required"
-        /// A token of `token_type` DPoP without the key it is bound to
-        /// (``AccessToken/dpopKey``): it cannot be presented, and is never sent as a bearer token.
-        public static let dpopKeyMissing: Code = "dpop_key_missing"
     }
 
     /// The stable error code.

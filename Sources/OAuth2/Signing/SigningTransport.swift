@@ -46,8 +46,9 @@ import Foundation
 ///
 /// - every `DPoP-Nonce` response header is remembered for the origin that
 ///   sent it; a 401 with `WWW-Authenticate: DPoP error="use_dpop_nonce"`
-///   and a `DPoP-Nonce` is sent again once with that nonce, and asked again
-///   right after, the request throws `dpop_nonce_loop`;
+///   and a `DPoP-Nonce` is sent again once with that nonce (once per attempt
+///   with a token: a refresh's retry may answer a new ask once more), and
+///   asked again after that, the request throws `dpop_nonce_loop`;
 /// - the `DPoP` challenge (`error`, `algs`; the `Bearer` one when there is
 ///   none) decides refresh and retry as above;
 /// - a token of `token_type` DPoP without its key throws `dpop_key_missing`
@@ -314,19 +315,18 @@ public struct SigningTransport: HTTPTransport {
                 if let nonce = response.headers[DPoPFields.nonce] {
                     dpopNonces.update(nonce, for: (response.url ?? current.url).absoluteString)
                 }
-                switch nonceRetry.event(DPoPNonceRetry.Answer(response)) {
-                case .proceed, .nonceMissing:
+                switch nonceRetry.event(DPoPNonceRetry.Event(resourceAnswer: response)) {
+                case .accept:
                     break
                 case .retry(let nonce):
                     span.set("oauth2.dpop.nonce_retried", true)
                     nonceToSend = nonce
                     continue
-                case .nonceLoop:
-                    throw OAuth2Error(
-                        code: .dpopNonceLoop,
-                        message:
-                            "the resource server asked for a new DPoP nonce again right after its nonce was sent (\(current.method) \(current.url.redactingQuery))",
-                        httpStatus: response.status.code)
+                case .fail(var error):
+                    error.message =
+                        "the resource server asked for a DPoP nonce again after the retry with the nonce it gave (\(current.method) \(current.url.redactingQuery))"
+                    error.httpStatus = response.status.code
+                    throw error
                 }
             }
             guard request.redirects != .never else { return (response, Self.answeredWhereSent(response, current)) }
