@@ -8,12 +8,14 @@
 # packages of Tests/Glewlwyd/requirements.txt into .build/glewlwyd/venv), makes
 # a fresh .build/glewlwyd/NAME/ (default NAME: main) with a SQLite database made
 # from the package's schema, keys and a throwaway CA, starts glewlwyd on a free
-# 127.0.0.1 port and the resource server (verifier.py), configures glewlwyd
-# through its admin REST API (Tests/Glewlwyd/setup.py) and returns once all
-# answer. With --tls, a TLS front (tls_front.py: the throwaway CA's server
-# certificate for 127.0.0.1, client certificates asked for and checked) is the
-# only way in: glewlwyd's external URL, its metadata and the resource server
-# are https there, and mutual TLS (RFC 8705) works. On stdout:
+# 127.0.0.1 port behind a front (front.py: it passes requests to glewlwyd one
+# at a time, since glewlwyd is not safe under concurrent writes), and the
+# resource server (verifier.py), configures glewlwyd through its admin REST API
+# (Tests/Glewlwyd/setup.py) and returns once all answer. The front's URL is
+# glewlwyd's external URL, the one in its metadata. With --tls the front is
+# https (the throwaway CA's certificate for 127.0.0.1, client certificates
+# asked for and checked) and fronts the resource server too: everything is
+# https there, and mutual TLS (RFC 8705) works. On stdout:
 # the path of env.json (also env.sh). Anything left from an earlier start under
 # NAME is stopped first; if anything fails, nothing is left running.
 # stop: stops what start started (TERM, then KILL after 5 s); the folder stays.
@@ -67,7 +69,7 @@ stop_pid_file() {
 
 stop() {
     [ -d "$run_dir" ] || return 0
-    stop_pid_file "$run_dir/tls-front.pid"
+    stop_pid_file "$run_dir/front.pid"
     stop_pid_file "$run_dir/verifier.pid"
     stop_pid_file "$run_dir/glewlwyd.pid"
 }
@@ -220,16 +222,16 @@ connection = sqlite3.connect(sys.argv[1])
 connection.executescript(gzip.open("/usr/share/doc/glewlwyd/database/init.sqlite3.sql.gz", "rt").read())
 connection.commit()
 EOF
-    local port resource_port tls_port="" external
+    local port resource_port front_port external
     port="$(free_port)"
     resource_port="$(free_port)"
-    external="http://127.0.0.1:$port"
+    front_port="$(free_port)"
+    external="http://127.0.0.1:$front_port"
     echo "$port" >"$run_dir/port"
     echo "$resource_port" >"$run_dir/resource-port"
     if [ "$tls" = 1 ]; then
-        tls_port="$(free_port)"
-        echo "$tls_port" >"$run_dir/tls-port"
-        external="https://127.0.0.1:$tls_port"
+        echo "$front_port" >"$run_dir/tls-port"
+        external="https://127.0.0.1:$front_port"
     fi
     echo "$external" >"$run_dir/external-url"
     write_config "$port" "$external"
@@ -246,18 +248,16 @@ EOF
         --downgrade "$base/api/oidc/token" \
         </dev/null >"$run_dir/verifier.log" 2>&1 &
     echo $! >"$run_dir/verifier.pid"
-    if [ "$tls" = 1 ]; then
-        "$venv/bin/python" "$src/tls_front.py" --port "$tls_port" --glewlwyd "$base" \
-            --resource "http://127.0.0.1:$resource_port" --tls-dir "$run_dir/tls" \
-            </dev/null >"$run_dir/tls-front.log" 2>&1 &
-        echo $! >"$run_dir/tls-front.pid"
-    fi
+    local tls_dir=()
+    [ "$tls" = 1 ] && tls_dir=(--tls-dir "$run_dir/tls")
+    "$venv/bin/python" "$src/front.py" --port "$front_port" --glewlwyd "$base" \
+        --resource "http://127.0.0.1:$resource_port" "${tls_dir[@]}" \
+        </dev/null >"$run_dir/front.log" 2>&1 &
+    echo $! >"$run_dir/front.pid"
 
     wait_for "$base/config/" glewlwyd "$run_dir/glewlwyd.pid"
     wait_for "http://127.0.0.1:$resource_port/test/nonce" "the resource server" "$run_dir/verifier.pid"
-    if [ "$tls" = 1 ]; then
-        wait_for "https://127.0.0.1:$tls_port/healthz" "the TLS front" "$run_dir/tls-front.pid"
-    fi
+    wait_for "$external/healthz" "the front" "$run_dir/front.pid"
     "$venv/bin/python" "$src/setup.py" "$run_dir" >"$run_dir/setup.log" 2>&1 || fail "configuring glewlwyd failed"
     wait_for "$base/api/oidc/.well-known/openid-configuration" "the oidc plugin" "$run_dir/glewlwyd.pid"
     "$venv/bin/python" - "$run_dir/env.json" >"$run_dir/env.sh" <<'EOF'

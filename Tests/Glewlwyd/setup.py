@@ -143,7 +143,7 @@ def plugin_parameters(name, issuer, keys, overrides):
     }
     if os.path.exists(os.path.join(os.path.dirname(keys), "tls-port")):
         parameters.update({
-            # The TLS front (tls_front.py) checks the client certificate against
+            # The TLS front (front.py) checks the client certificate against
             # the run's CA (or the registered self-signed one) and forwards it
             # in this header; glewlwyd is reachable on 127.0.0.1 only.
             "client-cert-source": "header",

@@ -425,7 +425,7 @@ def main():
     parser.add_argument("--jwks", required=True)
     parser.add_argument("--downgrade", required=True, help="glewlwyd's token endpoint, for /downgrade/token")
     parser.add_argument("--behind-front", action="store_true",
-                        help="trust X-Original-URL and X-Client-Cert-S256 (set by tls_front.py)")
+                        help="trust X-Original-URL and X-Client-Cert-S256 (set by front.py)")
     arguments = parser.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", arguments.port), Handler)
     server.daemon_threads = True
