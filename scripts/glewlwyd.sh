@@ -245,6 +245,7 @@ EOF
     [ "$tls" = 1 ] && front=(--behind-front)
     "$venv/bin/python" "$src/verifier.py" --port "$resource_port" --jwks "$base/api/oidc/jwks" "${front[@]}" \
         --issuer "$external/api/oidc" --issuer "$external/api/oidcnonce" --issuer "$external/api/oidcpar" \
+        --issuer "$external/api/oidcshort" \
         --downgrade "$base/api/oidc/token" \
         </dev/null >"$run_dir/verifier.log" 2>&1 &
     echo $! >"$run_dir/verifier.pid"

@@ -9,10 +9,10 @@ package's database script creates (admin / password), then creates:
 
 - a scope `api` (password required) and the user alice with a random password;
 - the clients (see CLIENTS below and Tests/Glewlwyd/README.md);
-- three instances of the OpenID Connect plugin: `oidc` (DPoP allowed, PAR
+- four instances of the OpenID Connect plugin: `oidc` (DPoP allowed, PAR
   allowed, JAR, refresh-token rotation, device flow, mTLS through the front),
-  `oidcnonce` (the same, DPoP server nonces mandatory) and `oidcpar` (the
-  same, PAR required).
+  `oidcnonce` (the same, DPoP server nonces mandatory), `oidcpar` (the same,
+  PAR required) and `oidcshort` (the same as `oidc`, 2-second access tokens).
 
 and writes RUN_DIR/env.json (mode 600: it holds the run's secrets).
 """
@@ -247,7 +247,9 @@ def main():
         admin.call("POST", "/client/", body)
 
     plugins = {"oidc": {}, "oidcnonce": {"oauth-dpop-nonce-mandatory": True, "oauth-dpop-nonce-counter": 1000},
-               "oidcpar": {"oauth-par-required": True}}
+               "oidcpar": {"oauth-par-required": True},
+               # 2-second access tokens: the 401 -> refresh -> retry rules against a real expiry.
+               "oidcshort": {"access-token-duration": 2}}
     endpoints = {}
     for name, overrides in plugins.items():
         plugin_base = f"{base}/api/{name}"
