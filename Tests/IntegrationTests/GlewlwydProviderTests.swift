@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2
 import Testing
 
 /// A glewlwyd run's env.json (the parts the tests read; Tests/Glewlwyd/README.md has all of it).
@@ -28,9 +29,11 @@ struct GlewlwydRun: Decodable, Sendable {
     }
 
     struct Resource: Decodable, Sendable {
+        let me: String
         let bearerMe: String
 
         enum CodingKeys: String, CodingKey {
+            case me
             case bearerMe = "bearer_me"
         }
     }
@@ -118,6 +121,54 @@ struct GlewlwydProviderTests {
             python, [selftest, path], environment: ProcessInfo.processInfo.environment, timeout: .seconds(120))
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains(" passed, 0 failed"), "\(result.stdout)")
+    }
+
+    /// The shared contract's proofs (DPoPKey) against two implementations that
+    /// are not ours: glewlwyd binds the token to the key (`cnf.jkt` is the key's
+    /// RFC 7638 thumbprint), and the resource server (auth0-api-python for
+    /// ES256, jwcrypto for the others) takes the proof with `ath`.
+    @Test(arguments: DPoPKey.supportedAlgorithms)
+    func dpopKeyProofsAreAcceptedByGlewlwydAndTheResourceServer(_ algorithm: JWSAlgorithm) async throws {
+        let (run, _) = try GlewlwydRun.plain()
+        let client = try run.client("confidential")
+        let secret = try #require(client.clientSecret)
+        let key = try DPoPKey.generate(algorithm: algorithm)
+        let dpop = try #require(HTTPField.Name("DPoP"))
+
+        var tokenRequest = HTTPTransportRequest(method: .post, url: try #require(URL(string: run.endpoints.token)))
+        tokenRequest.headers.append(HTTPField(name: .contentType, value: "application/x-www-form-urlencoded"))
+        let credentials = Data("\(client.clientID):\(secret)".utf8).base64EncodedString()
+        tokenRequest.headers.append(HTTPField(name: .authorization, value: "Basic \(credentials)"))
+        tokenRequest.headers.append(
+            HTTPField(name: dpop, value: try key.proof(method: "POST", url: run.endpoints.token, now: Date()).value))
+        tokenRequest.body = Data("grant_type=client_credentials&scope=api".utf8)
+        let tokenResponse = try await Provider.send(tokenRequest)
+
+        #expect(tokenResponse.status == 200, "\(String(decoding: tokenResponse.body, as: UTF8.self))")
+        let body = try JSONObject(String(decoding: tokenResponse.body, as: UTF8.self))
+        #expect(body.string("token_type") == "DPoP")
+        let accessToken = try #require(body.string("access_token"))
+        let payload = try #require(accessToken.split(separator: ".").dropFirst().first)
+        let claims = try JSONObject(String(decoding: try #require(Self.base64URLDecoded(String(payload))), as: UTF8.self))
+        #expect((claims["cnf"] as? [String: Any])?["jkt"] as? String == key.thumbprint)
+
+        var call = HTTPTransportRequest(url: try #require(URL(string: run.resource.me)))
+        call.headers.append(HTTPField(name: .authorization, value: "DPoP \(accessToken)"))
+        call.headers.append(
+            HTTPField(
+                name: dpop,
+                value: try key.proof(method: "GET", url: run.resource.me, accessToken: Secret(accessToken), now: Date()).value))
+        let answer = try await Provider.send(call)
+
+        #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
+        let verifiedBy = try JSONObject(String(decoding: answer.body, as: UTF8.self)).string("verified_by")
+        #expect(verifiedBy == (algorithm == .es256 ? "auth0-api-python" : "jwcrypto"))
+    }
+
+    static func base64URLDecoded(_ text: String) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64)
     }
 
     @Test func clientCredentialsThroughDiscoveryAndABearerCall() async throws {
