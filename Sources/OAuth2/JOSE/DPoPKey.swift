@@ -69,10 +69,18 @@ public struct DPoPKey: Sendable {
     /// first when the provider allows it; ES256 when the provider did not say.
     ///
     /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` when the provider
-    ///   supports none of them.
+    ///   supports none of them, or `preferred` is not one of them.
     public static func algorithm(
         preferred: JWSAlgorithm? = nil, providerAlgorithms: [JWSAlgorithm]?
     ) throws(OAuth2Error) -> JWSAlgorithm {
+        if let preferred, !supportedAlgorithms.contains(preferred) {
+            // Returned as the choice, it would fail only later, when the key is made.
+            throw OAuth2Error(
+                code: .invalidConfiguration,
+                message:
+                    "a DPoP key cannot be made for \(OAuth2Error.sanitize(String(preferred.rawValue.prefix(20)))); use ES256, EdDSA, PS256 or RS256"
+            )
+        }
         let ours = (preferred.map { [$0] } ?? []) + supportedAlgorithms
         guard let theirs = providerAlgorithms, !theirs.isEmpty else { return ours[0] }
         guard let choice = ours.first(where: { supportedAlgorithms.contains($0) && theirs.contains($0) }) else {

@@ -200,6 +200,13 @@ import Testing
         #expect(throws: OAuth2Error.self) { try DPoPKey.algorithm(providerAlgorithms: ["ES384", "HS256"]) }
     }
 
+    /// A preferred algorithm no key can be made for is refused at once, not
+    /// returned as the choice to fail when the key is made.
+    @Test func aPreferredAlgorithmNoKeyCanBeMadeForIsRefused() {
+        #expect(throws: OAuth2Error.self) { try DPoPKey.algorithm(preferred: .hs256, providerAlgorithms: nil) }
+        #expect(throws: OAuth2Error.self) { try DPoPKey.algorithm(preferred: .es384, providerAlgorithms: ["ES384", "ES256"]) }
+    }
+
     // MARK: - Codable
 
     @Test(arguments: DPoPKey.supportedAlgorithms)
