@@ -6,7 +6,10 @@ import Testing
 /// (Tests/Glewlwyd/README.md). It binds what it issues to the proof's key
 /// (`cnf.jkt`), demands nonces on its `oidcnonce` instance, binds a public
 /// client's refresh token to the key, and binds a code to `dpop_jkt`.
+// Serialized: glewlwyd keeps its state in SQLite, and a device authorization
+// written while other requests write failed with an SQL error (server_error).
 @Suite(
+    .serialized,
     .enabled(if: GlewlwydRun.isConfigured, "needs glewlwyd: `make test` starts it (scripts/glewlwyd.sh) and sets OAUTH2_IT_GLEWLWYD"))
 struct GlewlwydDPoPTokenTests {
     @Test func aClientCredentialsTokenIsBoundToTheGrantsKey() async throws {
@@ -76,6 +79,52 @@ struct GlewlwydDPoPTokenTests {
         await transport.shutdown()
     }
 
+    /// glewlwyd refuses a replayed `jti`: every poll of the device grant
+    /// carries a new proof, all of the one key the token is then bound to.
+    @Test func everyDevicePollCarriesANewProofOfTheGrantsKey() async throws {
+        let run = try GlewlwydRun.load()
+        var configuration = try await run.configuration(plugin: "oidcnonce", client: "public")
+        configuration.deviceAuthorizationEndpoint = URL(string: try run.endpoint("device", plugin: "oidcnonce"))!
+        configuration.dpop = DPoPSettings()
+        let transport = RecordingTransport()
+        let provider = try OAuth2Provider(configuration: configuration, transport: transport)
+        let authorization = try await provider.startDeviceAuthorization(scopes: ["api"])
+        let polling = Task { try await provider.token(for: .deviceCode(authorization, scopes: ["api"])) }
+        try await Task.sleep(for: authorization.interval + .seconds(1))
+        try await run.approveDevice(authorization)
+        let token = try await polling.value
+        let key = try #require(token.dpopKey)
+        let proofs = try transport.requests.filter { $0.url == configuration.tokenEndpoint }.map { request in
+            try GlewlwydRun.payload(of: try #require(request.headers[HTTPField.Name("DPoP")!]))
+        }
+        #expect(proofs.count >= 2, "a pending poll, then the approved one")
+        #expect(Set(proofs.compactMap { $0["jti"] as? String }).count == proofs.count)
+        #expect(try GlewlwydRun.claims(of: token.accessToken.value)["cnf"]?["jkt"] as? String == key.thumbprint)
+        await transport.inner.shutdown()
+    }
+
+    /// A bound grant's revocation carries proofs (glewlwyd does not ask for
+    /// them, and takes the request all the same); the key goes with the token.
+    @Test func aBoundGrantIsRevokedAndItsKeyDeleted() async throws {
+        let run = try GlewlwydRun.load()
+        var configuration = try await run.configuration(client: "confidential")
+        configuration.revocationEndpoint = URL(string: try run.endpoint("revocation", plugin: "oidc"))!
+        configuration.allowsPasswordGrant = true
+        configuration.dpop = DPoPSettings()
+        let store = InMemoryTokenStore()
+        let transport = RecordingTransport()
+        let provider = try OAuth2Provider(configuration: configuration, store: store, transport: transport)
+        let client = provider.client(account: "alice")
+        let token = try await client.authenticate(.password(username: "alice", password: Secret(try run.password), scopes: ["api"]))
+        #expect(token.dpopKey != nil)
+        try await client.revoke()
+        let revocations = transport.requests.filter { $0.url == configuration.revocationEndpoint }
+        #expect(!revocations.isEmpty)
+        #expect(revocations.allSatisfy { $0.headers[HTTPField.Name("DPoP")!] != nil })
+        #expect(try await store.load(account: "alice") == nil)
+        await transport.inner.shutdown()
+    }
+
     /// The resource server's `/downgrade/token` passes the request on to
     /// glewlwyd without its proof: a real bearer answer to a DPoP request.
     @Test func aBearerAnswerToADPoPRequestIsRefusedUnlessAllowed() async throws {
@@ -132,6 +181,30 @@ struct GlewlwydRun {
         return configuration
     }
 
+    /// An endpoint of a plugin instance (`device`, `revocation`, …).
+    func endpoint(_ name: String, plugin: String) throws -> String {
+        try #require(try object("plugins", plugin)[name] as? String)
+    }
+
+    /// The user's password.
+    var password: String {
+        get throws { try #require(try object("user")["password"] as? String) }
+    }
+
+    /// Plays the user approving a device at its verification URI.
+    func approveDevice(_ authorization: DeviceAuthorization) async throws {
+        let browser = try #require(environment["browser"] as? [String])
+        var arguments = Array(browser.dropFirst())
+        if let complete = authorization.verificationURIComplete {
+            arguments += ["--device", complete.absoluteString]
+        } else {
+            arguments += ["--device", authorization.verificationURI.absoluteString, "--user-code", authorization.userCode]
+        }
+        arguments += ["--username", "alice", "--password", try password]
+        let result = try await Subprocess.run(browser[0], arguments, environment: ProcessInfo.processInfo.environment)
+        #expect(result.status == 0 && result.stdout.contains("authorized"), "\(result.stderr)")
+    }
+
     /// Plays the user's browser at an authorize URL; returns the redirect.
     func browse(_ url: String) async throws -> String {
         let browser = try #require(environment["browser"] as? [String])
@@ -144,14 +217,18 @@ struct GlewlwydRun {
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// The claims of a JWT access token, unverified (the test reads what glewlwyd bound).
+    /// The claims of a JWT access token that are objects (`cnf`), unverified.
     static func claims(of jwt: String) throws -> [String: [String: Any]] {
+        try payload(of: jwt).compactMapValues { $0 as? [String: Any] }
+    }
+
+    /// A JWT's payload, unverified (the test reads what glewlwyd bound, or what a proof claimed).
+    static func payload(of jwt: String) throws -> [String: Any] {
         let parts = jwt.split(separator: ".")
         try #require(parts.count == 3)
         var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         let data = try #require(Data(base64Encoded: base64))
-        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        return object.compactMapValues { $0 as? [String: Any] }
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 }
