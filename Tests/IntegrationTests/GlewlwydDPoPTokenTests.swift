@@ -50,14 +50,19 @@ struct GlewlwydDPoPTokenTests {
     }
 
     /// A public client's sign-in: the code bound to the key by `dpop_jkt`,
-    /// exchanged after a nonce retry; then a process without DPoP in its
-    /// configuration (a later CLI command) refreshes the bound refresh token
-    /// with the stored key, which glewlwyd requires, and the grant keeps it.
+    /// exchanged after a nonce retry, the token and key sealed in an encrypted
+    /// file store; then another process's store on the same directory, without
+    /// DPoP in its configuration (a later CLI command), refreshes the bound
+    /// refresh token with the key it read back, which glewlwyd requires, and
+    /// the grant keeps it.
     @Test func aPublicClientsBoundGrantIsRefreshedWithTheStoredKey() async throws {
         let run = try GlewlwydRun.load()
         var configuration = try await run.configuration(plugin: "oidcnonce", client: "public")
         configuration.dpop = DPoPSettings()
-        let store = InMemoryTokenStore()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dpop-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let storeKey = (0..<32).map { _ in UInt8.random(in: .min ... .max) }
+        let store = try FileTokenStore(directory: directory, encryption: .aesGCM(try .init(bytes: storeKey)))
         let transport = CurlTransport()
         let signIn = try OAuth2Provider(configuration: configuration, store: store, transport: transport)
         let client = signIn.client(account: "alice")
@@ -70,7 +75,8 @@ struct GlewlwydDPoPTokenTests {
         let refreshToken = try #require(token.refreshToken)
 
         configuration.dpop = nil
-        let later = try OAuth2Provider(configuration: configuration, store: store, transport: transport)
+        let otherStore = try FileTokenStore(directory: directory, encryption: .aesGCM(try .init(bytes: storeKey)))
+        let later = try OAuth2Provider(configuration: configuration, store: otherStore, transport: transport)
         let refreshed = try await later.client(account: "alice").refreshAccessToken()
         #expect(refreshed.dpopKey == key)
         #expect(refreshed.refreshToken != refreshToken, "glewlwyd rotates refresh tokens")
