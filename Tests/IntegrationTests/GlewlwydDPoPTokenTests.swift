@@ -10,10 +10,11 @@ import Testing
 // written while other requests write failed with an SQL error (server_error).
 @Suite(
     .serialized,
-    .enabled(if: GlewlwydRun.isConfigured, "needs glewlwyd: `make test` starts it (scripts/glewlwyd.sh) and sets OAUTH2_IT_GLEWLWYD"))
+    .enabled(
+        if: GlewlwydEnvironment.isConfigured, "needs glewlwyd: `make test` starts it (scripts/glewlwyd.sh) and sets OAUTH2_IT_GLEWLWYD"))
 struct GlewlwydDPoPTokenTests {
     @Test func aClientCredentialsTokenIsBoundToTheGrantsKey() async throws {
-        let run = try GlewlwydRun.load()
+        let run = try GlewlwydEnvironment.load()
         var configuration = try await run.configuration(client: "confidential")
         #expect(!configuration.dpopSigningAlgValuesSupported.isEmpty, "glewlwyd's metadata lists its DPoP algorithms")
         for algorithm in [JWSAlgorithm.es256, .edDSA] {
@@ -25,14 +26,14 @@ struct GlewlwydDPoPTokenTests {
             let key = try #require(token.dpopKey)
             #expect(key.algorithm == algorithm)
             #expect(token.tokenType.lowercased() == "dpop")
-            #expect(try GlewlwydRun.claims(of: token.accessToken.value)["cnf"]?["jkt"] as? String == key.thumbprint)
+            #expect(try GlewlwydEnvironment.claims(of: token.accessToken.value)["cnf"]?["jkt"] as? String == key.thumbprint)
         }
     }
 
     /// `oidcnonce` answers the first proof with `use_dpop_nonce`: one retry,
     /// and the nonce is kept for the next grant, which needs no retry.
     @Test func theServersNonceIsRetriedOnceAndKept() async throws {
-        let run = try GlewlwydRun.load()
+        let run = try GlewlwydEnvironment.load()
         var configuration = try await run.configuration(plugin: "oidcnonce", client: "confidential")
         configuration.dpop = DPoPSettings()
         let transport = RecordingTransport()
@@ -41,7 +42,7 @@ struct GlewlwydDPoPTokenTests {
         let tokenRequests = { transport.requests.filter { $0.url == configuration.tokenEndpoint } }
         #expect(tokenRequests().count == 2)
         #expect(tokenRequests().allSatisfy { $0.headers[HTTPField.Name("DPoP")!] != nil })
-        #expect(try GlewlwydRun.claims(of: first.accessToken.value)["cnf"]?["jkt"] as? String == first.dpopKey?.thumbprint)
+        #expect(try GlewlwydEnvironment.claims(of: first.accessToken.value)["cnf"]?["jkt"] as? String == first.dpopKey?.thumbprint)
 
         let second = try await provider.token(for: .clientCredentials(scopes: ["api"]))
         #expect(tokenRequests().count == 3, "the kept nonce spares the second grant a round trip")
@@ -56,7 +57,7 @@ struct GlewlwydDPoPTokenTests {
     /// refresh token with the key it read back, which glewlwyd requires, and
     /// the grant keeps it.
     @Test func aPublicClientsBoundGrantIsRefreshedWithTheStoredKey() async throws {
-        let run = try GlewlwydRun.load()
+        let run = try GlewlwydEnvironment.load()
         var configuration = try await run.configuration(plugin: "oidcnonce", client: "public")
         configuration.dpop = DPoPSettings()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dpop-\(UUID().uuidString)").path
@@ -71,7 +72,7 @@ struct GlewlwydDPoPTokenTests {
         let redirect = try await run.browse(pending.url.absoluteString)
         let token = try await client.authenticate(.authorizationCode(redirect: redirect))
         #expect(token.dpopKey == key)
-        #expect(try GlewlwydRun.claims(of: token.accessToken.value)["cnf"]?["jkt"] as? String == key.thumbprint)
+        #expect(try GlewlwydEnvironment.claims(of: token.accessToken.value)["cnf"]?["jkt"] as? String == key.thumbprint)
         let refreshToken = try #require(token.refreshToken)
 
         configuration.dpop = nil
@@ -80,7 +81,7 @@ struct GlewlwydDPoPTokenTests {
         let refreshed = try await later.client(account: "alice").refreshAccessToken()
         #expect(refreshed.dpopKey == key)
         #expect(refreshed.refreshToken != refreshToken, "glewlwyd rotates refresh tokens")
-        #expect(try GlewlwydRun.claims(of: refreshed.accessToken.value)["cnf"]?["jkt"] as? String == key.thumbprint)
+        #expect(try GlewlwydEnvironment.claims(of: refreshed.accessToken.value)["cnf"]?["jkt"] as? String == key.thumbprint)
         #expect(try await store.load(account: "alice")?.dpopKey == key)
         await transport.shutdown()
     }
@@ -88,7 +89,7 @@ struct GlewlwydDPoPTokenTests {
     /// glewlwyd refuses a replayed `jti`: every poll of the device grant
     /// carries a new proof, all of the one key the token is then bound to.
     @Test func everyDevicePollCarriesANewProofOfTheGrantsKey() async throws {
-        let run = try GlewlwydRun.load()
+        let run = try GlewlwydEnvironment.load()
         var configuration = try await run.configuration(plugin: "oidcnonce", client: "public")
         configuration.deviceAuthorizationEndpoint = URL(string: try run.endpoint("device", plugin: "oidcnonce"))!
         configuration.dpop = DPoPSettings()
@@ -101,18 +102,18 @@ struct GlewlwydDPoPTokenTests {
         let token = try await polling.value
         let key = try #require(token.dpopKey)
         let proofs = try transport.requests.filter { $0.url == configuration.tokenEndpoint }.map { request in
-            try GlewlwydRun.payload(of: try #require(request.headers[HTTPField.Name("DPoP")!]))
+            try GlewlwydEnvironment.payload(of: try #require(request.headers[HTTPField.Name("DPoP")!]))
         }
         #expect(proofs.count >= 2, "a pending poll, then the approved one")
         #expect(Set(proofs.compactMap { $0["jti"] as? String }).count == proofs.count)
-        #expect(try GlewlwydRun.claims(of: token.accessToken.value)["cnf"]?["jkt"] as? String == key.thumbprint)
+        #expect(try GlewlwydEnvironment.claims(of: token.accessToken.value)["cnf"]?["jkt"] as? String == key.thumbprint)
         await transport.inner.shutdown()
     }
 
     /// A bound grant's revocation carries proofs (glewlwyd does not ask for
     /// them, and takes the request all the same); the key goes with the token.
     @Test func aBoundGrantIsRevokedAndItsKeyDeleted() async throws {
-        let run = try GlewlwydRun.load()
+        let run = try GlewlwydEnvironment.load()
         var configuration = try await run.configuration(client: "confidential")
         configuration.revocationEndpoint = URL(string: try run.endpoint("revocation", plugin: "oidc"))!
         configuration.allowsPasswordGrant = true
@@ -134,7 +135,7 @@ struct GlewlwydDPoPTokenTests {
     /// The resource server's `/downgrade/token` passes the request on to
     /// glewlwyd without its proof: a real bearer answer to a DPoP request.
     @Test func aBearerAnswerToADPoPRequestIsRefusedUnlessAllowed() async throws {
-        let run = try GlewlwydRun.load()
+        let run = try GlewlwydEnvironment.load()
         var configuration = try await run.configuration(client: "confidential")
         configuration.tokenEndpoint = URL(string: run.downgradeTokenEndpoint)!
         configuration.dpop = DPoPSettings()
@@ -148,21 +149,21 @@ struct GlewlwydDPoPTokenTests {
         let token = try await allowing.token(for: .clientCredentials(scopes: ["api"]))
         #expect(token.tokenType.lowercased() == "bearer")
         #expect(token.dpopKey == nil)
-        #expect(try GlewlwydRun.claims(of: token.accessToken.value)["cnf"] == nil)
+        #expect(try GlewlwydEnvironment.claims(of: token.accessToken.value)["cnf"] == nil)
         await transport.shutdown()
     }
 }
 
 /// A glewlwyd run's env.json (`OAUTH2_IT_GLEWLWYD`), the parts these tests read.
-struct GlewlwydRun {
+struct GlewlwydEnvironment {
     let environment: [String: Any]
 
     static let isConfigured = !(ProcessInfo.processInfo.environment["OAUTH2_IT_GLEWLWYD"] ?? "").isEmpty
 
-    static func load() throws -> GlewlwydRun {
+    static func load() throws -> GlewlwydEnvironment {
         let path = try #require(ProcessInfo.processInfo.environment["OAUTH2_IT_GLEWLWYD"])
         let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path)))
-        return GlewlwydRun(environment: try #require(object as? [String: Any]))
+        return GlewlwydEnvironment(environment: try #require(object as? [String: Any]))
     }
 
     private func object(_ keys: String...) throws -> [String: Any] {
