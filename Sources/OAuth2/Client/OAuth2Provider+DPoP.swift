@@ -28,14 +28,16 @@ extension OAuth2Provider {
         while true {
             let requestedAt = clock.now()
             var request = try makeRequest(requestedAt)
-            let url = request.url.absoluteString
             if let key {
+                let url = request.url.absoluteString
                 let proof = try key.proof(method: request.method.rawValue, url: url, nonce: dpopNonces.nonce(for: url), now: requestedAt)
                 request.headers[DPoPHeader.proof] = proof.value
             }
             let response = try await perform(request)
             let nonce = response.headers[DPoPHeader.nonce]
-            if let nonce { dpopNonces.update(nonce, for: url) }
+            // The URL's text only when there is a nonce to keep: a bearer token
+            // request pays nothing for DPoP (the allocation gate's refresh).
+            if let nonce { dpopNonces.update(nonce, for: request.url.absoluteString) }
             guard key != nil else { return (response, requestedAt) }
             switch policy.event(.answered(refusesForNonce: Self.refusesForNonce(response), nonce: nonce)) {
             case .accept:
