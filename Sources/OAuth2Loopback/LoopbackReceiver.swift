@@ -42,7 +42,7 @@ public import Foundation
 ///
 /// ```swift
 /// let receiver = try LoopbackReceiver(redirectURI: URL(string: "http://127.0.0.1/callback")!)
-/// let pending = try client.authorizationURL(redirectURI: receiver.redirectURI)
+/// let pending = try await client.authorizationURL(redirectURI: receiver.redirectURI)
 /// print("Open \(pending.url)")
 /// let redirect = try await receiver.redirect(for: pending, timeout: .seconds(300))
 /// let token = try await client.authenticate(.authorizationCode(redirect: redirect, pending: pending))
@@ -130,13 +130,21 @@ public final class LoopbackReceiver: Sendable {
     /// - Returns: the redirect, not yet validated: pass it to
     ///   `OAuth2Client.authenticate(.authorizationCode(redirect: _:pending:))`.
     /// - Throws: as ``redirect(state:timeout:)``; `invalid_configuration`
-    ///   when `pending.redirectURI` is not ``redirectURI``.
+    ///   when `pending.redirectURI` is not ``redirectURI``; `pushed_request_expired`
+    ///   when `pending`'s pushed request (RFC 9126) has already expired, so
+    ///   that the provider would refuse the URL: start a new authorization.
     public func redirect(for pending: PendingAuthorization, timeout: Duration = .seconds(300)) async throws(OAuth2Error) -> URL {
         guard pending.redirectURI.absoluteString == redirectURI.absoluteString else {
             throw OAuth2Error(
                 code: .invalidConfiguration,
                 message:
                     "the authorization was started for \(pending.redirectURI.withoutQuery), not for this receiver's \(redirectURI.withoutQuery)"
+            )
+        }
+        guard !pending.isPushedRequestExpired(at: Date()) else {
+            throw OAuth2Error(
+                code: .pushedRequestExpired,
+                message: "the pushed authorization request expired before the browser was sent to it; start a new authorization"
             )
         }
         return try await redirect(state: pending.state, timeout: timeout)

@@ -208,6 +208,45 @@ import Testing
         #expect(result.stdout.isEmpty)
     }
 
+    @Test func parWithoutAnEndpointIsAUsageError() async throws {
+        let cli = try CLI()
+        let result = try await cli.run(["authorize", "--par", "--client-id", "app", "--store", cli.store] + Self.endpoints, input: "")
+        #expect(result.status == 64)
+        #expect(
+            result.errorLines.first?.hasPrefix("error: usage: --par needs the pushed authorization request endpoint") == true,
+            "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func aParURLThatIsNotAnHTTPURLIsAUsageError() async throws {
+        let cli = try CLI()
+        let result = try await cli.run(
+            ["authorize", "--par", "--par-url", "ftp://idp.example/par", "--client-id", "app", "--store", cli.store] + Self.endpoints,
+            input: "")
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("--par-url must be an absolute http(s) URL"), "\(result.stderr)")
+    }
+
+    @Test func parPushesBeforeAnyURLIsPrinted() async throws {
+        // Nothing listens on port 9: the push fails, and no authorize URL was printed before it.
+        let cli = try CLI()
+        let result = try await cli.run(
+            ["authorize", "--par", "--par-url", "http://127.0.0.1:9/par", "--client-id", "app", "--store", cli.store] + Self.endpoints,
+            input: "")
+        #expect(result.status == 1)
+        #expect(result.errorLines.first?.hasPrefix("error: transport_error: ") == true, "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func aRequestObjectWithoutTheClientKeyIsAUsageError() async throws {
+        let cli = try CLI()
+        let result = try await cli.run(
+            ["authorize", "--request-object", "--client-id", "app", "--store", cli.store] + Self.endpoints, input: "")
+        #expect(result.status == 64)
+        #expect(
+            result.errorLines.first?.hasPrefix("error: usage: --request-object needs the client's private key") == true, "\(result.stderr)")
+    }
+
     @Test func callRefusesAPlainHTTPURLToAnotherHost() async throws {
         let cli = try CLI()
         let result = try await cli.run(["call", "http://api.example/me", "--client-id", "app", "--store", cli.store] + Self.endpoints)

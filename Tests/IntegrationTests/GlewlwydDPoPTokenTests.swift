@@ -67,7 +67,7 @@ struct GlewlwydDPoPTokenTests {
         let transport = CurlTransport()
         let signIn = try OAuth2Provider(configuration: configuration, store: store, transport: transport)
         let client = signIn.client(account: "alice")
-        let pending = try client.authorizationURL(redirectURI: URL(string: run.redirectURI)!, scopes: ["api"])
+        let pending = try await client.authorizationURL(redirectURI: URL(string: run.redirectURI)!, scopes: ["api"])
         let key = try #require(pending.dpopKey)
         let redirect = try await run.browse(pending.url.absoluteString)
         let token = try await client.authenticate(.authorizationCode(redirect: redirect))

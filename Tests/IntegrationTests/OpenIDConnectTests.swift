@@ -28,7 +28,7 @@ struct OpenIDConnectTests {
 
     /// The code flow through the scripted browser; returns the verified token.
     static func signIn(_ provider: OAuth2Provider, at local: Provider, as username: String = "alice") async throws -> AccessToken {
-        let pending = try provider.authorizationURL(redirectURI: redirectURI, scopes: scopes)
+        let pending = try await provider.authorizationURL(redirectURI: redirectURI, scopes: scopes)
         let redirect = try await local.browse(pending.url.absoluteString, username: username)
         return try await provider.token(for: .authorizationCode(redirect: redirect, pending: pending))
     }

@@ -353,7 +353,7 @@ import Testing
         )
         let client = provider.client()
         let receiver = try receiver()
-        let pending = try client.authorizationURL(redirectURI: receiver.redirectURI)
+        let pending = try await client.authorizationURL(redirectURI: receiver.redirectURI)
         let wait = Task { try await receiver.redirect(for: pending, timeout: .seconds(20)) }
         #expect(try await Probe.request("\(receiver.redirectURI.absoluteString)?code=the-code&state=\(pending.state)").status == 200)
         transport.enqueue(json: #"{"access_token":"at-1","token_type":"Bearer","expires_in":3600}"#, for: tokenURL)
@@ -373,12 +373,39 @@ import Testing
             transport: CannedTransport()
         )
         let receiver = try receiver()
-        let pending = try provider.client().authorizationURL(redirectURI: #require(URL(string: "http://127.0.0.1:1/callback")))
+        let pending = try await provider.client().authorizationURL(redirectURI: #require(URL(string: "http://127.0.0.1:1/callback")))
         do {
             _ = try await receiver.redirect(for: pending, timeout: .seconds(1))
             Issue.record("the wait returned")
         } catch {
             #expect(error.code == .invalidConfiguration)
         }
+    }
+
+    /// RFC 9126 §2.2: the provider refuses a request_uri after its expires_in, so waiting for it is pointless.
+    @Test func aPushedRequestThatExpiredIsNotWaitedFor() async throws {
+        let transport = CannedTransport()
+        let parURL = try #require(URL(string: "https://id.example/par"))
+        var configuration = try OAuth2Configuration(
+            clientID: "cli",
+            authorizationEndpoint: URL(string: "https://id.example/authorize"),
+            tokenEndpoint: #require(URL(string: "https://id.example/token"))
+        )
+        configuration.pushedAuthorizationRequestEndpoint = parURL
+        configuration.pushedAuthorization = .always
+        // Pushed on a clock long past: its 60 s ran out long ago.
+        let provider = try OAuth2Provider(
+            configuration: configuration, transport: transport, clock: ManualClock(Date(timeIntervalSince1970: 1_000_000_000)))
+        let receiver = try receiver()
+        transport.enqueue(json: #"{"request_uri":"urn:example:request_uri:1","expires_in":60}"#, status: 201, for: parURL)
+        let pending = try await provider.client().authorizationURL(redirectURI: receiver.redirectURI)
+        let started = ContinuousClock.now
+        do {
+            _ = try await receiver.redirect(for: pending, timeout: .seconds(20))
+            Issue.record("the wait returned")
+        } catch {
+            #expect(error.code == .pushedRequestExpired)
+        }
+        #expect(ContinuousClock.now - started < .seconds(5))
     }
 }

@@ -214,7 +214,7 @@ extension TokenResponseFaultTests {
         let response = Array(Framing.contentLength.response.utf8)
         try await RefreshFixture.with { fixture in
             for round in 0..<60 {
-                let pending = try fixture.client.authorizationURL(redirectURI: RefreshFixture.redirectURI)
+                let pending = try await fixture.client.authorizationURL(redirectURI: RefreshFixture.redirectURI)
                 fixture.server.enqueue(.later(.microseconds(Int.random(in: 0...4000, using: &random)), sending: response))
                 let exchange = Task { [client = fixture.client] in
                     try await client.authenticate(

@@ -51,7 +51,7 @@ enum ParsingBenchmark {
         guard let redirectURI = URL(string: "http://127.0.0.1:8765/callback") else {
             throw BenchError("bad redirect URI")
         }
-        let pending = try client.authorizationURL(redirectURI: redirectURI, scopes: ["read", "write"])
+        let pending = try await client.authorizationURL(redirectURI: redirectURI, scopes: ["read", "write"])
         let redirect =
             "http://127.0.0.1:8765/callback?code=SplxlOBeZQQYbYS6WxSbIA-gHk3Ax8f9Lp2Rb6Ls&state=\(pending.state)&iss=https%3A%2F%2Fidp.example.com"
         return try measure(scenario: "parse-redirect", iterations: iterations) { () throws(OAuth2Error) in

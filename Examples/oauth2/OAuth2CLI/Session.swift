@@ -115,7 +115,10 @@ struct Session: Sendable {
     ///
     /// - Throws: ``UsageError`` without a client id or a token endpoint;
     ///   `OAuth2Error` when the metadata cannot be fetched or the configuration is invalid.
-    func client(allowsPasswordGrant: Bool = false, discover: Bool = true) async throws -> OAuth2Client {
+    /// `configure` adjusts the configuration (a command's own options) before the provider is made.
+    func client(
+        allowsPasswordGrant: Bool = false, discover: Bool = true, configure: ((inout OAuth2Configuration) throws -> Void)? = nil
+    ) async throws -> OAuth2Client {
         guard let clientID = settings.clientID else {
             throw UsageError("the client id is needed: --client-id (or OAUTH2_CLIENT_ID)")
         }
@@ -126,17 +129,19 @@ struct Session: Sendable {
         var requiresIssuer = false
         var pkceMethods: [String] = []
         var openID: OpenIDSettings?
+        var metadata: AuthorizationServerMetadata?
         if discover, let issuer = settings.issuer {
             logger.debug("discovering the issuer", metadata: ["oauth2.issuer": "\(issuer)"])
-            let metadata = try await MetadataCache(transport: transport).metadata(issuer: issuer, timeout: settings.timeout)
-            endpoints.authorize = endpoints.authorize ?? metadata.authorizationEndpoint
-            endpoints.token = endpoints.token ?? metadata.tokenEndpoint
-            endpoints.revoke = endpoints.revoke ?? metadata.revocationEndpoint
-            endpoints.device = endpoints.device ?? metadata.deviceAuthorizationEndpoint
-            requiresIssuer = metadata.authorizationResponseIssParameterSupported
-            pkceMethods = metadata.codeChallengeMethodsSupported
+            let discovered = try await MetadataCache(transport: transport).metadata(issuer: issuer, timeout: settings.timeout)
+            metadata = discovered
+            endpoints.authorize = endpoints.authorize ?? discovered.authorizationEndpoint
+            endpoints.token = endpoints.token ?? discovered.tokenEndpoint
+            endpoints.revoke = endpoints.revoke ?? discovered.revocationEndpoint
+            endpoints.device = endpoints.device ?? discovered.deviceAuthorizationEndpoint
+            requiresIssuer = discovered.authorizationResponseIssParameterSupported
+            pkceMethods = discovered.codeChallengeMethodsSupported
             // An OpenID provider: ID tokens are verified against its keys.
-            openID = OpenIDSettings(metadata: metadata)
+            openID = OpenIDSettings(metadata: discovered)
         }
         guard let tokenURL = endpoints.token else {
             throw UsageError("the token endpoint is needed: --token-url (or OAUTH2_TOKEN_URL), or --issuer whose metadata names it")
@@ -161,6 +166,14 @@ struct Session: Sendable {
         )
         // A provider that lists PKCE methods without S256 gets no authorization request (the library refuses it).
         configuration.codeChallengeMethodsSupported = pkceMethods
+        if let metadata {
+            // A provider that requires pushed (RFC 9126) or signed (RFC 9101) requests gets them with no flag.
+            configuration.pushedAuthorizationRequestEndpoint = metadata.pushedAuthorizationRequestEndpoint
+            configuration.requiresPushedAuthorizationRequests = metadata.requirePushedAuthorizationRequests
+            configuration.requiresSignedRequestObject = metadata.requireSignedRequestObject
+            configuration.requestObjectSigningAlgValuesSupported = metadata.requestObjectSigningAlgValuesSupported
+        }
+        try configure?(&configuration)
         let provider = try OAuth2Provider(
             configuration: configuration,
             store: try store(for: configuration.binding),

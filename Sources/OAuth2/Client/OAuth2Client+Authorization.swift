@@ -19,14 +19,19 @@ extension OAuth2Client {
     ///   - scopes: the scopes to ask for; the configuration's defaults when `nil`.
     ///   - additionalParameters: more query parameters (`prompt`, `login_hint`, …); none may
     ///     replace one the flow sets.
+    /// A pushed (RFC 9126) or signed (RFC 9101) request is made as
+    /// ``OAuth2Provider/authorizationURL(redirectURI:scopes:additionalParameters:)`` says.
+    ///
     /// - Throws: ``OAuth2Error`` `invalid_configuration` when there is no
-    ///   authorization endpoint or a parameter would override the flow's own.
+    ///   authorization endpoint or a parameter would override the flow's own;
+    ///   a push's errors (the provider's, `invalid_pushed_authorization_response`, the transport's).
     public func authorizationURL(
         redirectURI: URL,
         scopes: [String]? = nil,
         additionalParameters: [(String, String)] = []
-    ) throws(OAuth2Error) -> PendingAuthorization {
-        let pending = try provider.authorizationURL(redirectURI: redirectURI, scopes: scopes, additionalParameters: additionalParameters)
+    ) async throws(OAuth2Error) -> PendingAuthorization {
+        let pending = try await provider.authorizationURL(
+            redirectURI: redirectURI, scopes: scopes, additionalParameters: additionalParameters)
         machine.withLock { $0.authorizationStarted(pending) }
         return pending
     }

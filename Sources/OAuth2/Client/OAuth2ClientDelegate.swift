@@ -9,7 +9,8 @@ import Foundation
 /// Methods are called on the task that caused the event, after the client
 /// has released its lock, so a delegate may call back into the client: the
 /// documented pattern is that ``oauth2ClientNeedsAuthentication(_:)`` starts
-/// a flow (`client.authorizationURL(...)`). Keep the methods short; start a
+/// a flow (in a `Task`: `client.authorizationURL(...)` is async, since a
+/// pushed request goes to the provider first). Keep the methods short; start a
 /// `Task` for slow work. Every method but the first has a default that does
 /// nothing. Tokens passed here redact themselves in `description`.
 public protocol OAuth2ClientDelegate: AnyObject, Sendable {

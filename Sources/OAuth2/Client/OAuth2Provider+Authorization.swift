@@ -11,6 +11,16 @@ extension OAuth2Provider {
     /// PKCE S256 challenge; with ``OAuth2Configuration/dpop``, a new key for
     /// the grant, named by `dpop_jkt` and kept in the returned value.
     ///
+    /// When the configuration signs request objects (``OAuth2Configuration/signsRequestObject``,
+    /// or the provider requires them), the parameters travel as a JWT signed
+    /// with the client's assertion key (RFC 9101). When the request is pushed
+    /// (``OAuth2Configuration/pushedAuthorization``: whenever the provider
+    /// requires it, by default), they are first POSTed, with the client's
+    /// authentication, to the pushed authorization request endpoint (RFC 9126),
+    /// and the URL carries only `client_id` and `request_uri`; it is then valid
+    /// until ``PendingAuthorization/pushedRequestExpiresAt``. With DPoP, the
+    /// push carries a proof of the grant's key besides `dpop_jkt`.
+    ///
     /// Keep the returned value (it is `Codable`) in the user's session and
     /// pass it with the redirect to ``token(for:)`` (``OAuth2Grant/authorizationCode(redirect:pending:)-(String,_)``)
     /// on the callback, on this instance or another.
@@ -21,21 +31,56 @@ extension OAuth2Provider {
     ///   - additionalParameters: more query parameters (`prompt`, `login_hint`, …); none may
     ///     replace one the flow sets.
     /// - Throws: ``OAuth2Error`` `invalid_configuration` when there is no
-    ///   authorization endpoint or a parameter would override the flow's own.
+    ///   authorization endpoint, a parameter would override the flow's own,
+    ///   or a request object cannot be signed; for a pushed request, the
+    ///   provider's error (`invalid_request`, `invalid_client`, …),
+    ///   `invalid_pushed_authorization_response`, and the transport's errors.
     public func authorizationURL(
         redirectURI: URL,
         scopes: [String]? = nil,
         additionalParameters: [(String, String)] = []
-    ) throws(OAuth2Error) -> PendingAuthorization {
-        let pending = try AuthorizationRequestBuilder.make(
+    ) async throws(OAuth2Error) -> PendingAuthorization {
+        let now = clock.now()
+        let request = try AuthorizationRequestBuilder.prepare(
             configuration: configuration,
             redirectURI: redirectURI,
             scopes: scopes ?? configuration.defaultScopes,
             additionalParameters: additionalParameters,
-            now: clock.now(),
+            now: now,
             dpopKey: try configuration.newDPoPKey()
         )
+        var parameters = request.parameters
+        if configuration.signsRequestObject || configuration.requiresSignedRequestObject {
+            let object = try RequestObject.sign(parameters: parameters, configuration: configuration, now: now)
+            // RFC 9101 §5: client_id beside the request, the rest only inside it.
+            parameters = [("client_id", configuration.clientID), ("request", object.value)]
+        }
+        let pending: PendingAuthorization
+        if configuration.pushedAuthorization.pushes(whenRequired: configuration.requiresPushedAuthorizationRequests) {
+            let answer = try await push(parameters, dpopKey: request.dpopKey)
+            pending = try request.pending(
+                sending: [("client_id", configuration.clientID), ("request_uri", answer.requestURI)],
+                pushedRequestExpiresAt: answer.expiresAt
+            )
+        } else {
+            pending = try request.pending(sending: parameters)
+        }
         logger.debug("authorization started", metadata: ["oauth2.redirect_uri": "\(redirectURI.redactingQuery)"])
         return pending
+    }
+
+    /// POSTs the authorization parameters to the pushed authorization request endpoint (RFC 9126 §2),
+    /// with a proof of the grant's DPoP key when it has one (RFC 9449 §10.1), retried once with the
+    /// server's nonce when it asks for one.
+    private func push(_ parameters: [(String, String)], dpopKey: DPoPKey?) async throws(OAuth2Error)
+        -> PushedAuthorizationRequest.Answer
+    {
+        let configuration = configuration
+        let (response, requestedAt) = try await performProvingPossession(of: dpopKey) { (now) throws(OAuth2Error) in
+            try PushedAuthorizationRequest.request(parameters: parameters, configuration: configuration, now: now)
+        }
+        let answer = try PushedAuthorizationRequest.parse(response, requestedAt: requestedAt, maxBodySize: configuration.maxResponseSize)
+        logger.debug("authorization request pushed", metadata: ["oauth2.expires_at": "\(answer.expiresAt.timeIntervalSince1970)"])
+        return answer
     }
 }

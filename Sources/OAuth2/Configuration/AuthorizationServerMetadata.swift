@@ -37,6 +37,17 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
     public let idTokenSigningAlgValuesSupported: [String]
     /// The scopes the provider supports; empty when it did not say.
     public let scopesSupported: [String]
+    /// The pushed authorization request endpoint (RFC 9126 §5), when the provider has one.
+    public let pushedAuthorizationRequestEndpoint: URL?
+    /// Whether the provider accepts authorization requests only through its
+    /// pushed authorization request endpoint (RFC 9126 §5).
+    public let requirePushedAuthorizationRequests: Bool
+    /// The JWS algorithms the provider accepts for signed request objects
+    /// (RFC 9101 §10.5, OpenID Connect Discovery §3); empty when it did not say.
+    public let requestObjectSigningAlgValuesSupported: [String]
+    /// Whether the provider accepts authorization requests only as signed
+    /// request objects (RFC 9101 §10.5, `require_signed_request_object`).
+    public let requireSignedRequestObject: Bool
     /// The JWS algorithms the provider accepts in DPoP proofs (RFC 9449 §5.1);
     /// empty when it did not say. A new DPoP key is made for one of them
     /// (``DPoPKey/algorithm(preferred:providerAlgorithms:)``).
@@ -60,6 +71,10 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         case endSessionEndpoint = "end_session_endpoint"
         case idTokenSigningAlgValuesSupported = "id_token_signing_alg_values_supported"
         case scopesSupported = "scopes_supported"
+        case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
+        case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
+        case requestObjectSigningAlgValuesSupported = "request_object_signing_alg_values_supported"
+        case requireSignedRequestObject = "require_signed_request_object"
         case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
     }
 
@@ -79,6 +94,12 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         endSessionEndpoint = try container.decodeIfPresent(URL.self, forKey: .endSessionEndpoint)
         idTokenSigningAlgValuesSupported = try container.decodeIfPresent([String].self, forKey: .idTokenSigningAlgValuesSupported) ?? []
         scopesSupported = try container.decodeIfPresent([String].self, forKey: .scopesSupported) ?? []
+        pushedAuthorizationRequestEndpoint = try container.decodeIfPresent(URL.self, forKey: .pushedAuthorizationRequestEndpoint)
+        requirePushedAuthorizationRequests =
+            try container.decodeIfPresent(Bool.self, forKey: .requirePushedAuthorizationRequests) ?? false
+        requestObjectSigningAlgValuesSupported =
+            try container.decodeIfPresent([String].self, forKey: .requestObjectSigningAlgValuesSupported) ?? []
+        requireSignedRequestObject = try container.decodeIfPresent(Bool.self, forKey: .requireSignedRequestObject) ?? false
         dpopSigningAlgValuesSupported = try container.decodeIfPresent([String].self, forKey: .dpopSigningAlgValuesSupported) ?? []
     }
 
@@ -97,6 +118,10 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         endSessionEndpoint: URL? = nil,
         idTokenSigningAlgValuesSupported: [String] = [],
         scopesSupported: [String] = [],
+        pushedAuthorizationRequestEndpoint: URL? = nil,
+        requirePushedAuthorizationRequests: Bool = false,
+        requestObjectSigningAlgValuesSupported: [String] = [],
+        requireSignedRequestObject: Bool = false,
         dpopSigningAlgValuesSupported: [String] = []
     ) {
         self.issuer = issuer
@@ -112,6 +137,10 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         self.endSessionEndpoint = endSessionEndpoint
         self.idTokenSigningAlgValuesSupported = idTokenSigningAlgValuesSupported
         self.scopesSupported = scopesSupported
+        self.pushedAuthorizationRequestEndpoint = pushedAuthorizationRequestEndpoint
+        self.requirePushedAuthorizationRequests = requirePushedAuthorizationRequests
+        self.requestObjectSigningAlgValuesSupported = requestObjectSigningAlgValuesSupported
+        self.requireSignedRequestObject = requireSignedRequestObject
         self.dpopSigningAlgValuesSupported = dpopSigningAlgValuesSupported
     }
 
@@ -171,11 +200,12 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
                 throw invalid("has a \(key.rawValue) that is not an array")
             }
         }
-        let issSupported: Bool
-        switch object[CodingKeys.authorizationResponseIssParameterSupported.rawValue] {
-        case nil, .null?: issSupported = false
-        case .bool(let value)?: issSupported = value
-        default: throw invalid("has an authorization_response_iss_parameter_supported that is not a boolean")
+        func flag(_ key: CodingKeys) throws(OAuth2Error) -> Bool {
+            switch object[key.rawValue] {
+            case nil, .null?: return false
+            case .bool(let value)?: return value
+            default: throw invalid("has a \(key.rawValue) that is not a boolean")
+            }
         }
 
         return AuthorizationServerMetadata(
@@ -184,7 +214,7 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
             tokenEndpoint: try endpointURL(.tokenEndpoint, role: "token endpoint"),
             revocationEndpoint: try endpointURL(.revocationEndpoint, role: "revocation endpoint"),
             deviceAuthorizationEndpoint: try endpointURL(.deviceAuthorizationEndpoint, role: "device authorization endpoint"),
-            authorizationResponseIssParameterSupported: issSupported,
+            authorizationResponseIssParameterSupported: try flag(.authorizationResponseIssParameterSupported),
             codeChallengeMethodsSupported: try strings(.codeChallengeMethodsSupported),
             tokenEndpointAuthMethodsSupported: try strings(.tokenEndpointAuthMethodsSupported),
             jwksURI: try endpointURL(.jwksURI, role: "JWKS endpoint"),
@@ -192,6 +222,11 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
             endSessionEndpoint: try endpointURL(.endSessionEndpoint, role: "end-session endpoint"),
             idTokenSigningAlgValuesSupported: try strings(.idTokenSigningAlgValuesSupported),
             scopesSupported: try strings(.scopesSupported),
+            pushedAuthorizationRequestEndpoint: try endpointURL(
+                .pushedAuthorizationRequestEndpoint, role: "pushed authorization request endpoint"),
+            requirePushedAuthorizationRequests: try flag(.requirePushedAuthorizationRequests),
+            requestObjectSigningAlgValuesSupported: try strings(.requestObjectSigningAlgValuesSupported),
+            requireSignedRequestObject: try flag(.requireSignedRequestObject),
             dpopSigningAlgValuesSupported: try strings(.dpopSigningAlgValuesSupported)
         )
     }

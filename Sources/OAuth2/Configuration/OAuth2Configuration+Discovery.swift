@@ -47,6 +47,9 @@ extension OAuth2Configuration {
     /// include `S256`, an authorization request is refused rather than made
     /// with `plain`), and the DPoP algorithms it lists: with ``dpop`` set, a
     /// new grant's key is made for one of them.
+    /// Its pushed authorization request endpoint and whether it requires
+    /// pushed requests (RFC 9126 §5) or signed request objects (RFC 9101), and
+    /// the request object algorithms it accepts, are kept too.
     ///
     /// - Throws: ``OAuth2Error`` `invalid_configuration` when the metadata
     ///   names no token endpoint; the errors of ``init(clientID:clientSecret:authorizationEndpoint:tokenEndpoint:revocationEndpoint:deviceAuthorizationEndpoint:defaultScopes:clientAuthentication:expirySkew:allowsPasswordGrant:issuer:requiresIssuerInRedirect:maxResponseSize:requestTimeout:assertionGrant:openID:resources:audience:additionalTokenParameters:clientAssertionKey:clientAssertionAudience:)``.
@@ -72,6 +75,10 @@ extension OAuth2Configuration {
             openID: OpenIDSettings(metadata: metadata)
         )
         codeChallengeMethodsSupported = metadata.codeChallengeMethodsSupported
+        pushedAuthorizationRequestEndpoint = metadata.pushedAuthorizationRequestEndpoint
+        requiresPushedAuthorizationRequests = metadata.requirePushedAuthorizationRequests
+        requiresSignedRequestObject = metadata.requireSignedRequestObject
+        requestObjectSigningAlgValuesSupported = metadata.requestObjectSigningAlgValuesSupported
         dpopSigningAlgValuesSupported = metadata.dpopSigningAlgValuesSupported.map(JWSAlgorithm.init(rawValue:))
     }
 }

@@ -91,6 +91,36 @@ public struct OAuth2Configuration: Sendable {
     /// to start: the client never sends `plain`, and such a provider might not
     /// check an `S256` challenge.
     package var codeChallengeMethodsSupported: [String] = []
+    /// The pushed authorization request endpoint (RFC 9126); discovery sets it
+    /// from the metadata's `pushed_authorization_request_endpoint`.
+    public var pushedAuthorizationRequestEndpoint: URL?
+    /// When authorization requests are pushed (RFC 9126): ``PushedAuthorization/automatic``
+    /// (when the provider requires it) by default.
+    public var pushedAuthorization: PushedAuthorization = .automatic
+    /// Whether the provider accepts authorization requests only when pushed
+    /// (its metadata's `require_pushed_authorization_requests`, RFC 9126 §5):
+    /// ``PushedAuthorization/automatic`` then pushes, and ``PushedAuthorization/never`` is refused.
+    public var requiresPushedAuthorizationRequests: Bool = false
+    /// Whether the authorization request is sent as a request object (RFC 9101)
+    /// signed with ``clientAssertionKey``: by value in the browser's URL, or
+    /// inside the pushed request. Off by default.
+    public var signsRequestObject: Bool = false
+    /// Whether the provider accepts authorization requests only as signed
+    /// request objects (its metadata's `require_signed_request_object`,
+    /// RFC 9101 §10.5): the request is then signed whatever ``signsRequestObject`` says.
+    public var requiresSignedRequestObject: Bool = false
+    /// The algorithms the provider's metadata lists for request objects
+    /// (`request_object_signing_alg_values_supported`); empty when it lists
+    /// none. When not empty, a request object is signed only with an
+    /// algorithm it lists.
+    package var requestObjectSigningAlgValuesSupported: [String] = []
+    /// A security profile whose client duties the configuration takes on, such
+    /// as ``SecurityProfile/fapi2``; `nil` (the default) for none. Setting it
+    /// turns on what it can (see ``SecurityProfile``), and ``validate()``
+    /// refuses, naming the rule, whatever still breaks it.
+    public var securityProfile: SecurityProfile? {
+        didSet { if let securityProfile { takeOnDuties(of: securityProfile) } }
+    }
     /// The DPoP proof algorithms the provider's metadata lists
     /// (`dpop_signing_alg_values_supported`); empty when it lists none or the
     /// configuration was not made from metadata. A new grant's key is made
@@ -171,6 +201,28 @@ public struct OAuth2Configuration: Sendable {
         if let deviceAuthorizationEndpoint {
             try EndpointPolicy.requireSecure(deviceAuthorizationEndpoint, role: "device authorization endpoint")
         }
+        if let pushedAuthorizationRequestEndpoint {
+            try EndpointPolicy.requireSecure(pushedAuthorizationRequestEndpoint, role: "pushed authorization request endpoint")
+        }
+        if pushedAuthorization == .never && requiresPushedAuthorizationRequests {
+            throw OAuth2Error(
+                code: .invalidConfiguration,
+                message:
+                    "the provider requires pushed authorization requests (require_pushed_authorization_requests, RFC 9126 §5): pushedAuthorization cannot be never"
+            )
+        }
+        if pushedAuthorization == .always && pushedAuthorizationRequestEndpoint == nil && authorizationEndpoint != nil {
+            throw OAuth2Error(
+                code: .invalidConfiguration,
+                message: "pushing authorization requests needs the pushed authorization request endpoint (RFC 9126 §2)"
+            )
+        }
+        if signsRequestObject && clientAssertionKey == nil {
+            throw OAuth2Error(
+                code: .invalidConfiguration,
+                message: "signing request objects (RFC 9101) needs the configuration's clientAssertionKey"
+            )
+        }
         if clientAuthentication.usesSecret && (clientSecret?.isEmpty ?? true) {
             throw OAuth2Error(
                 code: .invalidConfiguration,
@@ -225,6 +277,7 @@ public struct OAuth2Configuration: Sendable {
         if let assertionGrant, !assertionGrant.type.contains(":") {
             throw OAuth2Error(code: .invalidConfiguration, message: "an assertion grant's type must be an absolute URI")
         }
+        try validateSecurityProfile()
         guard maxResponseSize > 0, expirySkew >= .zero, requestTimeout > .zero else {
             throw OAuth2Error(code: .invalidConfiguration, message: "limits must be positive")
         }

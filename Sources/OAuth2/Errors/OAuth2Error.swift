@@ -109,6 +109,13 @@ public struct OAuth2Error: Error, Sendable, Hashable {
         public static let invalidConfiguration: Code = "invalid_configuration"
         /// The task was cancelled.
         public static let cancelled: Code = "cancelled"
+        /// The pushed authorization request endpoint's answer (RFC 9126 §2.2)
+        /// is not usable: another success status than 201, no string
+        /// `request_uri`, no positive `expires_in`, a body that is not a JSON object.
+        public static let invalidPushedAuthorizationResponse: Code = "invalid_pushed_authorization_response"
+        /// The pushed authorization request behind an authorization URL expired
+        /// (RFC 9126 §2.2 `expires_in`) before the user was sent to it: start a new authorization.
+        public static let pushedRequestExpired: Code = "pushed_request_expired"
 
         // DPoP (RFC 9449).
         /// The server asked for a DPoP nonce (`use_dpop_nonce`) again after the

@@ -41,6 +41,26 @@ enum AuthorizationRequestBuilder {
         now: Date,
         dpopKey: DPoPKey? = nil
     ) throws(OAuth2Error) -> PendingAuthorization {
+        let request = try prepare(
+            configuration: configuration, redirectURI: redirectURI, scopes: scopes,
+            additionalParameters: additionalParameters, now: now, dpopKey: dpopKey)
+        return try request.pending(sending: request.parameters)
+    }
+
+    /// The request of ``make(configuration:redirectURI:scopes:additionalParameters:now:)``
+    /// before it is sent: its parameters, and what the redirect must match. A
+    /// pushed (RFC 9126) or signed (RFC 9101) request sends other parameters
+    /// in the browser's URL than these.
+    ///
+    /// - Throws: as ``make(configuration:redirectURI:scopes:additionalParameters:now:)``.
+    static func prepare(
+        configuration: OAuth2Configuration,
+        redirectURI: URL,
+        scopes: [String],
+        additionalParameters: [(String, String)],
+        now: Date,
+        dpopKey: DPoPKey? = nil
+    ) throws(OAuth2Error) -> AuthorizationRequest {
         guard let endpoint = configuration.authorizationEndpoint else {
             throw invalidConfiguration("no authorization endpoint is configured")
         }
@@ -113,12 +133,10 @@ enum AuthorizationRequestBuilder {
         parameters.append(contentsOf: configuration.targetParameters)
         parameters.append(contentsOf: additionalParameters)
 
-        let text = FormURLEncoding.appendingQuery(parameters, to: endpointText, existingQuery: endpointParts.query)
-        guard let url = URL(string: text) else {
-            throw invalidConfiguration("the authorization URL could not be built")
-        }
-        return PendingAuthorization(
-            url: url,
+        return AuthorizationRequest(
+            endpoint: endpointText,
+            endpointQuery: endpointParts.query,
+            parameters: parameters,
             state: state,
             codeVerifier: verifier,
             redirectURI: redirectURI,
@@ -154,7 +172,52 @@ enum AuthorizationRequestBuilder {
             }
     }
 
-    private static func invalidConfiguration(_ message: String) -> OAuth2Error {
+    static func invalidConfiguration(_ message: String) -> OAuth2Error {
         OAuth2Error(code: .invalidConfiguration, message: message)
+    }
+}
+
+/// An authorization request made and not yet sent: the endpoint, the
+/// parameters, and what the redirect must match.
+struct AuthorizationRequest: Sendable {
+    /// The authorization endpoint, with its own query.
+    let endpoint: String
+    /// The endpoint's own query, kept before the request's parameters.
+    let endpointQuery: Substring?
+    /// The authorization parameters, in the order they are sent.
+    let parameters: [(String, String)]
+    let state: String
+    let codeVerifier: Secret
+    let redirectURI: URL
+    let scopes: [String]
+    let expectedIssuer: String?
+    let requiresIssuer: Bool
+    let createdAt: Date
+    let nonce: Secret?
+    let dpopKey: DPoPKey?
+
+    /// The pending authorization whose URL is the endpoint with `query`
+    /// appended: all the parameters, or what stands for them (`client_id`
+    /// with `request_uri` or `request`).
+    ///
+    /// - Throws: `invalid_configuration` when the URL cannot be built.
+    func pending(sending query: [(String, String)], pushedRequestExpiresAt: Date? = nil) throws(OAuth2Error) -> PendingAuthorization {
+        let text = FormURLEncoding.appendingQuery(query, to: endpoint, existingQuery: endpointQuery)
+        guard let url = URL(string: text) else {
+            throw AuthorizationRequestBuilder.invalidConfiguration("the authorization URL could not be built")
+        }
+        return PendingAuthorization(
+            url: url,
+            state: state,
+            codeVerifier: codeVerifier,
+            redirectURI: redirectURI,
+            scopes: scopes,
+            expectedIssuer: expectedIssuer,
+            requiresIssuer: requiresIssuer,
+            createdAt: createdAt,
+            nonce: nonce,
+            pushedRequestExpiresAt: pushedRequestExpiresAt,
+            dpopKey: dpopKey
+        )
     }
 }

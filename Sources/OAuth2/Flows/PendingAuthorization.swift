@@ -33,6 +33,17 @@ public struct PendingAuthorization: Sendable, Codable, Hashable, CustomStringCon
     /// The OpenID Connect `nonce` sent, which the ID token must carry back;
     /// `nil` when the request did not ask for an ID token.
     public let nonce: Secret?
+    /// When the pushed request behind ``url`` expires (RFC 9126 §2.2
+    /// `expires_in`); `nil` when the request was not pushed.
+    ///
+    /// After it the provider refuses the URL, and a redirect that still comes
+    /// back is handled as any other (the provider's error is reported). The
+    /// library never pushes again on its own, since a new push means a new
+    /// `state` and verifier for the app's session to hold: an app that shows
+    /// the URL later checks ``isPushedRequestExpired(at:)`` and starts a new
+    /// authorization; `LoopbackReceiver` refuses to wait for an expired one
+    /// (`pushed_request_expired`).
+    public let pushedRequestExpiresAt: Date?
     /// The key the grant's tokens will be bound to (RFC 9449), made when the
     /// authorization started: the request named its thumbprint (`dpop_jkt`),
     /// so the code can be exchanged only with proofs of this key. `nil`
@@ -49,6 +60,7 @@ public struct PendingAuthorization: Sendable, Codable, Hashable, CustomStringCon
         requiresIssuer: Bool,
         createdAt: Date,
         nonce: Secret? = nil,
+        pushedRequestExpiresAt: Date? = nil,
         dpopKey: DPoPKey? = nil
     ) {
         self.url = url
@@ -61,6 +73,14 @@ public struct PendingAuthorization: Sendable, Codable, Hashable, CustomStringCon
         self.createdAt = createdAt
         self.nonce = nonce
         self.dpopKey = dpopKey
+        self.pushedRequestExpiresAt = pushedRequestExpiresAt
+    }
+
+    /// Whether the URL's pushed request has expired at `now`: the provider
+    /// would refuse it, so send the user to a new authorization instead.
+    /// Always `false` for a request that was not pushed.
+    public func isPushedRequestExpired(at now: Date) -> Bool {
+        pushedRequestExpiresAt.map { now >= $0 } ?? false
     }
 
     /// The authorize endpoint without the query, the redirect URI and the scopes.
@@ -81,6 +101,7 @@ extension PendingAuthorization: CustomReflectable {
                 "expectedIssuer": expectedIssuer as Any,
                 "requiresIssuer": requiresIssuer,
                 "createdAt": createdAt,
+                "pushedRequestExpiresAt": pushedRequestExpiresAt as Any,
                 "dpopKey": dpopKey as Any,
             ], displayStyle: .struct)
     }

@@ -142,39 +142,50 @@ enum TokenRequestBuilder {
     }
 
     /// The POST with the client's authentication added to the header or the body.
-    private static func request(
+    ///
+    /// `client_id` is added to the body where the method sends it, unless
+    /// `parameters` has it already (a pushed authorization request carries it
+    /// among its own, RFC 9126 §2.1). A client assertion's `aud` is the
+    /// configuration's ``OAuth2Configuration/clientAssertionAudience``, else
+    /// `assertionAudience`, else the token endpoint.
+    static func request(
         to endpoint: URL,
         parameters: [(String, String)],
         configuration: OAuth2Configuration,
-        now: Date
+        now: Date,
+        assertionAudience: URL? = nil
     ) throws(OAuth2Error) -> HTTPTransportRequest {
         var headers: HTTPFields = [
             .contentType: "application/x-www-form-urlencoded",
             .accept: "application/json",
         ]
         var body = parameters
+        let hasClientID = parameters.contains { $0.0 == "client_id" }
+        func appendClientID() {
+            if !hasClientID { body.append(("client_id", configuration.clientID)) }
+        }
         let secret = configuration.clientSecret.flatMap { $0.isEmpty ? nil : $0 }
         if configuration.clientAuthentication == .clientSecretBasic, let secret {
             headers.append(HTTPField(name: .authorization, value: basicAuthorization(clientID: configuration.clientID, secret: secret)))
         } else if configuration.clientAuthentication == .clientSecretPost, let secret {
-            body.append(("client_id", configuration.clientID))
+            appendClientID()
             body.append(("client_secret", secret.value))
         } else if let key = try clientAssertionKey(of: configuration, secret: secret) {
             // RFC 7523 §2.2: client_id is optional beside the assertion; sent, as most providers expect it.
             let assertion = try JWTAssertion.make(
                 issuer: configuration.clientID,
                 subject: configuration.clientID,
-                audience: configuration.clientAssertionAudience ?? configuration.tokenEndpoint.absoluteString,
+                audience: configuration.clientAssertionAudience ?? (assertionAudience ?? configuration.tokenEndpoint).absoluteString,
                 key: key,
                 now: now
             )
-            body.append(("client_id", configuration.clientID))
+            appendClientID()
             body.append(("client_assertion_type", clientAssertionType))
             body.append(("client_assertion", assertion.value))
         } else {
             // A public client (or one whose secret is missing, which validate() refuses)
             // identifies itself without authenticating (RFC 6749 §4.1.3, RFC 8628 §3.1).
-            body.append(("client_id", configuration.clientID))
+            appendClientID()
         }
         return HTTPTransportRequest(
             method: .post,

@@ -11,7 +11,7 @@ import Testing
     @Test func codeFlowExchangesCodeVerifierAndSameRedirectURI() async throws {
         let harness = try ClientHarness()
         let client = harness.client()
-        let pending = try client.authorizationURL(redirectURI: Fixture.redirectURI, scopes: ["read", "write"])
+        let pending = try await client.authorizationURL(redirectURI: Fixture.redirectURI, scopes: ["read", "write"])
         let query = try #require(URLComponents(url: pending.url, resolvingAgainstBaseURL: false)?.queryItems)
         let params = Dictionary(query.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first })
         #expect(params["response_type"] == "code")
@@ -39,7 +39,7 @@ import Testing
     @Test func aNarrowedScopeIsVisibleToTheCaller() async throws {
         let harness = try ClientHarness()
         let client = harness.client()
-        let pending = try client.authorizationURL(redirectURI: Fixture.redirectURI, scopes: ["read", "write"])
+        let pending = try await client.authorizationURL(redirectURI: Fixture.redirectURI, scopes: ["read", "write"])
         harness.transport.enqueue(json: Fixture.tokenJSON(scope: "read"), for: Fixture.tokenURL)
         let token = try await client.authenticate(.authorizationCode(redirect: redirect(pending)))
 
@@ -63,7 +63,7 @@ import Testing
     @Test func redirectCannotBeReplayed() async throws {
         let harness = try ClientHarness()
         let client = harness.client()
-        let pending = try client.authorizationURL(redirectURI: Fixture.redirectURI)
+        let pending = try await client.authorizationURL(redirectURI: Fixture.redirectURI)
         harness.transport.enqueue(json: Fixture.tokenJSON(), for: Fixture.tokenURL)
         try await client.authenticate(.authorizationCode(redirect: redirect(pending)))
         let implicit = await oauth2Error { try await client.authenticate(.authorizationCode(redirect: redirect(pending))) }
@@ -78,7 +78,7 @@ import Testing
 
     @Test func pendingAuthorizationSurvivesASessionRoundTrip() async throws {
         let harness = try ClientHarness()
-        let pending = try harness.client().authorizationURL(redirectURI: Fixture.redirectURI)
+        let pending = try await harness.client().authorizationURL(redirectURI: Fixture.redirectURI)
         let stored = try JSONEncoder().encode(pending)
         let restored = try JSONDecoder().decode(PendingAuthorization.self, from: stored)
         #expect(restored == pending)
@@ -92,7 +92,7 @@ import Testing
         let harness = try ClientHarness()
         let delegate = RecordingDelegate()
         let client = harness.client(delegate: delegate)
-        _ = try client.authorizationURL(redirectURI: Fixture.redirectURI)
+        _ = try await client.authorizationURL(redirectURI: Fixture.redirectURI)
         let error = await oauth2Error {
             try await client.authenticate(.authorizationCode(redirect: "\(Fixture.redirectURI.absoluteString)?code=x&state=forged"))
         }
@@ -104,7 +104,7 @@ import Testing
     @Test func providerErrorInTheRedirectIsTyped() async throws {
         let harness = try ClientHarness()
         let client = harness.client()
-        let pending = try client.authorizationURL(redirectURI: Fixture.redirectURI)
+        let pending = try await client.authorizationURL(redirectURI: Fixture.redirectURI)
         let error = await oauth2Error {
             try await client.authenticate(
                 .authorizationCode(
@@ -129,7 +129,7 @@ import Testing
         try await harness.seed(expiresIn: 3600)
         let client = harness.client()
         _ = try await client.token()
-        let pending = try client.authorizationURL(redirectURI: Fixture.redirectURI)
+        let pending = try await client.authorizationURL(redirectURI: Fixture.redirectURI)
         harness.transport.enqueue(json: "{\"error\":\"invalid_grant\"}", status: 400, for: Fixture.tokenURL)
         let error = await oauth2Error { try await client.authenticate(.authorizationCode(redirect: redirect(pending))) }
         #expect(error?.code == .invalidGrant)
@@ -142,7 +142,7 @@ import Testing
         let harness = try ClientHarness()
         try await harness.seed(expiresIn: 3600)
         let client = harness.client()
-        _ = try client.authorizationURL(redirectURI: Fixture.redirectURI)
+        _ = try await client.authorizationURL(redirectURI: Fixture.redirectURI)
         harness.transport.enqueue(json: "{}", for: Fixture.apiURL)
         let response = try await client.send(HTTPTransportRequest(url: Fixture.apiURL))
         #expect(response.status == 200)

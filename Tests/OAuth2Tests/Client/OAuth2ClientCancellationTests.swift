@@ -82,7 +82,7 @@ import Testing
             let previous = try await harness.store.load(account: "alice")
             let delegate = RecordingDelegate()
             let client = harness.client(delegate: delegate)
-            let pending = try client.authorizationURL(redirectURI: Fixture.redirectURI)
+            let pending = try await client.authorizationURL(redirectURI: Fixture.redirectURI)
             let providerYields = Int.random(in: 0...4, using: &random)
             harness.transport.respond { _ in
                 await yield(providerYields)
@@ -130,7 +130,7 @@ import Testing
             }
             #expect(handedBack?.code == .stateMismatch)
 
-            let next = try client.authorizationURL(redirectURI: Fixture.redirectURI)
+            let next = try await client.authorizationURL(redirectURI: Fixture.redirectURI)
             harness.transport.enqueue(json: Fixture.tokenJSON(access: "at-next"), for: Fixture.tokenURL)
             let token = try await client.authenticate(.authorizationCode(redirect: redirect(next)))
             #expect(try await harness.store.load(account: "alice") == token)

@@ -40,16 +40,17 @@ import Testing
 
     @Test func delegateMayStartAFlowFromNeedsAuthentication() async throws {
         let harness = try ClientHarness()
-        let started = LockedValue<PendingAuthorization?>(nil)
+        let started = LockedValue<Task<PendingAuthorization, any Error>?>(nil)
         let delegate = RecordingDelegate { client in
-            // NXOAuth2Client's documented pattern: re-enter the client.
-            started.withLock { $0 = try? client.authorizationURL(redirectURI: Fixture.redirectURI) }
+            // NXOAuth2Client's documented pattern: re-enter the client (in a
+            // task, as starting a flow may push the request to the provider).
+            started.withLock { $0 = Task { try await client.authorizationURL(redirectURI: Fixture.redirectURI) } }
             _ = client.currentToken
         }
         let client = harness.client(delegate: delegate)
         let error = await oauth2Error { _ = try await client.token() }
         #expect(error?.code == .notAuthenticated)
-        let pending = try #require(started.withLock { $0 })
+        let pending = try await #require(started.withLock { $0 }).value
         harness.transport.enqueue(json: Fixture.tokenJSON(), for: Fixture.tokenURL)
         try await client.authenticate(.authorizationCode(redirect: "\(Fixture.redirectURI.absoluteString)?code=c&state=\(pending.state)"))
         #expect(delegate.events.count == 2)

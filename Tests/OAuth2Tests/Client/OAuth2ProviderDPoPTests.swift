@@ -103,7 +103,7 @@ import Testing
     /// another instance too (the pending authorization is `Codable`).
     @Test func theAuthorizationRequestNamesTheKeyTheCodeIsExchangedWith() async throws {
         let harness = try ClientHarness(configuration: Self.configuration())
-        let pending = try harness.provider.authorizationURL(redirectURI: Fixture.redirectURI)
+        let pending = try await harness.provider.authorizationURL(redirectURI: Fixture.redirectURI)
         let key = try #require(pending.dpopKey)
         let query = try #require(URLComponents(url: pending.url, resolvingAgainstBaseURL: false)?.queryItems)
         #expect(query.filter { $0.name == "dpop_jkt" }.map(\.value) == [key.thumbprint])
@@ -118,17 +118,17 @@ import Testing
         #expect(token.dpopKey == key)
     }
 
-    @Test func aBearerAuthorizationRequestHasNoDPoPJKT() throws {
+    @Test func aBearerAuthorizationRequestHasNoDPoPJKT() async throws {
         let harness = try ClientHarness()
-        let pending = try harness.provider.authorizationURL(redirectURI: Fixture.redirectURI)
+        let pending = try await harness.provider.authorizationURL(redirectURI: Fixture.redirectURI)
         #expect(pending.dpopKey == nil)
         #expect(!pending.url.absoluteString.contains("dpop_jkt"))
     }
 
     /// The pending authorization holds the private key: nothing it shows does.
-    @Test func aPendingAuthorizationNeverShowsItsKey() throws {
+    @Test func aPendingAuthorizationNeverShowsItsKey() async throws {
         let harness = try ClientHarness(configuration: Self.configuration())
-        let pending = try harness.provider.authorizationURL(redirectURI: Fixture.redirectURI)
+        let pending = try await harness.provider.authorizationURL(redirectURI: Fixture.redirectURI)
         let encodedKey = try #require(
             try JSONSerialization.jsonObject(with: JSONEncoder().encode(pending.dpopKey)) as? [String: Any])
         let privateKey = try #require(encodedKey["d"] as? String)
@@ -208,7 +208,7 @@ import Testing
     @Test func aCodeExchangeIsRetriedOnceWithTheSameCode() async throws {
         let harness = try ClientHarness(configuration: Self.configuration())
         let client = harness.client()
-        let pending = try client.authorizationURL(redirectURI: Fixture.redirectURI)
+        let pending = try await client.authorizationURL(redirectURI: Fixture.redirectURI)
         harness.transport.enqueue(json: Self.useNonce, status: 400, headers: [Self.nonceField: "n-1"], for: Fixture.tokenURL)
         harness.transport.enqueue(json: Self.tokenJSON(), for: Fixture.tokenURL)
         let token = try await client.authenticate(

@@ -32,7 +32,7 @@ import Testing
 
     @Test func theCodeExchangeWithoutAnAccountValidatesAndReturnsTheToken() async throws {
         let harness = try ClientHarness()
-        let pending = try harness.provider.authorizationURL(redirectURI: Fixture.redirectURI)
+        let pending = try await harness.provider.authorizationURL(redirectURI: Fixture.redirectURI)
         let redirect = "\(Fixture.redirectURI.absoluteString)?code=the-code&state=\(pending.state)"
         harness.transport.enqueue(json: Fixture.tokenJSON(), for: Fixture.tokenURL)
 
@@ -51,7 +51,7 @@ import Testing
 
     @Test func theProviderRefusesAnAuthorizationCodeWithoutItsPendingAuthorization() async throws {
         let harness = try ClientHarness()
-        let pending = try harness.provider.authorizationURL(redirectURI: Fixture.redirectURI)
+        let pending = try await harness.provider.authorizationURL(redirectURI: Fixture.redirectURI)
         let redirect = "\(Fixture.redirectURI.absoluteString)?code=the-code&state=\(pending.state)"
 
         let error = await oauth2Error { _ = try await harness.provider.token(for: .authorizationCode(redirect: redirect)) }

@@ -61,6 +61,37 @@ import Testing
         #expect(metadata.codeChallengeMethodsSupported == ["S256"])
     }
 
+    @Test func readsThePushedAndSignedRequestFields() throws {
+        let metadata = try parse(
+            """
+            {"issuer":"https://server.example.com","token_endpoint":"https://server.example.com/token",
+             "pushed_authorization_request_endpoint":"https://server.example.com/par",
+             "require_pushed_authorization_requests":true,
+             "request_object_signing_alg_values_supported":["PS256","ES256"],
+             "require_signed_request_object":true}
+            """)
+        #expect(metadata.pushedAuthorizationRequestEndpoint == URL(string: "https://server.example.com/par"))
+        #expect(metadata.requirePushedAuthorizationRequests)
+        #expect(metadata.requestObjectSigningAlgValuesSupported == ["PS256", "ES256"])
+        #expect(metadata.requireSignedRequestObject)
+        let roundTripped = try JSONDecoder().decode(AuthorizationServerMetadata.self, from: JSONEncoder().encode(metadata))
+        #expect(roundTripped == metadata)
+
+        let absent = try parse(#"{"issuer":"https://server.example.com"}"#)
+        #expect(absent.pushedAuthorizationRequestEndpoint == nil)
+        #expect(!absent.requirePushedAuthorizationRequests)
+        #expect(!absent.requireSignedRequestObject)
+    }
+
+    @Test func refusesPushedAndSignedRequestFieldsOfTheWrongType() {
+        let issuer = #""issuer":"https://server.example.com""#
+        #expect(error("{\(issuer),\"pushed_authorization_request_endpoint\":\"http://server.example.com/par\"}")?.code == .insecureEndpoint)
+        #expect(error("{\(issuer),\"pushed_authorization_request_endpoint\":7}")?.code == .invalidTokenResponse)
+        #expect(error("{\(issuer),\"require_pushed_authorization_requests\":\"true\"}")?.code == .invalidTokenResponse)
+        #expect(error("{\(issuer),\"require_signed_request_object\":1}")?.code == .invalidTokenResponse)
+        #expect(error("{\(issuer),\"request_object_signing_alg_values_supported\":\"RS256\"}")?.code == .invalidTokenResponse)
+    }
+
     @Test func readsTheDPoPAlgorithms() throws {
         let metadata = try parse(
             #"{"issuer":"https://server.example.com","dpop_signing_alg_values_supported":["ES256","RS256"]}"#)

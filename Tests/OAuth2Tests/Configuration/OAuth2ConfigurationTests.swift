@@ -115,6 +115,60 @@ import Testing
         #expect(throws: OAuth2Error.self) { try OAuth2Provider(configuration: configuration, transport: NeverTransport()) }
     }
 
+    @Test func neverPushingIsRefusedWhenTheProviderRequiresPushedRequests() throws {
+        var configuration = try configuration(token: "https://idp.example/token")
+        configuration.pushedAuthorizationRequestEndpoint = URL(string: "https://idp.example/par")
+        configuration.requiresPushedAuthorizationRequests = true
+        try configuration.validate()
+        configuration.pushedAuthorization = .never
+        do {
+            try configuration.validate()
+            Issue.record("expected invalid_configuration")
+        } catch {
+            #expect(error.code == .invalidConfiguration)
+            #expect(error.message.contains("RFC 9126 §5"))
+            #expect(error.message.contains("require_pushed_authorization_requests"))
+        }
+        #expect(throws: OAuth2Error.self) { try OAuth2Provider(configuration: configuration, transport: NeverTransport()) }
+        configuration.requiresPushedAuthorizationRequests = false
+        try configuration.validate()
+    }
+
+    @Test func pushingAlwaysNeedsAnEndpointAndAnHTTPSOne() throws {
+        var configuration = try configuration(token: "https://idp.example/token", authorize: "https://idp.example/authorize")
+        configuration.pushedAuthorization = .always
+        #expect(throws: OAuth2Error.self) { try configuration.validate() }
+        configuration.pushedAuthorizationRequestEndpoint = URL(string: "http://idp.example/par")
+        do {
+            try configuration.validate()
+            Issue.record("expected insecure_endpoint")
+        } catch {
+            #expect(error.code == .insecureEndpoint)
+        }
+        configuration.pushedAuthorizationRequestEndpoint = URL(string: "https://idp.example/par")
+        try configuration.validate()
+    }
+
+    @Test func signingRequestObjectsNeedsTheAssertionKey() throws {
+        var configuration = try configuration(token: "https://idp.example/token")
+        configuration.signsRequestObject = true
+        #expect(throws: OAuth2Error.self) { try configuration.validate() }
+    }
+
+    @Test func discoveryKeepsThePushedAndSignedRequestMetadata() throws {
+        let metadata = AuthorizationServerMetadata(
+            issuer: "https://idp.example", authorizationEndpoint: URL(string: "https://idp.example/authorize"),
+            tokenEndpoint: URL(string: "https://idp.example/token"),
+            pushedAuthorizationRequestEndpoint: URL(string: "https://idp.example/par"), requirePushedAuthorizationRequests: true,
+            requestObjectSigningAlgValuesSupported: ["ES256"], requireSignedRequestObject: true)
+        let configuration = try OAuth2Configuration(metadata: metadata, clientID: "id")
+        #expect(configuration.pushedAuthorizationRequestEndpoint == URL(string: "https://idp.example/par"))
+        #expect(configuration.requiresPushedAuthorizationRequests)
+        #expect(configuration.pushedAuthorization == .automatic)
+        #expect(configuration.requiresSignedRequestObject)
+        #expect(configuration.requestObjectSigningAlgValuesSupported == ["ES256"])
+    }
+
     @Test func aBearerConfigurationMakesNoDPoPKey() throws {
         #expect(try configuration(token: "https://idp.example/token").newDPoPKey() == nil)
     }

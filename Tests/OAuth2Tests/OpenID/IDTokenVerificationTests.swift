@@ -103,7 +103,7 @@ import _CryptoExtras
             scopes: [String] = ["openid", "email"],
             _ makeIDToken: (String?) throws -> String?
         ) async throws -> AccessToken {
-            let pending = try provider.authorizationURL(redirectURI: IDTokenVerificationTests.redirectURI, scopes: scopes)
+            let pending = try await provider.authorizationURL(redirectURI: IDTokenVerificationTests.redirectURI, scopes: scopes)
             var fields = [
                 "\"access_token\":\"\(access)\"", "\"token_type\":\"Bearer\"", "\"expires_in\":3600", "\"refresh_token\":\"refresh-1\"",
             ]

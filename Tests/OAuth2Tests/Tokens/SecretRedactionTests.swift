@@ -24,7 +24,7 @@ import Testing
         texts.append(String(describing: token))
         texts.append(String(reflecting: token.accessToken))
 
-        let pending = try client.authorizationURL(redirectURI: Fixture.redirectURI)
+        let pending = try await client.authorizationURL(redirectURI: Fixture.redirectURI)
         texts.append(pending.description)
         harness.transport.enqueue(
             json: "{\"error\":\"invalid_grant\",\"error_description\":\"bad code\"}", status: 400, for: Fixture.tokenURL)

@@ -42,7 +42,7 @@ struct SignInRoutes: Sendable {
         let pending: PendingAuthorization
         do throws(OAuth2Error) {
             // No account yet: whose token it will be is known only once it exists.
-            pending = try provider.authorizationURL(redirectURI: configuration.redirectURI, scopes: configuration.scopes)
+            pending = try await provider.authorizationURL(redirectURI: configuration.redirectURI, scopes: configuration.scopes)
         } catch {
             context.logger.error("cannot start a sign-in", metadata: ["oauth2.error": "\(error.code)"])
             return Responses.html(Page.error("The sign-in could not be started.", code: error.code), status: .internalServerError)

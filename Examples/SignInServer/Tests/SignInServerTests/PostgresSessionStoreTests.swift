@@ -12,8 +12,8 @@ import Testing
 struct PostgresSessionStoreTests {
     typealias TestClock = SessionStoreTests.TestClock
 
-    func pending() throws -> PendingAuthorization {
-        try SessionStoreTests().pending()
+    func pending() async throws -> PendingAuthorization {
+        try await SessionStoreTests().pending()
     }
 
     /// Runs `body` with a store on a new table, its own running client, and `clock`.
@@ -30,7 +30,7 @@ struct PostgresSessionStoreTests {
     @Test func aPendingSignInIsServedForTenMinutesThenDeleted() async throws {
         let clock = TestClock()
         try await withStore(clock: clock) { sessions in
-            let pending = try pending()
+            let pending = try await pending()
             let id = try await sessions.startSignIn(pending, session: nil)
             #expect(try await sessions.pendingSignIn(of: id) == pending)
             #expect(try await sessions.pendingSignIn(of: "another id") == nil)
@@ -40,7 +40,7 @@ struct PostgresSessionStoreTests {
             clock.advance(by: 2)
             #expect(try await sessions.pendingSignIn(of: id) == nil)
             #expect(try await sessions.takePendingSignIn(of: id, state: pending.state) == nil)
-            #expect(try await sessions.startSignIn(try self.pending(), session: id) != id, "an expired session is not revived")
+            #expect(try await sessions.startSignIn(try await self.pending(), session: id) != id, "an expired session is not revived")
 
             clock.advance(by: 601)
             #expect(try await sessions.purgeExpired() == 1)
@@ -68,7 +68,7 @@ struct PostgresSessionStoreTests {
         try await withStore(table: table, clock: clock) { a in
             try await withStore(table: table, clock: clock) { b in
                 for _ in 0..<10 {
-                    let pending = try pending()
+                    let pending = try await pending()
                     let id = try await a.startSignIn(pending, session: nil)
                     #expect(try await b.takePendingSignIn(of: id, state: "forged") == nil)
 
@@ -86,9 +86,9 @@ struct PostgresSessionStoreTests {
         let table = TestDatabase().sessionTable
         try await withStore(table: table) { a in
             try await withStore(table: table) { b in
-                let old = try await a.startSignIn(try pending(), session: nil)
-                #expect(try await b.startSignIn(try pending(), session: old) == old, "a live session keeps its id")
-                #expect(try await b.startSignIn(try pending(), session: "chosen-by-an-attacker") != "chosen-by-an-attacker")
+                let old = try await a.startSignIn(try await pending(), session: nil)
+                #expect(try await b.startSignIn(try await pending(), session: old) == old, "a live session keeps its id")
+                #expect(try await b.startSignIn(try await pending(), session: "chosen-by-an-attacker") != "chosen-by-an-attacker")
 
                 let new = try await b.completeSignIn(session: old, account: "user:alice")
                 #expect(new != old)
@@ -120,7 +120,7 @@ struct PostgresSessionStoreTests {
     @Test func forgettingTheAccountKeepsAPendingSignIn() async throws {
         try await withStore { sessions in
             let id = try await sessions.completeSignIn(session: nil, account: "user:alice")
-            _ = try await sessions.startSignIn(try pending(), session: id)
+            _ = try await sessions.startSignIn(try await pending(), session: id)
             try await sessions.forgetAccount(of: id)
             #expect(try await sessions.account(of: id) == nil)
             #expect(try await sessions.pendingSignIn(of: id) != nil)
@@ -135,7 +135,7 @@ struct PostgresSessionStoreTests {
         let table = TestDatabase().sessionTable
         try await TestDatabase.withClient { client in
             let sessions = try PostgresSessionStore(client: client, table: table)
-            let pending = try pending()
+            let pending = try await pending()
             let id = try await sessions.startSignIn(pending, session: nil)
 
             var dump = ""

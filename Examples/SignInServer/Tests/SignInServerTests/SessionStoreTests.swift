@@ -15,14 +15,14 @@ struct SessionStoreTests {
 
     static let transport = CurlTransport()
 
-    func pending() throws -> PendingAuthorization {
+    func pending() async throws -> PendingAuthorization {
         let configuration = try OAuth2Configuration(
             clientID: "client",
             authorizationEndpoint: try requireValue(URL(string: "https://provider.example/authorize"), "URL"),
             tokenEndpoint: try requireValue(URL(string: "https://provider.example/token"), "URL")
         )
         let client = try OAuth2Provider(configuration: configuration, transport: Self.transport).client()
-        return try client.authorizationURL(redirectURI: try requireValue(URL(string: "https://app.example/callback"), "URL"))
+        return try await client.authorizationURL(redirectURI: try requireValue(URL(string: "https://app.example/callback"), "URL"))
     }
 
     func store(_ clock: TestClock, capacity: Int = 100) -> InMemorySessionStore {
@@ -38,18 +38,18 @@ struct SessionStoreTests {
         }
     }
 
-    @Test func aPendingSignInIsKeptUnderTheSessionID() throws {
+    @Test func aPendingSignInIsKeptUnderTheSessionID() async throws {
         let sessions = store(TestClock())
-        let pending = try pending()
+        let pending = try await pending()
         let id = sessions.startSignIn(pending, session: nil)
         #expect(sessions.pendingSignIn(of: id) == pending)
         #expect(sessions.pendingSignIn(of: "another id") == nil)
     }
 
-    @Test func aPendingSignInExpiresAfterTenMinutes() throws {
+    @Test func aPendingSignInExpiresAfterTenMinutes() async throws {
         let clock = TestClock()
         let sessions = store(clock)
-        let id = sessions.startSignIn(try pending(), session: nil)
+        let id = sessions.startSignIn(try await pending(), session: nil)
 
         clock.advance(by: 599)
         #expect(sessions.pendingSignIn(of: id) != nil)
@@ -58,17 +58,17 @@ struct SessionStoreTests {
         #expect(sessions.count == 0)
     }
 
-    @Test func startingASignInReusesALiveSessionAndReplacesAnUnknownOne() throws {
+    @Test func startingASignInReusesALiveSessionAndReplacesAnUnknownOne() async throws {
         let sessions = store(TestClock())
-        let first = sessions.startSignIn(try pending(), session: nil)
-        #expect(sessions.startSignIn(try pending(), session: first) == first)
-        let planted = sessions.startSignIn(try pending(), session: "chosen-by-an-attacker")
+        let first = sessions.startSignIn(try await pending(), session: nil)
+        #expect(sessions.startSignIn(try await pending(), session: first) == first)
+        let planted = sessions.startSignIn(try await pending(), session: "chosen-by-an-attacker")
         #expect(planted != "chosen-by-an-attacker")
     }
 
-    @Test func completingASignInMovesTheAccountToANewID() throws {
+    @Test func completingASignInMovesTheAccountToANewID() async throws {
         let sessions = store(TestClock())
-        let old = sessions.startSignIn(try pending(), session: nil)
+        let old = sessions.startSignIn(try await pending(), session: nil)
         let new = sessions.completeSignIn(session: old, account: "user:alice")
 
         #expect(new != old)
@@ -90,11 +90,12 @@ struct SessionStoreTests {
         #expect(sessions.account(of: id) == nil)
     }
 
-    @Test func pastTheAnonymousBudgetTheOldestAnonymousSessionIsDropped() throws {
+    @Test func pastTheAnonymousBudgetTheOldestAnonymousSessionIsDropped() async throws {
         let clock = TestClock()
         let sessions = store(clock, capacity: 3)
-        let dropped = sessions.startSignIn(try pending(), session: nil)
-        let kept = try (0..<3).map { _ in sessions.startSignIn(try pending(), session: nil) }
+        let dropped = sessions.startSignIn(try await pending(), session: nil)
+        var kept: [String] = []
+        for _ in 0..<3 { kept.append(sessions.startSignIn(try await pending(), session: nil)) }
 
         #expect(sessions.count == 3)
         #expect(sessions.pendingSignIn(of: dropped) == nil)
@@ -102,14 +103,14 @@ struct SessionStoreTests {
     }
 
     /// The audit's flood: anonymous `/login` requests in a loop.
-    @Test func aFloodOfAnonymousSignInsNeverPushesASignedInUserOut() throws {
+    @Test func aFloodOfAnonymousSignInsNeverPushesASignedInUserOut() async throws {
         let clock = TestClock()
         let sessions = store(clock, capacity: 3)
         let alice = sessions.completeSignIn(session: nil, account: "user:alice")
         let bob = sessions.completeSignIn(session: nil, account: "user:bob")
         for _ in 0..<1_000 {
             clock.advance(by: 1)
-            _ = sessions.startSignIn(try pending(), session: nil)
+            _ = sessions.startSignIn(try await pending(), session: nil)
         }
 
         #expect(sessions.account(of: alice) == "user:alice")
@@ -117,10 +118,11 @@ struct SessionStoreTests {
         #expect(sessions.count <= 2 + 3)
     }
 
-    @Test func pastBothBudgetsASignInDropsAnAnonymousSessionFirstThenTheLeastRecentlyUsed() throws {
+    @Test func pastBothBudgetsASignInDropsAnAnonymousSessionFirstThenTheLeastRecentlyUsed() async throws {
         let clock = TestClock()
         let sessions = store(clock, capacity: 2)
-        let anonymous = try (0..<2).map { _ in sessions.startSignIn(try pending(), session: nil) }
+        var anonymous: [String] = []
+        for _ in 0..<2 { anonymous.append(sessions.startSignIn(try await pending(), session: nil)) }
         clock.advance(by: 1)
         let oldest = sessions.completeSignIn(session: nil, account: "user:a")
         clock.advance(by: 1)
@@ -162,19 +164,19 @@ struct SessionStoreTests {
         #expect(sessions.account(of: bob) == "user:bob")
     }
 
-    @Test func forgettingTheAccountKeepsAPendingSignIn() throws {
+    @Test func forgettingTheAccountKeepsAPendingSignIn() async throws {
         let sessions = store(TestClock())
         let id = sessions.completeSignIn(session: nil, account: "user:alice")
-        _ = sessions.startSignIn(try pending(), session: id)
+        _ = sessions.startSignIn(try await pending(), session: id)
 
         sessions.forgetAccount(of: id)
         #expect(sessions.account(of: id) == nil)
         #expect(sessions.pendingSignIn(of: id) != nil)
     }
 
-    @Test func aPendingSignInIsTakenOnceAndOnlyWithItsState() throws {
+    @Test func aPendingSignInIsTakenOnceAndOnlyWithItsState() async throws {
         let sessions = store(TestClock())
-        let pending = try pending()
+        let pending = try await pending()
         let id = sessions.startSignIn(pending, session: nil)
 
         #expect(sessions.takePendingSignIn(of: id, state: "forged") == nil)

@@ -22,6 +22,13 @@ struct AuthorizeCommand: AsyncParsableCommand {
             carries it. Only the redirect carrying this sign-in's state ends the
             wait; any other request gets an error page.
 
+            With --par the request is first pushed to the provider (RFC 9126) and
+            the URL carries only client_id and request_uri; a provider whose
+            --issuer metadata requires pushed requests gets them without the flag.
+            With --request-object the request is a JWT signed with
+            --client-key-file (RFC 9101), by value or inside the push. --fapi2
+            follows the FAPI 2.0 Security Profile: pushed, DPoP-bound, iss checked.
+
             Example:
               oauth2 authorize --authorize-url https://id.example/authorize \\
                   --token-url https://id.example/token --client-id my-app \\
@@ -39,9 +46,35 @@ struct AuthorizeCommand: AsyncParsableCommand {
 
     @Flag(
         name: .customLong("print-url"),
-        help: "Print the authorize URL and stop: nothing is fetched or stored (a dry run, to check a provider's settings)."
+        help:
+            "Print the authorize URL and stop: nothing is stored, and nothing fetched but the push of --par (a dry run, to check a provider's settings)."
     )
     var printURL = false
+
+    @Flag(
+        name: .customLong("par"),
+        help: "Push the authorization request to the provider first (RFC 9126); automatic when --issuer's metadata requires it."
+    )
+    var pushes = false
+
+    @Option(
+        name: .customLong("par-url"),
+        help: "The pushed authorization request endpoint, RFC 9126 (OAUTH2_PAR_URL; default: from --issuer's metadata)."
+    )
+    var pushedAuthorizationURL: String?
+
+    @Flag(
+        name: [.customLong("request-object"), .customLong("jar")],
+        help: "Send the request as a JWT signed with --client-key-file (RFC 9101); automatic when --issuer's metadata requires it."
+    )
+    var signsRequestObject = false
+
+    @Flag(
+        name: .customLong("fapi2"),
+        help:
+            "Follow the FAPI 2.0 Security Profile: the request pushed, the token bound to a new DPoP key, iss required; needs --client-key-file (private_key_jwt)."
+    )
+    var fapi2 = false
 
     @Option(
         name: .customLong("param"),
@@ -54,6 +87,42 @@ struct AuthorizeCommand: AsyncParsableCommand {
             throw ValidationError("--listen-timeout must be between 1 and 86400 seconds")
         }
         _ = try additionalParameters()
+        _ = try parURL()
+    }
+
+    /// `--par-url` (or `OAUTH2_PAR_URL`), when given: an absolute http(s) URL.
+    private func parURL() throws -> URL? {
+        guard let text = pushedAuthorizationURL ?? EnvironmentVariables.value("OAUTH2_PAR_URL") else { return nil }
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
+            url.host?.isEmpty == false
+        else {
+            throw ValidationError("--par-url must be an absolute http(s) URL")
+        }
+        return url
+    }
+
+    /// Applies `--par`, `--par-url` and `--request-object` to the configuration.
+    private func configureRequest(_ configuration: inout OAuth2Configuration) throws {
+        if let url = try parURL() {
+            configuration.pushedAuthorizationRequestEndpoint = url
+        }
+        if pushes {
+            guard configuration.pushedAuthorizationRequestEndpoint != nil else {
+                throw UsageError(
+                    "--par needs the pushed authorization request endpoint: --par-url (or OAUTH2_PAR_URL), or --issuer whose metadata names it"
+                )
+            }
+            configuration.pushedAuthorization = .always
+        }
+        if fapi2 {
+            configuration.securityProfile = .fapi2
+        }
+        if signsRequestObject {
+            guard configuration.clientAssertionKey != nil else {
+                throw UsageError("--request-object needs the client's private key: --client-key-file (or OAUTH2_CLIENT_KEY_FILE)")
+            }
+            configuration.signsRequestObject = true
+        }
     }
 
     /// The `--param` values as name–value pairs; the framework refuses any that would replace one of the flow's own.
@@ -76,14 +145,15 @@ struct AuthorizeCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await Session.run(common) { session in
-            let client = try await session.client(discover: !printURL)
+            // A pushed request is a network call even for --print-url, so its endpoint may come from the issuer.
+            let client = try await session.client(discover: !printURL || pushes || fapi2, configure: configureRequest)
             guard client.configuration.authorizationEndpoint != nil else {
                 throw UsageError(
                     "the authorization endpoint is needed: --authorize-url (or OAUTH2_AUTHORIZE_URL), or --issuer whose metadata names it")
             }
             let parameters = try additionalParameters(session.settings)
             if printURL {
-                let pending = try client.authorizationURL(redirectURI: session.settings.redirectURI, additionalParameters: parameters)
+                let pending = try await client.authorizationURL(redirectURI: session.settings.redirectURI, additionalParameters: parameters)
                 StandardOutput.line(pending.url.absoluteString)
                 return
             }
@@ -98,7 +168,7 @@ struct AuthorizeCommand: AsyncParsableCommand {
     }
 
     private func authorizeByPasting(_ client: OAuth2Client, redirectURI: URL, parameters: [(String, String)]) async throws -> AccessToken {
-        let pending = try client.authorizationURL(redirectURI: redirectURI, additionalParameters: parameters)
+        let pending = try await client.authorizationURL(redirectURI: redirectURI, additionalParameters: parameters)
         StandardOutput.line(pending.url.absoluteString)
         StandardError.line("Open the URL above in a browser and sign in. The browser is then sent to \(redirectURI.absoluteString)?…")
         StandardError.line("(the page may fail to load: that is expected). Copy that whole address from the address bar.")
@@ -119,7 +189,7 @@ struct AuthorizeCommand: AsyncParsableCommand {
         -> AccessToken
     {
         let receiver = try Self.receiver(for: redirectURI)
-        let pending = try client.authorizationURL(redirectURI: receiver.redirectURI, additionalParameters: parameters)
+        let pending = try await client.authorizationURL(redirectURI: receiver.redirectURI, additionalParameters: parameters)
         StandardOutput.line(pending.url.absoluteString)
         StandardError.line("Open the URL above in a browser and sign in.")
         StandardError.line(
