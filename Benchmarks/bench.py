@@ -41,12 +41,13 @@ rows right after ours in every round, its user-bench (from the revision that
 added it on) the whole-process rows, and a table compares the two
 revisions row by row. `--only requests` runs the request rows alone (no
 stores, no linked-in runtime, no start, storm or in-process rows);
-`--only whole-process` runs the whole-process rows alone.
+`--only whole-process` runs the whole-process rows alone; `--only dpop` the
+DPoP rows alone (one proof's cost, in process, no network).
 
     Benchmarks/bench.py [--requests N] [--rounds R] [--memory-requests N]
                         [--storm-processes P] [--storm-callers C] [--leaks]
                         [--start-runs N] [--cli auto|none|PATH] [--pin-cpu CPU]
-                        [--base REV] [--only requests|whole-process]
+                        [--base REV] [--only requests|whole-process|dpop]
                         [--whole-process-runs N]
 
 `--leaks` instead runs the leak checks: valgrind memcheck on a short run of
@@ -152,6 +153,8 @@ def build(swift_flags=(), scratch=None, only=None):
         command += ["--scratch-path", scratch]
     if only == "whole-process":
         run(command + ["--product", "user-bench"] + list(swift_flags))
+    elif only == "dpop":
+        run(command + ["--product", "oauth2-bench"] + list(swift_flags))
     elif only == "requests":
         for product in ("oauth2-bench", "handoff-floor", "user-bench"):
             run(command + ["--product", product] + list(swift_flags))
@@ -369,7 +372,7 @@ def selected_scenarios(url, requests, token_log, stores, pin_cpu, only):
     rows = scenarios(url, requests, token_log, stores, pin_cpu)
     if only == "requests":
         return [row for row in rows if row[0] in REQUEST_KEYS]
-    if only == "whole-process":
+    if only in ("whole-process", "dpop"):
         return []
     return rows
 
@@ -559,6 +562,9 @@ def run_rounds(nginx, stores, requests, rounds, parse_iterations, storm_processe
     all_cpus = os.sched_getaffinity(0)
     for number in range(1, rounds + 1):
         log(f"round {number}/{rounds}")
+        if only == "dpop":
+            results += dpop_round(number, parse_iterations)
+            continue
         if only != "whole-process":
             results += in_process_round(number, nginx, stores, requests, pin_cpu, all_cpus, only, base,
                                         storm_processes, storm_callers)
@@ -631,6 +637,12 @@ def whole_process_round(number, url, requests, runs, base):
                 "requests": requests, "wall_ms": statistics.median(timing["times"]) * 1000,
             }))
     return results
+
+
+def dpop_round(number, parse_iterations):
+    """One round of the DPoP rows: one proof (ES256, `ath`, a fresh `jti`), in process, no network."""
+    return [(number, record["scenario"], "swift-oauth2", record)
+            for record in measure([BENCH, "dpop-proof", "--iterations", str(parse_iterations)])]
 
 
 def other_rows_round(number, nginx, start_runs, cli, cli_env, parse_iterations, account_sizes, account_iterations):
@@ -750,6 +762,9 @@ def table(results, rounds, only=None, base_revision=None):
     def records(key, implementation):
         return {r: rec for (r, k, i, rec) in results if k == key and i == implementation}
 
+    if only == "dpop":
+        return no_network_table(results, (("dpop-proof", DPOP_PROOF_LABEL),)) + "\n" + (
+            f"Medians over {rounds} rounds, range in parentheses.")
     if only == "whole-process":
         return whole_process_table(results, base_revision) + "\n" + (
             f"Medians over {rounds} rounds, range in parentheses; a time ratio of 1.00× is parity, higher is slower.")
@@ -854,18 +869,12 @@ def table(results, rounds, only=None, base_revision=None):
                 f" | {statistics.median(rec['p99_us'] for rec in recs.values()):.2f} |"
             )
     lines.append("")
-    lines.append("| in process, no network | per second | p50 µs | p99 µs |")
-    lines.append("|---|---|---|---|")
-    for key, label in (("parse-token-response", "parse a token response"), ("parse-redirect", "validate a redirect URL"),
-                       ("prepare-transfer", "prepare a signed GET for libcurl (`CurlTransport`, caller's side)"),
-                       ("send-in-process", "`send` through a transport that answers at once"),
-                       ("send-in-process-long-token", "the same with a 1,200-byte access token (a JWT's size)")):
-        recs = records(key, "swift-oauth2")
-        lines.append(
-            f"| {label} | {median_range([rec['requests_per_second'] for rec in recs.values()], rps)}"
-            f" | {statistics.median([rec['p50_us'] for rec in recs.values()]):.2f}"
-            f" | {statistics.median([rec['p99_us'] for rec in recs.values()]):.2f} |"
-        )
+    lines.append(no_network_table(results, (
+        ("parse-token-response", "parse a token response"), ("parse-redirect", "validate a redirect URL"),
+        ("prepare-transfer", "prepare a signed GET for libcurl (`CurlTransport`, caller's side)"),
+        ("dpop-proof", DPOP_PROOF_LABEL),
+        ("send-in-process", "`send` through a transport that answers at once"),
+        ("send-in-process-long-token", "the same with a 1,200-byte access token (a JWT's size)"))))
     storms = records("storm", "swift-oauth2")
     counts = sorted({int(rec.get("token_requests", -1)) for rec in storms.values()})
     lines.append("")
@@ -892,6 +901,24 @@ def table(results, rounds, only=None, base_revision=None):
             f"signal until all finished: {median_range([rec['seconds'] * 1000 for rec in storms.values()], lambda v: f'{v:.1f} ms')}."
         )
     lines.append(f"Medians over {rounds} rounds, range in parentheses; a time ratio of 1.00× is parity, higher is slower.")
+    return "\n".join(lines)
+
+
+DPOP_PROOF_LABEL = "make one DPoP proof (ES256 signature, `ath`, a fresh `jti`; goal p50 under 50 µs)"
+
+
+def no_network_table(results, rows):
+    """The in-process rows that need no network: rate, p50 and p99 per operation."""
+    lines = ["| in process, no network | per second | p50 µs | p99 µs |", "|---|---|---|---|"]
+    for key, label in rows:
+        recs = {r: rec for (r, k, i, rec) in results if k == key and i == "swift-oauth2"}
+        if not recs:
+            continue
+        lines.append(
+            f"| {label} | {median_range([rec['requests_per_second'] for rec in recs.values()], lambda v: f'{v:,.0f}')}"
+            f" | {statistics.median([rec['p50_us'] for rec in recs.values()]):.2f}"
+            f" | {statistics.median([rec['p99_us'] for rec in recs.values()]):.2f} |"
+        )
     return "\n".join(lines)
 
 
@@ -1022,7 +1049,7 @@ def main():
     parser.add_argument("--results", default=os.path.join(BUILD, "results.jsonl"), help="where to keep every raw result")
     parser.add_argument("--base", default=os.environ.get("BASE") or None,
                         help="a revision to compare with, interleaved in the same rounds (or $BASE)")
-    parser.add_argument("--only", choices=("requests", "whole-process"), default=os.environ.get("ONLY") or None,
+    parser.add_argument("--only", choices=("requests", "whole-process", "dpop"), default=os.environ.get("ONLY") or None,
                         help="the request rows alone (in process and whole process), or the whole-process rows alone (or $ONLY)")
     parser.add_argument("--whole-process-runs", type=int, default=3,
                         help="hyperfine runs of each program per round in the whole-process rows (after one warm-up run)")

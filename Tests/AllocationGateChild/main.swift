@@ -111,6 +111,10 @@ func run(iterations: Int) async throws -> [Measurement] {
     let tokenResponse = transport.token
     let requestedAt = Date()
     let signedForLibcurl = HTTPTransportRequest(url: resourceURL, headers: [.authorization: "Bearer gate-access-token"])
+    // A grant's key is made once; each DPoP-bound request makes a proof.
+    let dpopKey = try DPoPKey.generate(algorithm: .es256)
+    let dpopAccessToken = Secret("gate-access-token")
+    let resourceText = resourceURL.absoluteString
 
     return [
         try await measure("signed-request", iterations: iterations) {
@@ -125,6 +129,10 @@ func run(iterations: Int) async throws -> [Measurement] {
         },
         try await measure("transfer-preparation", iterations: iterations) {
             try _OAuth2Benchmarks.prepareTransfer(signedForLibcurl)
+        },
+        try await measure("dpop-proof", iterations: iterations) {
+            let proof = try dpopKey.proof(method: "GET", url: resourceText, accessToken: dpopAccessToken, now: requestedAt)
+            if proof.value.isEmpty { fail("the DPoP proof is empty") }
         },
     ]
 }

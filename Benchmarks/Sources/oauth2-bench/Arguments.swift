@@ -12,6 +12,7 @@ struct Arguments {
           storm-process --url BASE STORE [--callers N]
                       (prints "ready", waits for a line on stdin, then N sends on the expired token)
           parse       --iterations N
+          dpop-proof  --iterations N   (one DPoP proof, ES256, for the resource GET; also in parse)
           overhead    --iterations N [--token-bytes N]   (send through a transport that answers at once;
                       an access token of N bytes instead of 18)
           memory      --url BASE --requests N --warmup N [--concurrency C]

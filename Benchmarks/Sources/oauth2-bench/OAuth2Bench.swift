@@ -66,6 +66,9 @@ enum OAuth2Bench {
         case "parse":
             let target = try BenchTarget(baseURL: arguments.optionalString("url") ?? "http://127.0.0.1:1")
             return try await ParsingBenchmark.run(target: target, iterations: arguments.int("iterations", default: 200_000))
+        case "dpop-proof":
+            let target = try BenchTarget(baseURL: arguments.optionalString("url") ?? "http://127.0.0.1:1")
+            return [try ParsingBenchmark.runDPoPProofs(target: target, iterations: arguments.int("iterations", default: 100_000))]
         case "overhead":
             let target = try BenchTarget(baseURL: arguments.optionalString("url") ?? "http://127.0.0.1:1")
             return [

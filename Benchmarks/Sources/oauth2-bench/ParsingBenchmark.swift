@@ -33,8 +33,22 @@ enum ParsingBenchmark {
     static func run(target: BenchTarget, iterations: Int) async throws -> [Report] {
         [
             try runTokenResponses(iterations: iterations), try await runRedirects(target: target, iterations: iterations),
-            try runTransfers(target: target, iterations: iterations),
+            try runTransfers(target: target, iterations: iterations), try runDPoPProofs(target: target, iterations: iterations),
         ]
+    }
+
+    /// One DPoP proof (RFC 9449) for the signed GET of the request
+    /// scenarios, as a DPoP-bound request makes it: ES256 signature, `ath`
+    /// of a JWT-sized access token, a fresh `jti`. The key is made once, as
+    /// a grant makes it once.
+    static func runDPoPProofs(target: BenchTarget, iterations: Int) throws -> Report {
+        let key = try DPoPKey.generate(algorithm: .es256)
+        let url = target.resourceRequest.url.absoluteString
+        let accessToken = Secret("eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJiZW5jaC1jbGllbnQifQ.c2lnbmF0dXJl")
+        let now = Date()
+        return try measure(scenario: "dpop-proof", iterations: iterations) { () throws(OAuth2Error) in
+            _ = try key._benchmarkProof(method: "GET", url: url, accessToken: accessToken, now: now)
+        }
     }
 
     static func runTokenResponses(iterations: Int) throws -> Report {
