@@ -113,11 +113,16 @@ struct Session: Sendable {
     /// the issuer's metadata when `--issuer` is given (unless `discover` is
     /// false: then nothing is fetched, and ID tokens could not be verified).
     ///
+    /// `dpop` binds the tokens of a grant this client starts to a new DPoP
+    /// key (a grant command's `--dpop`); a stored token that is bound is
+    /// presented with proofs without it.
+    ///
     /// - Throws: ``UsageError`` without a client id or a token endpoint;
     ///   `OAuth2Error` when the metadata cannot be fetched or the configuration is invalid.
     /// `configure` adjusts the configuration (a command's own options) before the provider is made.
     func client(
-        allowsPasswordGrant: Bool = false, discover: Bool = true, configure: ((inout OAuth2Configuration) throws -> Void)? = nil
+        allowsPasswordGrant: Bool = false, discover: Bool = true, dpop: DPoPSettings? = nil,
+        configure: ((inout OAuth2Configuration) throws -> Void)? = nil
     ) async throws -> OAuth2Client {
         guard let clientID = settings.clientID else {
             throw UsageError("the client id is needed: --client-id (or OAUTH2_CLIENT_ID)")
@@ -166,6 +171,7 @@ struct Session: Sendable {
         )
         // A provider that lists PKCE methods without S256 gets no authorization request (the library refuses it).
         configuration.codeChallengeMethodsSupported = pkceMethods
+        configuration.dpop = dpop
         if let metadata {
             // A provider that requires pushed (RFC 9126) or signed (RFC 9101) requests gets them with no flag.
             configuration.pushedAuthorizationRequestEndpoint = metadata.pushedAuthorizationRequestEndpoint

@@ -38,6 +38,8 @@ struct AuthorizeCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
+    @OptionGroup var dpop: DPoPOptions
+
     @Flag(help: "Receive the redirect on a loopback listener instead of reading it from stdin.")
     var listen = false
 
@@ -146,7 +148,7 @@ struct AuthorizeCommand: AsyncParsableCommand {
     func run() async throws {
         try await Session.run(common) { session in
             // A pushed request is a network call even for --print-url, so its endpoint may come from the issuer.
-            let client = try await session.client(discover: !printURL || pushes || fapi2, configure: configureRequest)
+            let client = try await session.client(discover: !printURL || pushes || fapi2, dpop: dpop.settings, configure: configureRequest)
             guard client.configuration.authorizationEndpoint != nil else {
                 throw UsageError(
                     "the authorization endpoint is needed: --authorize-url (or OAUTH2_AUTHORIZE_URL), or --issuer whose metadata names it")

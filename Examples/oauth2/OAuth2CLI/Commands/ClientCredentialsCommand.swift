@@ -18,9 +18,11 @@ struct ClientCredentialsCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
+    @OptionGroup var dpop: DPoPOptions
+
     func run() async throws {
         try await Session.run(common) { session in
-            let client = try await session.client()
+            let client = try await session.client(dpop: dpop.settings)
             let token = try await client.authenticate(.clientCredentials)
             StandardError.line("Got a token. " + TokenSummary(token, account: client.account).sentence)
         }

@@ -27,9 +27,11 @@ struct DeviceCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
+    @OptionGroup var dpop: DPoPOptions
+
     func run() async throws {
         try await Session.run(common) { session in
-            let client = try await session.client()
+            let client = try await session.client(dpop: dpop.settings)
             guard client.configuration.deviceAuthorizationEndpoint != nil else {
                 throw UsageError(
                     "the device authorization endpoint is needed: --device-url (or OAUTH2_DEVICE_URL), or --issuer whose metadata names it")

@@ -30,7 +30,9 @@ struct GitCredentialCommand: AsyncParsableCommand {
             authtype=Bearer and credential=<the token> instead. Without a token (or
             when the refresh fails) it prints nothing on stdout and an error on
             stderr; sign in with "oauth2 authorize --provider …" (or device, …). The
-            token never goes to stderr.
+            token never goes to stderr. A token bound to a DPoP key (a grant run
+            with --dpop) is refused the same way: git would send it as a bearer
+            token, without the proof it needs.
 
             store: does nothing (the token is in the store already).
 
@@ -98,6 +100,7 @@ struct GitCredentialCommand: AsyncParsableCommand {
         } catch {
             throw Self.withSignInHint(error, provider: session.settings.provider?.name)
         }
+        try TokenSummary.refuseBoundToken(token, to: "git")
         var lines: [String] = []
         if request.capabilities.contains("authtype") {
             lines += ["capability[]=authtype", "authtype=Bearer", "credential=\(token.accessToken.value)"]

@@ -20,6 +20,8 @@ struct PasswordCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
+    @OptionGroup var dpop: DPoPOptions
+
     @Option(help: "The resource owner's username.")
     var username: String
 
@@ -28,7 +30,7 @@ struct PasswordCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await Session.run(common) { session in
-            let client = try await session.client(allowsPasswordGrant: true)
+            let client = try await session.client(allowsPasswordGrant: true, dpop: dpop.settings)
             let password: Secret
             if passwordStdin {
                 guard let line = StandardInput.readLine(limit: PasswordPrompt.limit), !line.isEmpty else {

@@ -12,7 +12,9 @@ struct TokenCommand: AsyncParsableCommand {
                             refresh token, never the token itself (the default)
               json          the same as one JSON object (account, token_type,
                             expires_at, expires_in, expired, scopes,
-                            has_refresh_token, ...)
+                            has_refresh_token, ...; binding when the token is
+                            bound: {"type": "dpop", "jkt": the key's thumbprint},
+                            never the key)
               access-token  the access token alone, refreshed first when it is about
                             to expire: for scripts that call an API with another
                             tool; --print-access-token is its short spelling
@@ -23,7 +25,9 @@ struct TokenCommand: AsyncParsableCommand {
                             access-token; expirationTimestamp left out when the
                             provider gave no expiry; the apiVersion
                             client.authentication.k8s.io/v1beta1 when kubectl asks
-                            for it in KUBERNETES_EXEC_INFO)
+                            for it in KUBERNETES_EXEC_INFO; refused for a token
+                            bound to a DPoP key, which kubectl would send as a
+                            bearer token)
 
             Example:
               oauth2 token --format json
@@ -74,6 +78,7 @@ struct TokenCommand: AsyncParsableCommand {
                 return
             case .kubernetes:
                 let token = try await session.client().token()
+                try TokenSummary.refuseBoundToken(token, to: "kubectl")
                 StandardOutput.line(try ExecCredential(token, apiVersion: ExecCredential.requestedAPIVersion()).json())
                 return
             case .text, .json:

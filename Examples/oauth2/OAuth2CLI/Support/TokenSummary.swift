@@ -22,6 +22,44 @@ struct TokenSummary: Encodable {
     let grantType: String?
     /// The verified ID token's claims (OpenID Connect); never the ID token itself.
     let idToken: IDTokenSummary?
+    /// What the token is bound to, so that a thief cannot use it; `nil` for
+    /// a bearer token. Never the key itself.
+    let binding: Binding?
+
+    /// A sender-constrained token's binding: `{"type":"dpop","jkt":…}` for a
+    /// DPoP key (RFC 9449), `{"type":"mtls","x5t#S256":…}` for a client
+    /// certificate (RFC 8705), the members of the `cnf` claim the provider
+    /// puts in the token for each.
+    struct Binding: Encodable, Equatable {
+        /// `dpop` or `mtls`.
+        let type: String
+        /// The DPoP key's RFC 7638 thumbprint.
+        let jkt: String?
+        /// The client certificate's SHA-256 thumbprint, base64url.
+        let certificateThumbprint: String?
+
+        enum CodingKeys: String, CodingKey {
+            case type
+            case jkt
+            case certificateThumbprint = "x5t#S256"
+        }
+
+        /// The binding of `token`, or `nil` for a bearer token.
+        init?(_ token: AccessToken) {
+            // Mutual TLS (RFC 8705) adds its case here: `mtls` with the certificate's thumbprint.
+            guard let key = token.dpopKey else { return nil }
+            type = "dpop"
+            jkt = key.thumbprint
+            certificateThumbprint = nil
+        }
+
+        /// "DPoP key jkt …" for the text format.
+        var text: String {
+            if let jkt { return "DPoP key \(jkt)" }
+            if let certificateThumbprint { return "client certificate x5t#S256 \(certificateThumbprint)" }
+            return type
+        }
+    }
 
     /// Who signed in, as the verified ID token says.
     struct IDTokenSummary: Encodable {
@@ -74,6 +112,7 @@ struct TokenSummary: Encodable {
         case scopes
         case hasRefreshToken = "has_refresh_token"
         case idToken = "id_token"
+        case binding
     }
 
     init(_ token: AccessToken, account: String, now: Date = Date()) {
@@ -89,6 +128,21 @@ struct TokenSummary: Encodable {
         tokenEndpoint = token.binding.flatMap { URL(string: $0.tokenEndpoint) }.map { $0.redactedForMessages(marksQuery: false) }
         grantType = token.grant?.type
         idToken = token.idToken.map(IDTokenSummary.init)
+        binding = Binding(token)
+    }
+
+    /// Refuses to hand `token` to a program that presents tokens as bearer
+    /// tokens (git, kubectl) when it is bound to a key: without a proof it is
+    /// useless to that program, and a bound token is never sent as a bearer token.
+    ///
+    /// - Throws: `OAuth2Error` `unsupported_token_type` for a bound token.
+    static func refuseBoundToken(_ token: AccessToken, to program: String) throws(OAuth2Error) {
+        guard let binding = Binding(token) else { return }
+        throw OAuth2Error(
+            code: .unsupportedTokenType,
+            message:
+                "this token is bound to a \(binding.text): \(program) would present it as a bearer token, without the proof it needs; use `oauth2 call`, or a grant without --dpop for \(program)"
+        )
     }
 
     /// One JSON object on one line, keys sorted.
@@ -108,6 +162,7 @@ struct TokenSummary: Encodable {
             "refresh token: \(hasRefreshToken ? "yes" : "no")",
             "issued to: \(clientID.map { "client \($0) at \(tokenEndpoint ?? "?")" } ?? "(not recorded)")",
             "grant: \(grantType ?? "(not recorded)")",
+            "bound to: \(binding?.text ?? "nothing (a bearer token: whoever holds it can use it)")",
         ]
             + (idToken.map { id in
                 [
@@ -122,8 +177,9 @@ struct TokenSummary: Encodable {
     var sentence: String {
         let scopeText = scopes.isEmpty ? "no scopes" : "scopes \(scopes.joined(separator: " "))"
         let signedIn = idToken.map { " Signed in as \($0.subject) at \($0.issuer) (ID token verified)." } ?? ""
+        let bound = binding.map { " Bound to the \($0.text)." } ?? ""
         return
-            "\(tokenType) token for account \(account): \(expiryText), \(scopeText), \(hasRefreshToken ? "with" : "no") refresh token.\(signedIn)"
+            "\(tokenType) token for account \(account): \(expiryText), \(scopeText), \(hasRefreshToken ? "with" : "no") refresh token.\(bound)\(signedIn)"
     }
 
     private var expiresLine: String {
