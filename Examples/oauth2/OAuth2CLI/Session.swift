@@ -19,6 +19,9 @@ struct Session: Sendable {
     /// The clients this run made, so that a token the store refused is saved
     /// (or reported) before the process exits with it.
     private let clients = LockedValue<[OAuth2Client]>([])
+    /// The DPoP nonces kept between runs, and what this run started with.
+    private let nonceFile: DPoPNonceFile?
+    private let loadedNonces: [(origin: String, nonce: String)]
 
     /// Resolves the options, creates the transport, runs `body` and shuts the
     /// transport down before returning or throwing.
@@ -31,18 +34,44 @@ struct Session: Sendable {
         let database = try Self.database(settings.store, logger: logger)
         let transport = LazyTransport(
             configuration: CurlTransport.Configuration(timeout: settings.timeout, caFile: settings.caFile), logger: logger)
-        let session = Session(settings: settings, transport: transport, logger: logger, database: database)
+        let nonceFile = try? DPoPNonceFile(store: settings.store)
+        let session = Session(
+            settings: settings, transport: transport, logger: logger, database: database, nonceFile: nonceFile,
+            loadedNonces: nonceFile?.load() ?? [])
         do {
             let result = try await session.runningTheDatabase {
                 let result = try await body(session)
                 try await session.saveWhatTheStoreRefused()
                 return result
             }
+            session.saveNonces()
             await transport.shutdown()
             return result
         } catch {
+            session.saveNonces()
             await transport.shutdown()
             throw error
+        }
+    }
+
+    /// Keeps the DPoP nonces this run's providers hold for the next run (a
+    /// failed run's too: the nonce a refusal carried is the one to use).
+    /// A file that cannot be written costs the next run a round trip, not
+    /// this command its success.
+    private func saveNonces() {
+        let clients = clients.withLock { $0 }
+        guard let nonceFile, let capacity = clients.first?.provider.dpopNonces.capacity else { return }
+        var merged = loadedNonces
+        for client in clients {
+            for entry in client.provider.dpopNonces.entries {
+                merged.removeAll { $0.origin == entry.origin }
+                merged.append(entry)
+            }
+        }
+        do {
+            try nonceFile.save(Array(merged.suffix(capacity)), loaded: loadedNonces)
+        } catch {
+            logger.debug("the DPoP nonces could not be kept for the next run", metadata: ["oauth2.error": "\(error)"])
         }
     }
 
@@ -186,6 +215,7 @@ struct Session: Sendable {
             transport: transport,
             logger: logger
         )
+        for entry in loadedNonces { provider.dpopNonces.update(entry.nonce, for: entry.origin) }
         let client = provider.client(account: settings.account)
         clients.withLock { $0.append(client) }
         return client

@@ -54,6 +54,17 @@ package final class DPoPNonceCache: Sendable {
         }
     }
 
+    /// Every origin's nonce, the least recently updated first: what a
+    /// process that starts often (the CLI) keeps between runs, so that its
+    /// next run's first proof carries the nonce instead of paying a
+    /// `use_dpop_nonce` round trip. Given back to ``update(_:for:)`` in this
+    /// order (an origin is a URL), the same origins stay the most recent.
+    package var entries: [(origin: String, nonce: String)] {
+        state.withLock { state in
+            state.nonces.sorted { $0.value.updated < $1.value.updated }.map { (origin: $0.key, nonce: $0.value.nonce) }
+        }
+    }
+
     /// `scheme://host[:port]` of an absolute http(s) URL, lower-cased, with
     /// the scheme's default port left out; nil for anything else.
     package static func origin(of url: String) -> String? {

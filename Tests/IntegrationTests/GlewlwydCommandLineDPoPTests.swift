@@ -1,0 +1,68 @@
+import Foundation
+import OAuth2
+import Testing
+
+/// The CLI with `--dpop` against glewlwyd and the independent resource server
+/// beside it (auth0-api-python and jwcrypto verify the proofs;
+/// Tests/Glewlwyd/README.md): what a person runs, and what the other side
+/// recorded.
+@Suite(.enabled(if: GlewlwydRun.isConfigured, "needs glewlwyd: `make test` starts it and sets OAUTH2_IT_GLEWLWYD"))
+struct GlewlwydCommandLineDPoPTests {
+    /// env.json's members the shared `GlewlwydRun` does not decode.
+    struct Extra {
+        let me: String
+        let nonceMe: String
+        let requestLog: String
+
+        init(path: String) throws {
+            let env = try JSONObject(String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self))
+            let resource = try #require(env["resource"] as? [String: Any])
+            me = try #require(resource["me"] as? String)
+            nonceMe = try #require(resource["nonce_me"] as? String)
+            requestLog = try #require(resource["requests"] as? String)
+        }
+    }
+
+    /// The resource server's log entries for proofs made with the key `jkt` for `url`.
+    static func proofs(of jkt: String, for url: String, in log: String) async throws -> [[String: Any]] {
+        let answer = try await Provider.send(HTTPTransportRequest(url: try #require(URL(string: log))))
+        let entries = try #require(try JSONObject(String(decoding: answer.body, as: UTF8.self))["requests"] as? [[String: Any]])
+        return entries.filter { entry in
+            (entry["proof"] as? [String: Any])?["jkt"] as? String == jkt && (entry["url"] as? String)?.hasPrefix(url) == true
+        }
+    }
+
+    /// The nonce question of the issue: a command-line tool must not pay an
+    /// extra round trip on every run where the server demands nonces. The
+    /// first `call` learns the resource server's nonce (401 use_dpop_nonce,
+    /// then 200); the CLI keeps it beside the token store, so the second
+    /// `call` is one request; without the file, two again. The resource
+    /// server counts; the counts are exact.
+    @Test func aSecondCallStartsWithTheResourceNonceTheFirstLearnt() async throws {
+        let (run, path) = try GlewlwydRun.plain()
+        let extra = try Extra(path: path)
+        let cli = try CLI()
+        let options = try run.options(client: "confidential", for: cli) + ["--scope", "api"]
+        let grant = try await cli.run(["client-credentials", "--dpop"] + options)
+        #expect(grant.status == 0, "\(grant.stderr)")
+        let jkt = try #require(try await cli.storedToken()?.dpopKey?.thumbprint)
+
+        var counts: [Int] = []
+        for removeTheFile in [false, false, true] {
+            if removeTheFile {
+                let file = cli.store + "/dpop-nonces.json"
+                let saved = try? JSONObject(try String(contentsOfFile: file, encoding: .utf8))
+                #expect((saved?["nonces"] as? [[String: Any]])?.isEmpty == false, "the nonce is kept beside the store")
+                #expect((try? FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int) == 0o600)
+                try? FileManager.default.removeItem(atPath: file)
+            }
+            let before = try await Self.proofs(of: jkt, for: extra.nonceMe, in: extra.requestLog).count
+            let call = try await cli.run(["call", extra.nonceMe] + options)
+            #expect(call.status == 0, "\(call.stderr)")
+            counts.append(try await Self.proofs(of: jkt, for: extra.nonceMe, in: extra.requestLog).count - before)
+        }
+
+        // First run: the nonce learnt; second: it is used at once; without the file: learnt again.
+        #expect(counts == [2, 1, 2])
+    }
+}
