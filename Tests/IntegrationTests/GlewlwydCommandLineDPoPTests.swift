@@ -65,4 +65,51 @@ struct GlewlwydCommandLineDPoPTests {
         // First run: the nonce learnt; second: it is used at once; without the file: learnt again.
         #expect(counts == [2, 1, 2])
     }
+
+    /// Sign in with `authorize --dpop` (glewlwyd's browser script), call the
+    /// DPoP resource, see the binding, refresh with the stored key, revoke.
+    /// A confidential client: glewlwyd's revocation endpoint wants client
+    /// authentication, so a public client cannot revoke there (HTTP 401).
+    @Test func aDPoPGrantFromSignInToRevocation() async throws {
+        let (run, path) = try GlewlwydRun.plain()
+        let extra = try Extra(path: path)
+        let cli = try CLI()
+        let redirectURI = try #require(run.redirectURIs.first)
+        let options = try run.options(client: "confidential", for: cli) + ["--scope", "openid api", "--redirect-uri", redirectURI]
+
+        let command = try cli.start(["authorize", "--dpop"] + options)
+        let url = try await command.firstLineOfStdout()
+        #expect(url.contains("dpop_jkt="), "\(url)")
+        command.write(try await run.browse([url]) + "\n")
+        command.closeInput()
+        let signIn = try await command.wait()
+        #expect(signIn.status == 0, "\(signIn.stderr)")
+        let key = try #require(try await cli.storedToken()?.dpopKey)
+
+        let shown = try await cli.run(["token", "--format", "json"] + options)
+        #expect(shown.status == 0, "\(shown.stderr)")
+        let summary = try JSONObject(shown.stdout)
+        #expect(summary.string("token_type")?.lowercased() == "dpop")
+        #expect((summary["binding"] as? [String: Any])?["jkt"] as? String == key.thumbprint)
+        #expect((summary["binding"] as? [String: Any])?["type"] as? String == "dpop")
+
+        let call = try await cli.run(["call", extra.me] + options)
+        #expect(call.status == 0, "\(call.stderr)")
+        #expect(try await Self.proofs(of: key.thumbprint, for: extra.me, in: extra.requestLog).contains { $0["status"] as? Int == 200 })
+
+        let before = try #require(try await cli.storedToken())
+        let refresh = try await cli.run(["refresh"] + options)
+        #expect(refresh.status == 0, "\(refresh.stderr)")
+        let after = try #require(try await cli.storedToken())
+        #expect(after.accessToken != before.accessToken)
+        #expect(after.dpopKey?.thumbprint == key.thumbprint, "the refreshed token keeps the grant's key")
+        let again = try await cli.run(["call", extra.me] + options)
+        #expect(again.status == 0, "\(again.stderr)")
+
+        let revoke = try await cli.run(["revoke"] + options)
+        #expect(revoke.status == 0, "\(revoke.stderr)")
+        #expect(try await cli.storedToken() == nil)
+        let afterRevoke = try await cli.run(["call", extra.me] + options)
+        #expect(afterRevoke.status != 0)
+    }
 }
