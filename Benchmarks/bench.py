@@ -1106,6 +1106,11 @@ def main():
             out.write(json.dumps(dict(memory_record, key="memory")) + "\n")
     print()
     print(f"Machine: {machine}; load average at end {os.getloadavg()[0]:.2f}.")
+    if args.only == "dpop":
+        print(f"{args.parse_iterations:,} DPoP proofs per round (timed in batches of 100), {args.rounds} rounds; {elapsed:.0f} s.")
+        print()
+        print(table(results, args.rounds, args.only, base))
+        return 1 if check_results(results, None) else 0
     parts = [f"{args.requests:,} signed GETs per scenario and round, {args.rounds} rounds, libcurl, swift-oauth2"
              + (f", {base.label}" if base else "") + ", Go" + ("" if args.only == "whole-process" else " and the hand-off floor")
              + " interleaved"]
