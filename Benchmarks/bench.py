@@ -563,7 +563,7 @@ def run_rounds(nginx, stores, requests, rounds, parse_iterations, storm_processe
     for number in range(1, rounds + 1):
         log(f"round {number}/{rounds}")
         if only == "dpop":
-            results += dpop_round(number, parse_iterations)
+            results += dpop_round(number, nginx.base_url, requests, parse_iterations)
             continue
         if only != "whole-process":
             results += in_process_round(number, nginx, stores, requests, pin_cpu, all_cpus, only, base,
@@ -639,10 +639,43 @@ def whole_process_round(number, url, requests, runs, base):
     return results
 
 
-def dpop_round(number, parse_iterations):
-    """One round of the DPoP rows: one proof (ES256, `ath`, a fresh `jti`), in process, no network."""
-    return [(number, record["scenario"], "swift-oauth2", record)
-            for record in measure([BENCH, "dpop-proof", "--iterations", str(parse_iterations)])]
+def dpop_round(number, url, requests, parse_iterations):
+    """One round of the DPoP rows: one proof (ES256, `ath`, a fresh `jti`), in process, no network; then
+    libcurl's sequential GETs, ours with a bearer token and ours with a DPoP-bound one (a proof per GET)."""
+    results = [(number, record["scenario"], "swift-oauth2", record)
+               for record in measure([BENCH, "dpop-proof", "--iterations", str(parse_iterations)])]
+    for key, implementation, command in (
+            ("sequential", "libcurl", [BASELINE, "sequential", url, str(requests)]),
+            ("sequential", "swift-oauth2", [BENCH, "sequential", "--url", url, "--requests", str(requests)]),
+            ("sequential-dpop", "swift-oauth2",
+             [BENCH, "sequential", "--url", url, "--requests", str(requests), "--auth", "dpop"])):
+        for record in measure(command):
+            results.append((number, key, implementation, record))
+    return results
+
+
+def dpop_table(results):
+    """The bearer and DPoP-signed sequential rows, against libcurl's of the same round."""
+    def records(key, implementation):
+        return {r: rec for (r, k, i, rec) in results if k == key and i == implementation}
+    base, bearer = records("sequential", "libcurl"), records("sequential", "swift-oauth2")
+    lines = ["| sequential, 1 connection | swift-oauth2 req/s | time ratio ours/libcurl | time ratio DPoP/bearer"
+             " | p50 µs | p99 µs | CPU µs/req |", "|---|---|---|---|---|---|---|"]
+    for key, label in (("sequential", "bearer token"), ("sequential-dpop", "DPoP-bound token, a proof per GET")):
+        ours = records(key, "swift-oauth2")
+        if not ours:
+            continue
+        common = sorted(set(base) & set(ours))
+        against_bearer = sorted(set(bearer) & set(ours))
+        lines.append(
+            f"| {label} | {median_range([o['requests_per_second'] for o in ours.values()], lambda v: f'{v:,.0f}')}"
+            f" | {median_range([base[r]['requests_per_second'] / ours[r]['requests_per_second'] for r in common], lambda v: f'{v:.2f}×')}"
+            f" | {median_range([bearer[r]['requests_per_second'] / ours[r]['requests_per_second'] for r in against_bearer], lambda v: f'{v:.2f}×')}"
+            f" | {statistics.median(o['p50_us'] for o in ours.values()):.1f}"
+            f" | {statistics.median(o['p99_us'] for o in ours.values()):.1f}"
+            f" | {statistics.median(o['cpu_seconds'] / o['requests'] * 1e6 for o in ours.values()):.1f} |"
+        )
+    return "\n".join(lines)
 
 
 def other_rows_round(number, nginx, start_runs, cli, cli_env, parse_iterations, account_sizes, account_iterations):
@@ -763,7 +796,7 @@ def table(results, rounds, only=None, base_revision=None):
         return {r: rec for (r, k, i, rec) in results if k == key and i == implementation}
 
     if only == "dpop":
-        return no_network_table(results, (("dpop-proof", DPOP_PROOF_LABEL),)) + "\n" + (
+        return no_network_table(results, (("dpop-proof", DPOP_PROOF_LABEL),)) + "\n\n" + dpop_table(results) + "\n" + (
             f"Medians over {rounds} rounds, range in parentheses.")
     if only == "whole-process":
         return whole_process_table(results, base_revision) + "\n" + (
@@ -1107,7 +1140,8 @@ def main():
     print()
     print(f"Machine: {machine}; load average at end {os.getloadavg()[0]:.2f}.")
     if args.only == "dpop":
-        print(f"{args.parse_iterations:,} DPoP proofs per round (timed in batches of 100), {args.rounds} rounds; {elapsed:.0f} s.")
+        print(f"{args.parse_iterations:,} DPoP proofs per round (timed in batches of 100), then {args.requests:,} sequential "
+              f"GETs each of libcurl, ours with a bearer token and ours DPoP-signed, {args.rounds} rounds; {elapsed:.0f} s.")
         print()
         print(table(results, args.rounds, args.only, base))
         return 1 if check_results(results, None) else 0

@@ -11,28 +11,34 @@ package struct BenchTarget {
     package let baseURL: URL
     package let tokenURL: URL
     package let resourceURL: URL
+    /// Whether the grant's tokens are DPoP-bound (nginx's `/dpop/token` and
+    /// `/api/dpop/resource`): every GET then carries a proof.
+    package let dpop: Bool
 
-    package init(baseURL text: String) throws(BenchError) {
+    package init(baseURL text: String, dpop: Bool = false) throws(BenchError) {
         let trimmed = text.hasSuffix("/") ? String(text.dropLast()) : text
         guard let base = URL(string: trimmed),
-            let token = URL(string: trimmed + "/token"),
-            let resource = URL(string: trimmed + "/api/resource")
+            let token = URL(string: trimmed + (dpop ? "/dpop/token" : "/token")),
+            let resource = URL(string: trimmed + (dpop ? "/api/dpop/resource" : "/api/resource"))
         else {
             throw BenchError("not a URL: \(text)")
         }
         baseURL = base
         tokenURL = token
         resourceURL = resource
+        self.dpop = dpop
     }
 
     /// The configuration of the benchmark's confidential client (client_secret_basic).
     package func configuration() throws -> OAuth2Configuration {
-        try OAuth2Configuration(
+        var configuration = try OAuth2Configuration(
             clientID: "bench-client",
             clientSecret: Secret("bench-secret"),
             authorizationEndpoint: baseURL.appendingPathComponent("authorize"),
             tokenEndpoint: tokenURL
         )
+        if dpop { configuration.dpop = DPoPSettings() }
+        return configuration
     }
 
     /// A provider over `transport` (the caller shuts the transport down).

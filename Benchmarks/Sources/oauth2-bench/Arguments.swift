@@ -5,7 +5,7 @@ import OAuth2
 struct Arguments {
     static let usage = """
         usage: oauth2-bench MODE [options]
-          sequential  --url BASE --requests N [--executor global|transport] [STORE]
+          sequential  --url BASE --requests N [--executor global|transport] [--auth bearer|dpop] [STORE]
           concurrent  --url BASE --requests N --concurrency C [--executor global|transport]
           storm       --url BASE --callers N [--token-log PATH]
           storm-seed  --url BASE STORE   (stores a fresh token for the storm across processes)
@@ -19,6 +19,7 @@ struct Arguments {
           accounts    --sizes 1,1000,10000 --iterations N
                       (per-account memory and send time, in process, as accounts grow)
         --executor transport: the callers' tasks prefer CurlTransport.executor (default: global).
+        --auth dpop: sequential with a DPoP-bound token, a proof on every GET (default: bearer).
         --layer transport: sequential and concurrent send a request signed once through
           CurlTransport.send itself, not OAuth2Client.send (default: client).
         --caller-driven-wait-us N: CurlTransport.Configuration.callerDrivenWait in µs
@@ -70,6 +71,15 @@ struct Arguments {
             configuration.maxThreads = threads
         }
         return configuration
+    }
+
+    /// `--auth`: whether the sequential GETs present a bearer or a DPoP-bound token.
+    func dpop() throws(BenchError) -> Bool {
+        switch options["auth"] ?? "bearer" {
+        case "bearer": return false
+        case "dpop": return true
+        default: throw BenchError("--auth must be bearer or dpop")
+        }
     }
 
     /// `--layer`: what the callers send through.

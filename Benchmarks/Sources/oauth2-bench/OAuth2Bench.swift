@@ -29,7 +29,7 @@ enum OAuth2Bench {
     static func run(_ arguments: Arguments) async throws -> [Report] {
         switch arguments.mode {
         case "sequential":
-            let target = try BenchTarget(baseURL: arguments.string("url"))
+            let target = try BenchTarget(baseURL: arguments.string("url"), dpop: arguments.dpop())
             return [
                 try await RequestBenchmark.run(
                     target: target, requests: arguments.int("requests"), concurrency: 1, executor: arguments.executor(),
