@@ -66,6 +66,42 @@ struct GlewlwydCommandLineDPoPTests {
         #expect(counts == [2, 1, 2])
     }
 
+    /// `--dpop` (and `--dpop-algorithm`) on each grant command: glewlwyd
+    /// binds the access token it issues to the new key (its `cnf.jkt` is the
+    /// stored key's RFC 7638 thumbprint), and `token` shows that binding.
+    @Test(arguments: [
+        ("client-credentials", "ES256"), ("password", "EdDSA"), ("device", "PS256"),
+    ])
+    func aGrantCommandWithDPoPBindsItsTokensToANewKey(command: String, algorithm: String) async throws {
+        let (run, _) = try GlewlwydRun.plain()
+        let cli = try CLI()
+        let client = command == "device" ? "public" : "confidential"
+        let options = try run.options(client: client, for: cli) + ["--scope", "api"]
+        let arguments = [command, "--dpop-algorithm", algorithm] + options
+
+        let result: Subprocess.Result
+        switch command {
+        case "password":
+            result = try await cli.run(arguments + ["--username", run.user.username, "--password-stdin"], input: run.user.password + "\n")
+        case "device":
+            let process = try cli.start(arguments)
+            let address = try await process.stderrLine(startingWith: "Or open this address, which carries the code: ")
+            _ = try await run.browse(["--device", address])
+            result = try await process.wait()
+        default:
+            result = try await cli.run(arguments)
+        }
+
+        #expect(result.status == 0, "\(result.stderr)")
+        let token = try #require(try await cli.storedToken())
+        let key = try #require(token.dpopKey)
+        #expect(key.algorithm.rawValue == algorithm)
+        #expect(token.tokenType.lowercased() == "dpop")
+        #expect(try GlewlwydEnvironment.claims(of: token.accessToken.value)["cnf"]?["jkt"] as? String == key.thumbprint)
+        let shown = try await cli.run(["token", "--format", "json"] + options)
+        #expect((try JSONObject(shown.stdout)["binding"] as? [String: Any])?["jkt"] as? String == key.thumbprint)
+    }
+
     /// Sign in with `authorize --dpop` (glewlwyd's browser script), call the
     /// DPoP resource, see the binding, refresh with the stored key, revoke.
     /// A confidential client: glewlwyd's revocation endpoint wants client
