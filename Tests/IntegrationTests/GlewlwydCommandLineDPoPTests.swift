@@ -66,6 +66,33 @@ struct GlewlwydCommandLineDPoPTests {
         #expect(counts == [2, 1, 2])
     }
 
+    /// The same at a token endpoint: glewlwyd's `oidcnonce` instance refuses a
+    /// token request whose proof has no nonce (400 use_dpop_nonce). A second
+    /// `client-credentials --dpop` starts with the nonce the first learnt and
+    /// is not refused; without the file it is again. glewlwyd keeps no count
+    /// a test can read, so the CLI's own debug line for the retry counts.
+    @Test func aSecondGrantStartsWithTheTokenEndpointsNonceTheFirstLearnt() async throws {
+        let (run, path) = try GlewlwydRun.plain()
+        let env = try JSONObject(String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self))
+        let nonceIssuer = try #require(((env["plugins"] as? [String: Any])?["oidcnonce"] as? [String: Any])?["issuer"] as? String)
+        let cli = try CLI()
+        let client = try run.client("confidential")
+        let options = [
+            "--issuer", nonceIssuer, "--client-id", client.clientID, "--store", cli.store, "--scope", "api",
+            "--client-secret-file", try cli.writeFile("secret", try #require(client.clientSecret)),
+        ]
+
+        var retries: [Int] = []
+        for removeTheFile in [false, false, true] {
+            if removeTheFile { try? FileManager.default.removeItem(atPath: cli.store + "/dpop-nonces.json") }
+            let grant = try await cli.run(["client-credentials", "--dpop", "--verbose"] + options)
+            #expect(grant.status == 0, "\(grant.stderr)")
+            retries.append(grant.stderr.components(separatedBy: "the server asked for a DPoP nonce; sending again with it").count - 1)
+        }
+
+        #expect(retries == [1, 0, 1])
+    }
+
     /// `--dpop` (and `--dpop-algorithm`) on each grant command: glewlwyd
     /// binds the access token it issues to the new key (its `cnf.jkt` is the
     /// stored key's RFC 7638 thumbprint), and `token` shows that binding.
