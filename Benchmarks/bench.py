@@ -642,8 +642,11 @@ def whole_process_round(number, url, requests, runs, base):
 def dpop_round(number, url, requests, parse_iterations):
     """One round of the DPoP rows: one proof (ES256, `ath`, a fresh `jti`), in process, no network; then
     libcurl's sequential GETs, ours with a bearer token and ours with a DPoP-bound one (a proof per GET)."""
-    results = [(number, record["scenario"], "swift-oauth2", record)
-               for record in measure([BENCH, "dpop-proof", "--iterations", str(parse_iterations)])]
+    results = []
+    for command in ([BENCH, "dpop-proof", "--iterations", str(parse_iterations)],
+                    [BENCH, "overhead", "--iterations", str(parse_iterations)],
+                    [BENCH, "overhead", "--iterations", str(parse_iterations), "--auth", "dpop"]):
+        results += [(number, record["scenario"], "swift-oauth2", record) for record in measure(command)]
     for key, implementation, command in (
             ("sequential", "libcurl", [BASELINE, "sequential", url, str(requests)]),
             ("sequential", "swift-oauth2", [BENCH, "sequential", "--url", url, "--requests", str(requests)]),
@@ -796,7 +799,11 @@ def table(results, rounds, only=None, base_revision=None):
         return {r: rec for (r, k, i, rec) in results if k == key and i == implementation}
 
     if only == "dpop":
-        return no_network_table(results, (("dpop-proof", DPOP_PROOF_LABEL),)) + "\n\n" + dpop_table(results) + "\n" + (
+        return no_network_table(results, (
+            ("dpop-proof", DPOP_PROOF_LABEL),
+            ("send-in-process", "`send` through a transport that answers at once, bearer token"),
+            ("send-in-process-dpop", "the same with a DPoP-bound token (a proof per `send`)"),
+        )) + "\n\n" + dpop_table(results) + "\n" + (
             f"Medians over {rounds} rounds, range in parentheses.")
     if only == "whole-process":
         return whole_process_table(results, base_revision) + "\n" + (

@@ -13,13 +13,13 @@ struct Arguments {
                       (prints "ready", waits for a line on stdin, then N sends on the expired token)
           parse       --iterations N
           dpop-proof  --iterations N   (one DPoP proof, ES256, for the resource GET; also in parse)
-          overhead    --iterations N [--token-bytes N]   (send through a transport that answers at once;
+          overhead    --iterations N [--token-bytes N] [--auth bearer|dpop]   (send through a transport that answers at once;
                       an access token of N bytes instead of 18)
           memory      --url BASE --requests N --warmup N [--concurrency C]
           accounts    --sizes 1,1000,10000 --iterations N
                       (per-account memory and send time, in process, as accounts grow)
         --executor transport: the callers' tasks prefer CurlTransport.executor (default: global).
-        --auth dpop: sequential with a DPoP-bound token, a proof on every GET (default: bearer).
+        --auth dpop: sequential and overhead with a DPoP-bound token, a proof on every GET (default: bearer).
         --layer transport: sequential and concurrent send a request signed once through
           CurlTransport.send itself, not OAuth2Client.send (default: client).
         --caller-driven-wait-us N: CurlTransport.Configuration.callerDrivenWait in µs

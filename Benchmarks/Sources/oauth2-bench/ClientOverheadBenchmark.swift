@@ -16,10 +16,11 @@ import OAuth2
 /// the client code owns.
 ///
 /// With `tokenBytes`, the access token is that long (a JWT access token
-/// runs to a kilobyte or more) instead of the benchmark's 18 bytes.
+/// runs to a kilobyte or more) instead of the benchmark's 18 bytes. With a
+/// DPoP target the token is DPoP-bound: every `send` makes a proof.
 enum ClientOverheadBenchmark {
     static func run(target: BenchTarget, iterations: Int, tokenBytes: Int? = nil) async throws -> Report {
-        let transport = InstantTransport(tokenURL: target.tokenURL, tokenBytes: tokenBytes)
+        let transport = InstantTransport(tokenURL: target.tokenURL, tokenBytes: tokenBytes, tokenType: target.dpop ? "DPoP" : "Bearer")
         let client = try target.provider(transport: transport).client(account: "overhead")
         _ = try await client.authenticate(.clientCredentials)
         let request = target.resourceRequest
@@ -40,7 +41,7 @@ enum ClientOverheadBenchmark {
         }
         let seconds = Double(ProcessMetrics.nanoseconds() - start) / 1e9
         return Report(
-            scenario: tokenBytes == nil ? "send-in-process" : "send-in-process-long-token",
+            scenario: (tokenBytes == nil ? "send-in-process" : "send-in-process-long-token") + (target.dpop ? "-dpop" : ""),
             requests: batches * batch,
             concurrency: 1,
             errors: errors,
@@ -59,7 +60,7 @@ struct InstantTransport: HTTPTransport {
 
     /// `tokenBytes`: the access token's length, letters with a dot every 80
     /// (as a JWT's parts are joined); `nil` for `bench-access-token`.
-    init(tokenURL: URL, tokenBytes: Int? = nil) {
+    init(tokenURL: URL, tokenBytes: Int? = nil, tokenType: String = "Bearer") {
         self.tokenURL = tokenURL
         var accessToken = "bench-access-token"
         if let tokenBytes {
@@ -69,7 +70,7 @@ struct InstantTransport: HTTPTransport {
         token = HTTPTransportResponse(
             status: 200,
             headers: [.contentType: "application/json", .cacheControl: "no-store"],
-            body: Data(#"{"access_token":"\#(accessToken)","token_type":"Bearer","expires_in":3600}"#.utf8)
+            body: Data(#"{"access_token":"\#(accessToken)","token_type":"\#(tokenType)","expires_in":3600}"#.utf8)
         )
     }
     private static let resource = HTTPTransportResponse(

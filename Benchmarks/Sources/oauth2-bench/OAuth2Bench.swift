@@ -70,7 +70,7 @@ enum OAuth2Bench {
             let target = try BenchTarget(baseURL: arguments.optionalString("url") ?? "http://127.0.0.1:1")
             return [try ParsingBenchmark.runDPoPProofs(target: target, iterations: arguments.int("iterations", default: 100_000))]
         case "overhead":
-            let target = try BenchTarget(baseURL: arguments.optionalString("url") ?? "http://127.0.0.1:1")
+            let target = try BenchTarget(baseURL: arguments.optionalString("url") ?? "http://127.0.0.1:1", dpop: arguments.dpop())
             return [
                 try await ClientOverheadBenchmark.run(
                     target: target, iterations: arguments.int("iterations", default: 1_000_000),
