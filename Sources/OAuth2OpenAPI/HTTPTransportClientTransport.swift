@@ -80,7 +80,10 @@ public struct HTTPTransportClientTransport: ClientTransport {
             }
             data = collected
         }
-        let response = try await transport.send(HTTPTransportRequest(request, url: url, body: data))
+        var transportRequest = HTTPTransportRequest(request, url: url, body: data)
+        // An OAuth2Middleware in front says which client certificate its signed request presents.
+        transportRequest.clientCertificate = HopReport.current?.clientCertificate
+        let response = try await transport.send(transportRequest)
         // An OAuth2Middleware in front asks which URL answered (its 401 counts only from the token's origin).
         HopReport.current?.record(response.url ?? url)
         return (response.head, response.body.isEmpty ? nil : HTTPBody(response.body))

@@ -21,6 +21,16 @@ final class HopReport: Sendable {
 
     private let answered = LockedValue<URL?>(nil)
 
+    /// The client certificate the signed request presents (mutual TLS, RFC
+    /// 8705), for the ``HTTPTransportClientTransport`` that sends it: a
+    /// request of the generated client has no field for it. A transport of
+    /// another kind at the end of the chain presents none.
+    let clientCertificate: ClientCertificate?
+
+    init(clientCertificate: ClientCertificate? = nil) {
+        self.clientCertificate = clientCertificate
+    }
+
     /// The URL that answered, when a transport said.
     var url: URL? { answered.withLock { $0 } }
 

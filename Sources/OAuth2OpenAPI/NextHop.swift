@@ -59,7 +59,7 @@ final class NextHop: HTTPTransport {
         // Authorization and the tracer's context, as SigningTransport set them.
         let request = self.request.adding(signed.headers)
         do {
-            let report = HopReport()
+            let report = HopReport(clientCertificate: signed.clientCertificate)
             let (response, responseBody) = try await HopReport.$current.withValue(report) {
                 try await next(request, body, baseURL)
             }

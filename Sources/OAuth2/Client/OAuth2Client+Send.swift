@@ -50,6 +50,12 @@ extension OAuth2Client: TokenSource {
         return (response.head, response.body)
     }
 
+    /// ``TokenSource``: the configuration's client certificate (mutual TLS),
+    /// which ``send(_:)`` and a ``SigningTransport`` over this client present.
+    public var clientCertificate: ClientCertificate? {
+        provider.configuration.clientCertificate
+    }
+
     /// ``TokenSource``: a token the resource server rejected was presented;
     /// refreshes (or renews) once, unless another caller already replaced it.
     public func token(replacing rejected: AccessToken) async throws(OAuth2Error) -> AccessToken {

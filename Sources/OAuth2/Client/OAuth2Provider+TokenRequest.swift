@@ -94,6 +94,9 @@ extension OAuth2Provider {
             token.binding = configuration.binding
             token.grant = TokenGrant(type: grant.name, scopes: requestedScopes)
             let refusedDowngrade = bind(&token, to: dpopKey)
+            // RFC 8705 §3: the provider may have bound the token to the
+            // certificate of this connection; it goes out with that one only.
+            token.certificateThumbprint = configuration.clientCertificate?.thumbprint
             try await verifyIDToken(of: &token, expectation: expectation)
             logger.debug("token response accepted", metadata: ["oauth2.grant": "\(grant.name)"])
             return TokenAnswer(token: token, refusedDowngrade: refusedDowngrade)

@@ -99,8 +99,15 @@ public final class OAuth2Provider: Sendable {
 
     // MARK: - I/O with typed errors
 
-    /// Sends a request, translating transport failures into ``OAuth2Error``.
+    /// Sends a request to the provider, translating transport failures into
+    /// ``OAuth2Error``; with the configuration's client certificate when the
+    /// request names none, so that every endpoint sees the same client.
     func perform(_ request: HTTPTransportRequest) async throws(OAuth2Error) -> HTTPTransportResponse {
-        try await OAuth2Error.performing(request, on: transport)
+        guard request.clientCertificate == nil, let certificate = configuration.clientCertificate else {
+            return try await OAuth2Error.performing(request, on: transport)
+        }
+        var presenting = request
+        presenting.clientCertificate = certificate
+        return try await OAuth2Error.performing(presenting, on: transport)
     }
 }

@@ -52,6 +52,10 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
     /// empty when it did not say. A new DPoP key is made for one of them
     /// (``DPoPKey/algorithm(preferred:providerAlgorithms:)``).
     public let dpopSigningAlgValuesSupported: [String]
+    /// The endpoints to use with mutual TLS instead of the usual ones (RFC
+    /// 8705 §5 `mtls_endpoint_aliases`), by metadata name (`token_endpoint`,
+    /// `revocation_endpoint`, …); empty when it did not say.
+    public let mtlsEndpointAliases: [String: URL]
 
     /// Whether this is an OpenID provider's metadata: it names a `jwks_uri`
     /// to verify ID tokens with.
@@ -76,6 +80,7 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         case requestObjectSigningAlgValuesSupported = "request_object_signing_alg_values_supported"
         case requireSignedRequestObject = "require_signed_request_object"
         case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
+        case mtlsEndpointAliases = "mtls_endpoint_aliases"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -101,6 +106,7 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
             try container.decodeIfPresent([String].self, forKey: .requestObjectSigningAlgValuesSupported) ?? []
         requireSignedRequestObject = try container.decodeIfPresent(Bool.self, forKey: .requireSignedRequestObject) ?? false
         dpopSigningAlgValuesSupported = try container.decodeIfPresent([String].self, forKey: .dpopSigningAlgValuesSupported) ?? []
+        mtlsEndpointAliases = try container.decodeIfPresent([String: URL].self, forKey: .mtlsEndpointAliases) ?? [:]
     }
 
     /// Creates metadata.
@@ -122,7 +128,8 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         requirePushedAuthorizationRequests: Bool = false,
         requestObjectSigningAlgValuesSupported: [String] = [],
         requireSignedRequestObject: Bool = false,
-        dpopSigningAlgValuesSupported: [String] = []
+        dpopSigningAlgValuesSupported: [String] = [],
+        mtlsEndpointAliases: [String: URL] = [:]
     ) {
         self.issuer = issuer
         self.authorizationEndpoint = authorizationEndpoint
@@ -142,6 +149,14 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         self.requestObjectSigningAlgValuesSupported = requestObjectSigningAlgValuesSupported
         self.requireSignedRequestObject = requireSignedRequestObject
         self.dpopSigningAlgValuesSupported = dpopSigningAlgValuesSupported
+        self.mtlsEndpointAliases = mtlsEndpointAliases
+    }
+
+    /// `endpoint`, the metadata's `name` (`token_endpoint`), or its mutual TLS
+    /// alias when `mutualTLS` and the metadata names one (RFC 8705 §5).
+    package func endpoint(_ endpoint: URL?, named name: String, mutualTLS: Bool) -> URL? {
+        guard mutualTLS, let alias = mtlsEndpointAliases[name] else { return endpoint }
+        return alias
     }
 
     /// Parses a metadata document fetched for `expectedIssuer` (a `Retry-After`
@@ -207,6 +222,23 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
             default: throw invalid("has a \(key.rawValue) that is not a boolean")
             }
         }
+        var aliases: [String: URL] = [:]
+        switch object[CodingKeys.mtlsEndpointAliases.rawValue] {
+        case nil, .null?:
+            break
+        case .object(let members)?:
+            for (name, value) in members {
+                guard let text = value.stringValue, let parts = URLParts(text[...]), parts.isHTTP,
+                    !(parts.host ?? "").isEmpty, let url = URL(string: text)
+                else {
+                    throw invalid("has an mtls_endpoint_aliases \(name) that is not an absolute http(s) URL")
+                }
+                try EndpointPolicy.requireSecure(url, role: "mutual TLS \(name)")
+                aliases[name] = url
+            }
+        default:
+            throw invalid("has an mtls_endpoint_aliases that is not an object")
+        }
 
         return AuthorizationServerMetadata(
             issuer: issuer,
@@ -227,7 +259,8 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
             requirePushedAuthorizationRequests: try flag(.requirePushedAuthorizationRequests),
             requestObjectSigningAlgValuesSupported: try strings(.requestObjectSigningAlgValuesSupported),
             requireSignedRequestObject: try flag(.requireSignedRequestObject),
-            dpopSigningAlgValuesSupported: try strings(.dpopSigningAlgValuesSupported)
+            dpopSigningAlgValuesSupported: try strings(.dpopSigningAlgValuesSupported),
+            mtlsEndpointAliases: aliases
         )
     }
 

@@ -11,6 +11,8 @@ public struct ClientAuthentication: Sendable, Hashable, Codable, CustomStringCon
         case clientSecretPost = "client_secret_post"
         case privateKeyJWT = "private_key_jwt"
         case clientSecretJWT = "client_secret_jwt"
+        case tlsClientAuth = "tls_client_auth"
+        case selfSignedTLSClientAuth = "self_signed_tls_client_auth"
         case none
     }
 
@@ -29,14 +31,27 @@ public struct ClientAuthentication: Sendable, Hashable, Codable, CustomStringCon
     public static let clientSecretJWT = ClientAuthentication(method: .clientSecretJWT)
     /// A public client: `client_id` in the body, no secret, no Basic header.
     public static let none = ClientAuthentication(method: .none)
+    /// Mutual TLS with a certificate a CA issued (RFC 8705 §2.1): the
+    /// configuration's ``OAuth2Configuration/clientCertificate`` in the TLS
+    /// handshake, `client_id` in the body, no secret.
+    public static let tlsClientAuth = ClientAuthentication(method: .tlsClientAuth)
+    /// Mutual TLS with a self-signed certificate registered with the
+    /// provider (RFC 8705 §2.2): on the wire as ``tlsClientAuth``.
+    public static let selfSignedTLSClientAuth = ClientAuthentication(method: .selfSignedTLSClientAuth)
 
     /// Whether the method needs the client secret.
     var usesSecret: Bool {
         method == .clientSecretBasic || method == .clientSecretPost || method == .clientSecretJWT
     }
 
+    /// Whether the method is mutual TLS, which needs a client certificate.
+    var usesCertificate: Bool {
+        method == .tlsClientAuth || method == .selfSignedTLSClientAuth
+    }
+
     /// The RFC 8414 name: `client_secret_basic`, `client_secret_post`,
-    /// `private_key_jwt`, `client_secret_jwt` or `none`.
+    /// `private_key_jwt`, `client_secret_jwt`, `tls_client_auth`,
+    /// `self_signed_tls_client_auth` or `none`.
     public var description: String { method.rawValue }
 
     /// The method of that RFC 8414 name, or `nil` for an unknown one.

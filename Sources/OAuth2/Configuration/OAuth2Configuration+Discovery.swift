@@ -20,6 +20,7 @@ extension OAuth2Configuration {
     ///   - clientSecret: the client's secret; `nil` for a public client.
     ///   - transport: what the metadata is fetched with.
     ///   - cache: where discovered metadata is kept between calls; without one, every call asks the provider.
+    ///   - clientCertificate: the client certificate for mutual TLS (RFC 8705), or `nil`; see ``init(metadata:clientID:clientSecret:clientCertificate:)``.
     /// - Throws: ``OAuth2Error``: discovery's errors (`issuer_mismatch`,
     ///   `insecure_endpoint`, `http_error`, …); `invalid_configuration` when
     ///   the metadata names no token endpoint.
@@ -28,7 +29,8 @@ extension OAuth2Configuration {
         clientID: String,
         clientSecret: Secret? = nil,
         transport: any HTTPTransport,
-        cache: MetadataCache? = nil
+        cache: MetadataCache? = nil,
+        clientCertificate: ClientCertificate? = nil
     ) async throws(OAuth2Error) -> OAuth2Configuration {
         let metadata: AuthorizationServerMetadata
         if let cache {
@@ -36,7 +38,8 @@ extension OAuth2Configuration {
         } else {
             metadata = try await AuthorizationServerMetadata.discover(issuer: issuer, transport: transport)
         }
-        return try OAuth2Configuration(metadata: metadata, clientID: clientID, clientSecret: clientSecret)
+        return try OAuth2Configuration(
+            metadata: metadata, clientID: clientID, clientSecret: clientSecret, clientCertificate: clientCertificate)
     }
 
     /// A configuration from an issuer's metadata: its endpoints, its issuer
@@ -51,10 +54,19 @@ extension OAuth2Configuration {
     /// pushed requests (RFC 9126 §5) or signed request objects (RFC 9101), and
     /// the request object algorithms it accepts, are kept too.
     ///
+    /// With a `clientCertificate` (mutual TLS, RFC 8705), the token,
+    /// revocation, device authorization and userinfo endpoints are the
+    /// metadata's `mtls_endpoint_aliases` where it names one, and a client
+    /// without a secret authenticates with `tls_client_auth` (or
+    /// `self_signed_tls_client_auth`, when the metadata lists only that).
+    ///
     /// - Throws: ``OAuth2Error`` `invalid_configuration` when the metadata
-    ///   names no token endpoint; the errors of ``init(clientID:clientSecret:authorizationEndpoint:tokenEndpoint:revocationEndpoint:deviceAuthorizationEndpoint:defaultScopes:clientAuthentication:expirySkew:allowsPasswordGrant:issuer:requiresIssuerInRedirect:maxResponseSize:requestTimeout:assertionGrant:openID:resources:audience:additionalTokenParameters:clientAssertionKey:clientAssertionAudience:)``.
-    public init(metadata: AuthorizationServerMetadata, clientID: String, clientSecret: Secret? = nil) throws(OAuth2Error) {
-        guard let tokenEndpoint = metadata.tokenEndpoint else {
+    ///   names no token endpoint; the errors of ``init(clientID:clientSecret:authorizationEndpoint:tokenEndpoint:revocationEndpoint:deviceAuthorizationEndpoint:defaultScopes:clientAuthentication:expirySkew:allowsPasswordGrant:issuer:requiresIssuerInRedirect:maxResponseSize:requestTimeout:assertionGrant:openID:resources:audience:additionalTokenParameters:clientAssertionKey:clientAssertionAudience:clientCertificate:)``.
+    public init(
+        metadata: AuthorizationServerMetadata, clientID: String, clientSecret: Secret? = nil, clientCertificate: ClientCertificate? = nil
+    ) throws(OAuth2Error) {
+        let mutualTLS = clientCertificate != nil
+        guard let tokenEndpoint = metadata.endpoint(metadata.tokenEndpoint, named: "token_endpoint", mutualTLS: mutualTLS) else {
             throw OAuth2Error(code: .invalidConfiguration, message: "the issuer's metadata names no token endpoint")
         }
         var authentication: ClientAuthentication? = nil
@@ -62,17 +74,28 @@ extension OAuth2Configuration {
         if clientSecret != nil, !methods.isEmpty, !methods.contains("client_secret_basic"), methods.contains("client_secret_post") {
             authentication = .clientSecretPost
         }
+        if clientSecret == nil, mutualTLS {
+            if methods.contains("tls_client_auth") {
+                authentication = .tlsClientAuth
+            } else if methods.contains("self_signed_tls_client_auth") {
+                authentication = .selfSignedTLSClientAuth
+            }
+        }
+        var openID = OpenIDSettings(metadata: metadata)
+        openID?.userinfoEndpoint = metadata.endpoint(metadata.userinfoEndpoint, named: "userinfo_endpoint", mutualTLS: mutualTLS)
         try self.init(
             clientID: clientID,
             clientSecret: clientSecret,
             authorizationEndpoint: metadata.authorizationEndpoint,
             tokenEndpoint: tokenEndpoint,
-            revocationEndpoint: metadata.revocationEndpoint,
-            deviceAuthorizationEndpoint: metadata.deviceAuthorizationEndpoint,
+            revocationEndpoint: metadata.endpoint(metadata.revocationEndpoint, named: "revocation_endpoint", mutualTLS: mutualTLS),
+            deviceAuthorizationEndpoint: metadata.endpoint(
+                metadata.deviceAuthorizationEndpoint, named: "device_authorization_endpoint", mutualTLS: mutualTLS),
             clientAuthentication: authentication,
             issuer: metadata.issuer,
             requiresIssuerInRedirect: metadata.authorizationResponseIssParameterSupported,
-            openID: OpenIDSettings(metadata: metadata)
+            openID: openID,
+            clientCertificate: clientCertificate
         )
         codeChallengeMethodsSupported = metadata.codeChallengeMethodsSupported
         pushedAuthorizationRequestEndpoint = metadata.pushedAuthorizationRequestEndpoint

@@ -74,6 +74,17 @@ public struct OAuth2Configuration: Sendable {
     /// Binds the tokens of new grants to a DPoP key (RFC 9449); `nil` (the
     /// default): bearer tokens. See ``DPoPSettings``.
     public var dpop: DPoPSettings?
+    /// The client certificate for mutual TLS (RFC 8705); `nil` (the default) for none.
+    ///
+    /// Presented on every request to the provider (token, revocation,
+    /// device authorization, and by ``OAuth2Client/send(_:)`` and its
+    /// ``SigningTransport``s to resource servers, userinfo included): the
+    /// client authenticates with it under ``ClientAuthentication/tlsClientAuth``
+    /// and ``ClientAuthentication/selfSignedTLSClientAuth``, and the tokens
+    /// obtained with it record its thumbprint (``AccessToken/certificateThumbprint``),
+    /// so that they only ever go out with it. A configuration made from
+    /// metadata with a certificate uses the metadata's `mtls_endpoint_aliases`.
+    public var clientCertificate: ClientCertificate?
     /// Whether a token stored before tokens recorded their provider (one
     /// without a ``AccessToken/binding``) is taken to be this configuration's,
     /// and stamped with its binding. Off by default: such a token may have
@@ -154,7 +165,8 @@ public struct OAuth2Configuration: Sendable {
         audience: String? = nil,
         additionalTokenParameters: [(String, String)] = [],
         clientAssertionKey: JWTSigningKey? = nil,
-        clientAssertionAudience: String? = nil
+        clientAssertionAudience: String? = nil,
+        clientCertificate: ClientCertificate? = nil
     ) throws(OAuth2Error) {
         self.clientID = clientID
         self.clientSecret = clientSecret?.opaque
@@ -179,6 +191,7 @@ public struct OAuth2Configuration: Sendable {
         self.additionalTokenParameters = additionalTokenParameters
         self.clientAssertionKey = clientAssertionKey
         self.clientAssertionAudience = clientAssertionAudience
+        self.clientCertificate = clientCertificate
         try validate()
     }
 
@@ -245,6 +258,11 @@ public struct OAuth2Configuration: Sendable {
                     message: "client authentication private_key_jwt needs a private key (clientAssertionKey, RSA, EC or Ed25519)"
                 )
             }
+        }
+        if clientAuthentication.usesCertificate && clientCertificate == nil {
+            throw OAuth2Error(
+                code: .invalidConfiguration,
+                message: "client authentication \(clientAuthentication) needs a client certificate (the configuration's clientCertificate)")
         }
         if requiresIssuerInRedirect && issuer == nil {
             // With nothing to compare it with, a required `iss` (RFC 9207) would accept any issuer's.

@@ -132,6 +132,10 @@ public struct OAuth2Error: Error, Sendable, Hashable {
         /// A token of `token_type` DPoP without the key it is bound to
         /// (``AccessToken/dpopKey``): it cannot be presented, and is never sent as a bearer token.
         public static let dpopKeyMissing: Code = "dpop_key_missing"
+        /// A token bound to a client certificate (RFC 8705 §3) was about to
+        /// go on a request presenting another certificate, or none, or not
+        /// over `https`; nothing was sent.
+        public static let certificateMismatch: Code = "certificate_mismatch"
 
         // OpenID Connect and JOSE (JWS, JWK, JWT).
         /// A JWT that is not a well-formed compact JWS (RFC 7515 §7.1): its

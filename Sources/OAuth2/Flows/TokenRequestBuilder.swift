@@ -187,7 +187,7 @@ enum TokenRequestBuilder {
             // identifies itself without authenticating (RFC 6749 §4.1.3, RFC 8628 §3.1).
             appendClientID()
         }
-        return HTTPTransportRequest(
+        var request = HTTPTransportRequest(
             method: .post,
             url: endpoint,
             headers: headers,
@@ -196,5 +196,9 @@ enum TokenRequestBuilder {
             redirects: .never,
             maxResponseSize: configuration.maxResponseSize
         )
+        // Mutual TLS (RFC 8705): the client authenticates in the handshake
+        // (tls_client_auth), and the tokens are bound to the certificate.
+        request.clientCertificate = configuration.clientCertificate
+        return request
     }
 }

@@ -285,6 +285,12 @@ public struct SigningTransport: HTTPTransport {
                 message: "the token is of type DPoP but has no DPoP key to make proofs with; sign in again to bind a new one")
         }
         var current = request
+        if current.clientCertificate == nil {
+            current.clientCertificate = tokenSource.clientCertificate
+        }
+        if let bound = token.certificateThumbprint {
+            try Self.requireCertificate(bound, presentedBy: current)
+        }
         span.inject(into: &current.headers)
         current.redirects = .never
         if current.headers.contains(where: { $0.name == .authorization }) {
@@ -371,6 +377,30 @@ public struct SigningTransport: HTTPTransport {
 }
 
 extension SigningTransport {
+    /// RFC 8705 §3: a token bound to a certificate goes only on a request
+    /// that presents that certificate, over `https` (where the handshake
+    /// presents it); anything else throws `certificate_mismatch` before a
+    /// byte is sent. Redirects keep the request's certificate.
+    static func requireCertificate(_ thumbprint: String, presentedBy request: HTTPTransportRequest) throws(OAuth2Error) {
+        guard let presented = request.clientCertificate else {
+            throw OAuth2Error(
+                code: .certificateMismatch,
+                message: "the token is bound to a client certificate (x5t#S256 \(thumbprint)) and the request presents none")
+        }
+        guard presented.thumbprint == thumbprint else {
+            throw OAuth2Error(
+                code: .certificateMismatch,
+                message:
+                    "the token is bound to a client certificate (x5t#S256 \(thumbprint)) and the request presents another (x5t#S256 \(presented.thumbprint))"
+            )
+        }
+        guard request.url.scheme?.lowercased() == "https" else {
+            throw OAuth2Error(
+                code: .certificateMismatch,
+                message: "a token bound to a client certificate goes only over https, where the certificate is presented")
+        }
+    }
+
     /// Whether the answer to a request sent without following redirects comes
     /// from the request's own origin. A wrapped transport that followed
     /// redirects by itself may answer for another origin, which never saw

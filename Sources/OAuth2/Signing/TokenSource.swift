@@ -27,8 +27,17 @@ public protocol TokenSource: Sendable {
     /// the request then throws (`invalid_token`). The source may drop the
     /// token. The default does nothing.
     func tokenRejectedAfterRefresh(_ token: AccessToken, error: OAuth2Error) async
+
+    /// The client certificate (mutual TLS) that requests signed with this
+    /// source's tokens present, unless a request names its own; `nil` (the
+    /// default) for none. A token bound to a certificate
+    /// (``AccessToken/certificateThumbprint``) is only sent with that certificate.
+    var clientCertificate: ClientCertificate? { get }
 }
 
 extension TokenSource {
     public func tokenRejectedAfterRefresh(_ token: AccessToken, error: OAuth2Error) async {}
+
+    /// No certificate.
+    public var clientCertificate: ClientCertificate? { nil }
 }

@@ -97,6 +97,17 @@ public struct AccessToken: Sendable, Hashable, Codable {
         get { box.fields.dpopKey }
         set { uniqueBox().fields.dpopKey = newValue }
     }
+    /// The SHA-256 thumbprint (RFC 8705 §3.1 `x5t#S256`) of the client
+    /// certificate the token was obtained with over mutual TLS; `nil` when it
+    /// was obtained without one.
+    ///
+    /// A provider may bind the token to that certificate, so
+    /// ``SigningTransport`` sends it only on a request that presents the
+    /// same certificate (``ClientCertificate/thumbprint``), never with another or none.
+    public var certificateThumbprint: String? {
+        get { box.fields.certificateThumbprint }
+        set { uniqueBox().fields.certificateThumbprint = newValue }
+    }
 
     /// Creates a token.
     public init(
@@ -145,6 +156,7 @@ public struct AccessToken: Sendable, Hashable, Codable {
         var idToken: IDToken?
         var unverifiedIDToken: UnverifiedIDToken?
         var dpopKey: DPoPKey?
+        var certificateThumbprint: String?
     }
 
     /// The fields of one or more equal tokens.
@@ -245,6 +257,7 @@ extension AccessToken: CustomReflectable {
                 "idToken": idToken as Any,
                 "unverifiedIDToken": unverifiedIDToken as Any,
                 "dpopKey": dpopKey as Any,
+                "certificateThumbprint": certificateThumbprint as Any,
             ], displayStyle: .struct)
     }
 }

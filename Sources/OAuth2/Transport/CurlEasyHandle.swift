@@ -23,6 +23,9 @@ final class CurlEasyHandle {
         var method: CurlTransfer.Method
         var hasBody: Bool
         var timeoutMilliseconds: Int
+        /// Part of the kind so that a handle never carries one transfer's
+        /// certificate into another's: libcurl keeps TLS options until reset.
+        var clientCertificate: ClientCertificate?
     }
 
     let handle: UnsafeMutableRawPointer
@@ -76,7 +79,8 @@ final class CurlEasyHandle {
             https: transfer.isHTTPS,
             method: transfer.method,
             hasBody: transfer.bodyStorage != nil,
-            timeoutMilliseconds: transfer.timeoutMilliseconds
+            timeoutMilliseconds: transfer.timeoutMilliseconds,
+            clientCertificate: transfer.clientCertificate
         )
         if kind == self.kind {
             return configureTransfer(transfer, context: context)
@@ -145,6 +149,9 @@ final class CurlEasyHandle {
         if let caFile = configuration.caFile {
             set(CURLOPT_CAINFO, string: caFile)
         }
+        if let certificate = kind.clientCertificate, code == CURLE_OK {
+            code = setClientCertificate(certificate)
+        }
         set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         if kind.https {
             // Wait for a connection that may multiplex (HTTP/2) rather than open another.
@@ -170,6 +177,33 @@ final class CurlEasyHandle {
         }
         if code == CURLE_OK {
             code = ccurl_easy_setopt_data_callback(handle, CURLOPT_HEADERFUNCTION, curlHeaderCallback)
+        }
+        return code
+    }
+
+    /// The certificate and key, as bytes (CURLOPT_SSLCERT_BLOB, libcurl 7.71
+    /// or later, which copies them): never a path, which could lead to
+    /// another file by the time libcurl opened it.
+    ///
+    /// libcurl keys its connection cache and its TLS session cache by the
+    /// TLS options, the certificate blob among them (`Curl_ssl_config_matches`):
+    /// a connection or session made with another certificate, or none, is
+    /// not reused for this transfer, nor one made with it for another
+    /// (ClientCertificateTests prove it against nginx).
+    private func setClientCertificate(_ certificate: ClientCertificate) -> CURLcode {
+        func setBlob(_ option: CURLoption, _ bytes: [UInt8]) -> CURLcode {
+            var bytes = bytes
+            return bytes.withUnsafeMutableBytes { buffer in
+                var blob = curl_blob(data: buffer.baseAddress, len: buffer.count, flags: UInt32(CURL_BLOB_COPY))
+                return withUnsafeMutablePointer(to: &blob) { ccurl_easy_setopt_pointer(handle, option, $0) }
+            }
+        }
+        var code = setBlob(CURLOPT_SSLCERT_BLOB, certificate.certificatePEM)
+        if code == CURLE_OK { code = ccurl_easy_setopt_string(handle, CURLOPT_SSLCERTTYPE, "PEM") }
+        if code == CURLE_OK { code = setBlob(CURLOPT_SSLKEY_BLOB, certificate.privateKeyPEM) }
+        if code == CURLE_OK { code = ccurl_easy_setopt_string(handle, CURLOPT_SSLKEYTYPE, "PEM") }
+        if code == CURLE_OK, let password = certificate.keyPassword {
+            code = ccurl_easy_setopt_string(handle, CURLOPT_KEYPASSWD, password.value)
         }
         return code
     }

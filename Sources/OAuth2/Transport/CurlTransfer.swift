@@ -127,6 +127,8 @@ package final class CurlTransfer: @unchecked Sendable {
     let bodyCount: Int
     let timeoutMilliseconds: Int
     let maxResponseSize: Int
+    /// The certificate the handshake presents, if the server asks for one.
+    let clientCertificate: ClientCertificate?
 
     // Engine thread only.
     @exclusivity(unchecked) var easy: CurlEasyHandle?
@@ -278,6 +280,7 @@ package final class CurlTransfer: @unchecked Sendable {
         self.target = target
         timeoutMilliseconds = request.timeout?.curlMilliseconds ?? defaultTimeoutMilliseconds ?? configuration.timeout.curlMilliseconds
         maxResponseSize = Swift.max(request.maxResponseSize ?? configuration.maxResponseSize, 0)
+        clientCertificate = request.clientCertificate
         // Here, on the caller's thread, not at the first header line on the
         // engine's: the caller frees the lines with the response, and memory
         // that one thread allocates and another frees costs both glibc's

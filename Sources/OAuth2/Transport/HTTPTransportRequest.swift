@@ -35,6 +35,15 @@ public struct HTTPTransportRequest: Sendable {
     public var redirects: RedirectPolicy
     /// The largest response body accepted, or `nil` for the transport's default.
     public var maxResponseSize: Int?
+    /// The certificate presented when the server asks for one in the TLS
+    /// handshake (mutual TLS, RFC 8705); `nil` (the default) presents none.
+    ///
+    /// ``CurlTransport`` never reuses a connection, nor resumes a TLS
+    /// session, made with another certificate or with none for it, and
+    /// none made with it for a request without it. It goes along on the
+    /// redirects a transport follows. A transport that cannot present a
+    /// client certificate must refuse a request that has one.
+    public var clientCertificate: ClientCertificate?
 
     /// Creates a request.
     public init(

@@ -180,3 +180,78 @@ import Testing
         }
     }
 }
+
+// MARK: - Mutual TLS endpoint aliases (RFC 8705 §5)
+
+extension AuthorizationServerMetadataTests {
+    static let withAliases = """
+        {
+         "issuer": "https://server.example.com",
+         "authorization_endpoint": "https://server.example.com/authorize",
+         "token_endpoint": "https://server.example.com/token",
+         "revocation_endpoint": "https://server.example.com/revo",
+         "device_authorization_endpoint": "https://server.example.com/device",
+         "userinfo_endpoint": "https://server.example.com/userinfo",
+         "jwks_uri": "https://server.example.com/jwks.json",
+         "token_endpoint_auth_methods_supported": ["tls_client_auth", "private_key_jwt"],
+         "mtls_endpoint_aliases": {
+          "token_endpoint": "https://mtls.example.com/token",
+          "revocation_endpoint": "https://mtls.example.com/revo",
+          "device_authorization_endpoint": "https://mtls.example.com/device",
+          "userinfo_endpoint": "https://mtls.example.com/userinfo",
+          "introspection_endpoint": "https://mtls.example.com/introspect"
+         }
+        }
+        """
+
+    @Test func parsesTheMutualTLSEndpointAliases() throws {
+        let metadata = try parse(Self.withAliases)
+        #expect(metadata.mtlsEndpointAliases["token_endpoint"]?.absoluteString == "https://mtls.example.com/token")
+        #expect(metadata.mtlsEndpointAliases["introspection_endpoint"]?.absoluteString == "https://mtls.example.com/introspect")
+        #expect(metadata.mtlsEndpointAliases.count == 5)
+        #expect(try parse(#"{"issuer": "https://server.example.com"}"#).mtlsEndpointAliases.isEmpty)
+    }
+
+    @Test func aliasesAreHeldToTheEndpointRules() {
+        #expect(
+            error(
+                #"{"issuer": "https://server.example.com", "mtls_endpoint_aliases": {"token_endpoint": "http://mtls.example.com/token"}}"#)?
+                .code == .insecureEndpoint)
+        #expect(
+            error(#"{"issuer": "https://server.example.com", "mtls_endpoint_aliases": {"token_endpoint": 7}}"#)?.code
+                == .invalidTokenResponse)
+        #expect(error(#"{"issuer": "https://server.example.com", "mtls_endpoint_aliases": []}"#)?.code == .invalidTokenResponse)
+    }
+
+    @Test func aConfigurationWithACertificateUsesTheAliases() throws {
+        let metadata = try parse(Self.withAliases)
+        let configuration = try OAuth2Configuration(
+            metadata: metadata, clientID: "client-1", clientCertificate: try ClientCertificateFixtures.first)
+        #expect(configuration.tokenEndpoint.absoluteString == "https://mtls.example.com/token")
+        #expect(configuration.revocationEndpoint?.absoluteString == "https://mtls.example.com/revo")
+        #expect(configuration.deviceAuthorizationEndpoint?.absoluteString == "https://mtls.example.com/device")
+        #expect(configuration.openID?.userinfoEndpoint?.absoluteString == "https://mtls.example.com/userinfo")
+        // The browser's endpoint is never an alias: the user agent presents no client certificate.
+        #expect(configuration.authorizationEndpoint?.absoluteString == "https://server.example.com/authorize")
+        #expect(configuration.clientAuthentication == .tlsClientAuth)
+        #expect(configuration.clientCertificate?.thumbprint == ClientCertificateFixtures.firstThumbprint)
+    }
+
+    @Test func aConfigurationWithoutACertificateIgnoresTheAliases() throws {
+        let configuration = try OAuth2Configuration(metadata: try parse(Self.withAliases), clientID: "client-1")
+        #expect(configuration.tokenEndpoint.absoluteString == "https://server.example.com/token")
+        #expect(configuration.revocationEndpoint?.absoluteString == "https://server.example.com/revo")
+        #expect(configuration.openID?.userinfoEndpoint?.absoluteString == "https://server.example.com/userinfo")
+        #expect(configuration.clientAuthentication == ClientAuthentication.none)
+    }
+
+    @Test func aSelfSignedOnlyProviderGetsThatMethod() throws {
+        let metadata = try parse(
+            #"{"issuer": "https://server.example.com", "token_endpoint": "https://server.example.com/token", "token_endpoint_auth_methods_supported": ["self_signed_tls_client_auth"]}"#
+        )
+        let configuration = try OAuth2Configuration(
+            metadata: metadata, clientID: "client-1", clientCertificate: try ClientCertificateFixtures.first)
+        #expect(configuration.clientAuthentication == .selfSignedTLSClientAuth)
+        #expect(configuration.tokenEndpoint.absoluteString == "https://server.example.com/token")
+    }
+}
