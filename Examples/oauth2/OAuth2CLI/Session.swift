@@ -168,14 +168,17 @@ struct Session: Sendable {
             logger.debug("discovering the issuer", metadata: ["oauth2.issuer": "\(issuer)"])
             let discovered = try await MetadataCache(transport: transport).metadata(issuer: issuer, timeout: settings.timeout)
             metadata = discovered
+            // With a client certificate, the provider's mutual TLS aliases (RFC 8705 §5) where it has them.
+            let aliases = settings.clientCertificate == nil ? [:] : discovered.mtlsEndpointAliases
             endpoints.authorize = endpoints.authorize ?? discovered.authorizationEndpoint
-            endpoints.token = endpoints.token ?? discovered.tokenEndpoint
-            endpoints.revoke = endpoints.revoke ?? discovered.revocationEndpoint
-            endpoints.device = endpoints.device ?? discovered.deviceAuthorizationEndpoint
+            endpoints.token = endpoints.token ?? aliases["token_endpoint"] ?? discovered.tokenEndpoint
+            endpoints.revoke = endpoints.revoke ?? aliases["revocation_endpoint"] ?? discovered.revocationEndpoint
+            endpoints.device = endpoints.device ?? aliases["device_authorization_endpoint"] ?? discovered.deviceAuthorizationEndpoint
             requiresIssuer = discovered.authorizationResponseIssParameterSupported
             pkceMethods = discovered.codeChallengeMethodsSupported
             // An OpenID provider: ID tokens are verified against its keys.
             openID = OpenIDSettings(metadata: discovered)
+            if let userinfo = aliases["userinfo_endpoint"] { openID?.userinfoEndpoint = userinfo }
         }
         guard let tokenURL = endpoints.token else {
             throw UsageError("the token endpoint is needed: --token-url (or OAUTH2_TOKEN_URL), or --issuer whose metadata names it")
@@ -196,7 +199,8 @@ struct Session: Sendable {
             openID: openID,
             resources: settings.resources,
             audience: settings.audience,
-            clientAssertionKey: settings.clientKey
+            clientAssertionKey: settings.clientKey,
+            clientCertificate: settings.clientCertificate
         )
         // A provider that lists PKCE methods without S256 gets no authorization request (the library refuses it).
         configuration.codeChallengeMethodsSupported = pkceMethods

@@ -15,7 +15,8 @@ struct AuthMethod: ExpressibleByArgument, Equatable, Sendable {
 
     /// Every name accepted, in the order help shows them.
     static let names = [
-        "basic", "post", "client_secret_basic", "client_secret_post", "client_secret_jwt", "private_key_jwt", "none",
+        "basic", "post", "client_secret_basic", "client_secret_post", "client_secret_jwt", "private_key_jwt", "tls_client_auth",
+        "self_signed_tls_client_auth", "none",
     ]
 
     /// The method of `name`, or `nil` when it is none of ``names``.

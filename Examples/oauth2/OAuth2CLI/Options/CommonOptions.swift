@@ -107,6 +107,23 @@ struct CommonOptions: ParsableArguments {
     @Option(name: .customLong("ca-file"), help: "A PEM file of certificate authorities to trust instead of the system's (OAUTH2_CA_FILE).")
     var caFile: String?
 
+    @Option(
+        name: .customLong("client-certificate"),
+        help: ArgumentHelp(
+            "A PEM client certificate (chain) for mutual TLS, RFC 8705, with --client-key (OAUTH2_CLIENT_CERTIFICATE).",
+            discussion:
+                "Presented to the provider and, with the tokens obtained with it, to resource servers; tokens obtained with it go out with no other certificate. With --issuer, the provider's mtls_endpoint_aliases are used."
+        )
+    )
+    var clientCertificate: String?
+
+    @Option(
+        name: .customLong("client-key"),
+        help:
+            "The PEM private key of --client-certificate: a regular file of yours, mode 0600 or 0400, not a symbolic link (OAUTH2_CLIENT_CERTIFICATE_KEY)."
+    )
+    var clientCertificateKey: String?
+
     @Option(help: "The longest a request may take, in seconds (OAUTH2_TIMEOUT; default 30).")
     var timeout: Double?
 

@@ -35,6 +35,8 @@ struct Settings: Sendable {
     var store: StoreLocation
     var account: String
     var caFile: String?
+    /// The client certificate for mutual TLS, read and checked, when one is given.
+    var clientCertificate: ClientCertificate?
     var timeout: Duration
     var verbose: Bool
 
@@ -92,6 +94,19 @@ struct Settings: Sendable {
         gitHost = saved.gitHost
         gitUsername = saved.gitUsername
         caFile = pick(options.caFile, "OAUTH2_CA_FILE")
+        switch (
+            pick(options.clientCertificate, "OAUTH2_CLIENT_CERTIFICATE"),
+            pick(options.clientCertificateKey, "OAUTH2_CLIENT_CERTIFICATE_KEY")
+        ) {
+        case (let certificate?, let key?):
+            clientCertificate = try ClientCertificate(certificateFile: certificate, keyFile: key)
+        case (nil, nil):
+            clientCertificate = nil
+        case (_?, nil):
+            throw UsageError("--client-certificate needs its private key: --client-key (or OAUTH2_CLIENT_CERTIFICATE_KEY)")
+        case (nil, _?):
+            throw UsageError("--client-key needs its certificate: --client-certificate (or OAUTH2_CLIENT_CERTIFICATE)")
+        }
         verbose = options.verbose || EnvironmentVariables.isTrue("OAUTH2_VERBOSE")
 
         if let flag = options.timeout {

@@ -1,0 +1,248 @@
+import Foundation
+import OAuth2
+import Testing
+
+/// Debian's nginx asking every client for a certificate (`ssl_verify_client
+/// optional_no_ca`): a token endpoint whose access token names the
+/// certificate it saw (`at-` and its SHA-1), and a resource answering with
+/// the certificate and the `Authorization` it got. The CLI's mutual TLS
+/// tests run against it (TransportTests has the transport's own copy).
+///
+/// A throw-away CA, a server certificate for 127.0.0.1 and two client
+/// certificates (one issued by the CA, one self-signed) are made with the
+/// openssl CLI. nginx runs in the foreground under a shell that stops it
+/// when its stdin closes, so it cannot outlive the test process.
+final class MutualTLSServer: @unchecked Sendable {
+    // @unchecked: everything is set in `start` and then only read, `stop` called once.
+    let port: Int
+    let directory: URL
+    /// The PEM file of the CA that issued the server's certificate.
+    var caFile: String { directory.appendingPathComponent("ca.pem").path }
+    private let process: Process
+    private let input: Pipe
+
+    /// The server of the running suite (see ``MutualTLSServerTrait``).
+    @TaskLocal static var current: MutualTLSServer?
+
+    private init(port: Int, directory: URL, process: Process, input: Pipe) {
+        self.port = port
+        self.directory = directory
+        self.process = process
+        self.input = input
+    }
+
+    /// A client certificate the tests present: its files and what openssl says of it.
+    struct Client {
+        let certificateFile: String
+        let keyFile: String
+        /// `openssl x509 -fingerprint -sha1`, lowercase hex without colons: nginx's `$ssl_client_fingerprint`.
+        let sha1: String
+        /// `openssl x509 -fingerprint -sha256`, as base64url: RFC 8705's `x5t#S256`.
+        let sha256: String
+    }
+
+    /// The client certificate the CA issued.
+    var issued: Client { client("issued") }
+    /// A self-signed client certificate.
+    var selfSigned: Client { client("self") }
+
+    private func client(_ name: String) -> Client {
+        let path = directory.appendingPathComponent(name).path
+        let sha1 = (try? String(contentsOfFile: path + ".sha1", encoding: .utf8)) ?? ""
+        let sha256 = (try? String(contentsOfFile: path + ".sha256", encoding: .utf8)) ?? ""
+        return Client(
+            certificateFile: path + ".pem", keyFile: path + ".key", sha1: sha1.trimmingCharacters(in: .whitespacesAndNewlines),
+            sha256: sha256.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// An HTTPS URL on the server.
+    func url(_ path: String) throws -> URL {
+        try #require(URL(string: "https://127.0.0.1:\(port)\(path)"))
+    }
+
+    static func start() throws -> MutualTLSServer {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mtls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try makeCertificates(in: directory)
+        let port = try freePort()
+        let conf = configuration(directory: directory.path, port: port)
+        try conf.write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        // nginx in the foreground; the shell kills it once `stop` asks (a file
+        // `stop`) or the test process is gone. (Without a master process, nginx
+        // does not stop on SIGTERM while connections linger; it has nothing to save.)
+        process.arguments = [
+            "-c",
+            """
+            /usr/sbin/nginx -e "$1/error.log" -p "$1" -c "$1/nginx.conf" </dev/null & pid=$!
+            while [ ! -e "$1/stop" ] && kill -0 "$2" 2>/dev/null; do sleep 0.1; done
+            kill -9 $pid; wait $pid
+            """,
+            "sh", directory.path, String(ProcessInfo.processInfo.processIdentifier),
+        ]
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let server = MutualTLSServer(port: port, directory: directory, process: process, input: input)
+        // Ready once it accepts connections.
+        for _ in 0..<200 {
+            if canConnect(port: port) { return server }
+            Thread.sleep(forTimeInterval: 0.025)
+        }
+        let log = (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
+        server.stop()
+        throw MutualTLSServerError.didNotStart("nginx: \(log)")
+    }
+
+    func stop() {
+        FileManager.default.createFile(atPath: directory.appendingPathComponent("stop").path, contents: nil)
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// What the resource answers: the certificate it saw, and the request's `Authorization`.
+    struct Seen: Decodable, Equatable {
+        /// SHA-1 of the client certificate, hex (`$ssl_client_fingerprint`); empty without one.
+        var fingerprint: String
+        var authorization: String
+    }
+
+    /// The lines of the access log that name `path`.
+    func accessLogLines(path: String) -> [Substring] {
+        let log = (try? String(contentsOf: directory.appendingPathComponent("access.log"), encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").filter { $0.contains(path) }
+    }
+
+    private static func configuration(directory: String, port: Int) -> String {
+        """
+        worker_processes 1;
+        daemon off;
+        master_process off;
+        pid \(directory)/nginx.pid;
+        error_log \(directory)/error.log;
+        events { worker_connections 256; }
+        http {
+            access_log \(directory)/access.log;
+            client_body_temp_path \(directory)/body;
+            proxy_temp_path \(directory)/proxy;
+            fastcgi_temp_path \(directory)/fastcgi;
+            uwsgi_temp_path \(directory)/uwsgi;
+            scgi_temp_path \(directory)/scgi;
+            keepalive_requests 10000;
+            server {
+                listen 127.0.0.1:\(port) ssl http2;
+                ssl_certificate \(directory)/server.pem;
+                ssl_certificate_key \(directory)/server.key;
+                ssl_verify_client optional_no_ca;
+                ssl_session_cache shared:mtls:1m;
+                ssl_session_tickets on;
+                location /token {
+                    default_type application/json;
+                    return 200 '{"access_token":"at-$ssl_client_fingerprint","token_type":"Bearer","expires_in":3600}';
+                }
+                location / {
+                    default_type application/json;
+                    return 200 '{"fingerprint":"$ssl_client_fingerprint","authorization":"$http_authorization"}';
+                }
+            }
+        }
+        """
+    }
+
+    private static func makeCertificates(in directory: URL) throws {
+        let script = """
+            set -e
+            ec="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+            openssl req -x509 $ec -keyout ca.key -out ca.pem -days 2 -subj /CN=mtls-test-ca \
+                -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
+            openssl req $ec -keyout server.key -out server.csr -subj /CN=127.0.0.1
+            printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > server.ext
+            openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile server.ext
+            openssl req $ec -keyout issued.key -out issued.csr -subj /CN=client-issued
+            printf 'extendedKeyUsage=clientAuth\\n' > client.ext
+            openssl x509 -req -in issued.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out issued.pem -days 2 -extfile client.ext
+            openssl req -x509 $ec -keyout self.key -out self.pem -days 2 -subj /CN=client-self-signed
+            chmod 600 issued.key self.key
+            for name in issued self; do
+                openssl x509 -in $name.pem -noout -fingerprint -sha1 | cut -d= -f2 | tr -d ':' | tr 'A-F' 'a-f' > $name.sha1
+                openssl x509 -in $name.pem -outform DER | openssl dgst -sha256 -binary | openssl base64 -A \
+                    | tr '+/' '-_' | tr -d '=' > $name.sha256
+            done
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", script]
+        process.currentDirectoryURL = directory
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw MutualTLSServerError.didNotStart("openssl failed") }
+    }
+
+    /// A port nothing listens on now (the kernel's choice for a socket bound to port 0).
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw MutualTLSServerError.didNotStart("socket") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw MutualTLSServerError.didNotStart("bind") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func canConnect(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+}
+
+enum MutualTLSServerError: Error {
+    case didNotStart(String)
+}
+
+/// Runs a suite with one nginx, started before its first test and stopped after its last.
+struct MutualTLSServerTrait: SuiteTrait, TestScoping {
+    func provideScope(
+        for test: Test,
+        testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
+        let server = try MutualTLSServer.start()
+        defer { server.stop() }
+        try await MutualTLSServer.$current.withValue(server) {
+            try await function()
+        }
+    }
+}
+
+extension Trait where Self == MutualTLSServerTrait {
+    /// One nginx asking for client certificates, for the whole suite: `MutualTLSServer.current`.
+    static var mutualTLSServer: Self { Self() }
+}
+
+/// The nginx of the running suite.
+func currentMutualTLSServer() throws -> MutualTLSServer {
+    try #require(MutualTLSServer.current, "the suite runs without its nginx")
+}
