@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Discovery itself, for ``MetadataCache`` and ``OAuth2Configuration/discover(issuer:clientID:clientSecret:transport:cache:)``:
+/// Discovery itself, for ``MetadataCache`` and ``OAuth2Configuration/discover(issuer:clientID:clientSecret:transport:cache:clientCertificate:)``:
 /// the two ways an app asks for an issuer's metadata.
 extension AuthorizationServerMetadata {
     /// Fetches and checks one of an issuer's metadata documents: RFC 8414's
@@ -104,7 +104,7 @@ public final class MetadataCache: Sendable {
     /// (`/.well-known/oauth-authorization-server` inserted before the issuer's path).
     ///
     /// For an app that needs the metadata itself, to mix it with settings of
-    /// its own; ``OAuth2Configuration/discover(issuer:clientID:clientSecret:transport:cache:)``
+    /// its own; ``OAuth2Configuration/discover(issuer:clientID:clientSecret:transport:cache:clientCertificate:)``
     /// makes a configuration in one call. The answer must name exactly
     /// `issuer` (RFC 8414 §3.3, OpenID Connect Discovery §4.3) and its
     /// endpoints must be `https` (or loopback `http`). Redirects are not

@@ -17,7 +17,7 @@ public import Foundation
 /// audiences), `exp`, `iat` and `nbf` within ``clockLeeway``, the `nonce`,
 /// and `at_hash` when present. A refreshed ID token must name the same
 /// issuer, subject and audience (OpenID Connect Core §12.2). Discovery fills these in
-/// (``OAuth2Configuration/discover(issuer:clientID:clientSecret:transport:cache:)``).
+/// (``OAuth2Configuration/discover(issuer:clientID:clientSecret:transport:cache:clientCertificate:)``).
 ///
 /// A refresh's ID token comes in the response that rotates the refresh
 /// token, so its verification never costs the grant: the new tokens are
