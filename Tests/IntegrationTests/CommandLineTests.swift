@@ -317,7 +317,8 @@ import Testing
 
     // MARK: - --auth-method
 
-    static let authMethodNames = "basic, post, client_secret_basic, client_secret_post, client_secret_jwt, private_key_jwt"
+    static let authMethodNames =
+        "basic, post, client_secret_basic, client_secret_post, client_secret_jwt, private_key_jwt, tls_client_auth, self_signed_tls_client_auth"
 
     @Test func aWrongAuthMethodIsAParserErrorListingTheNames() async throws {
         let cli = try CLI()

@@ -119,7 +119,7 @@ import Testing
         #expect(result.status == 64)
         #expect(
             result.errorLines == [
-                "error: usage: the auth method of the provider corp must be basic, post, client_secret_basic, client_secret_post, client_secret_jwt, private_key_jwt or none, not digest"
+                "error: usage: the auth method of the provider corp must be basic, post, client_secret_basic, client_secret_post, client_secret_jwt, private_key_jwt, tls_client_auth, self_signed_tls_client_auth or none, not digest"
             ], "\(result.stderr)")
     }
 
