@@ -44,6 +44,28 @@ struct MutualTLSCommandTests {
         #expect(seen.authorization == "Bearer at-\(server.issued.sha1)")
     }
 
+    @Test func tokenSaysTheTokenIsBoundToItsCertificateAndGitIsRefusedIt() async throws {
+        let server = try currentMutualTLSServer()
+        let cli = try CLI()
+        let options = try await signIn(cli, server)
+
+        let json = try await cli.run(["token", "--format", "json"] + options)
+        #expect(json.status == 0, "\(json.stderr)")
+        let binding = try #require(try JSONObject(json.stdout)["binding"] as? [String: Any], "\(json.stdout)")
+        #expect(binding["type"] as? String == "mtls")
+        #expect(binding["x5t#S256"] as? String == server.issued.sha256)
+        #expect(binding.count == 2, "\(binding)")
+
+        let text = try await cli.run(["token"] + options)
+        #expect(text.stdout.contains("\nbound to: client certificate x5t#S256 \(server.issued.sha256)\n"), "\(text.stdout)")
+
+        // kubectl would send it as a bearer token, without the certificate.
+        let kubernetes = try await cli.run(["token", "--format", "kubernetes"] + options)
+        #expect(kubernetes.status != 0)
+        #expect(kubernetes.stderr.contains("without the client certificate it needs"), "\(kubernetes.stderr)")
+        #expect(!kubernetes.stdout.contains("at-"))
+    }
+
     @Test(arguments: [false, true])
     func aBoundTokenIsNotSentWithAnotherCertificateOrNone(another: Bool) async throws {
         let server = try currentMutualTLSServer()

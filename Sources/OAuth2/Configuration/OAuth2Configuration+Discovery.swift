@@ -98,7 +98,8 @@ extension OAuth2Configuration {
             clientCertificate: clientCertificate
         )
         codeChallengeMethodsSupported = metadata.codeChallengeMethodsSupported
-        pushedAuthorizationRequestEndpoint = metadata.pushedAuthorizationRequestEndpoint
+        pushedAuthorizationRequestEndpoint = metadata.endpoint(
+            metadata.pushedAuthorizationRequestEndpoint, named: "pushed_authorization_request_endpoint", mutualTLS: mutualTLS)
         requiresPushedAuthorizationRequests = metadata.requirePushedAuthorizationRequests
         requiresSignedRequestObject = metadata.requireSignedRequestObject
         requestObjectSigningAlgValuesSupported = metadata.requestObjectSigningAlgValuesSupported

@@ -192,6 +192,7 @@ extension AuthorizationServerMetadataTests {
          "revocation_endpoint": "https://server.example.com/revo",
          "device_authorization_endpoint": "https://server.example.com/device",
          "userinfo_endpoint": "https://server.example.com/userinfo",
+         "pushed_authorization_request_endpoint": "https://server.example.com/par",
          "jwks_uri": "https://server.example.com/jwks.json",
          "token_endpoint_auth_methods_supported": ["tls_client_auth", "private_key_jwt"],
          "mtls_endpoint_aliases": {
@@ -199,7 +200,8 @@ extension AuthorizationServerMetadataTests {
           "revocation_endpoint": "https://mtls.example.com/revo",
           "device_authorization_endpoint": "https://mtls.example.com/device",
           "userinfo_endpoint": "https://mtls.example.com/userinfo",
-          "introspection_endpoint": "https://mtls.example.com/introspect"
+          "introspection_endpoint": "https://mtls.example.com/introspect",
+          "pushed_authorization_request_endpoint": "https://mtls.example.com/par"
          }
         }
         """
@@ -208,7 +210,7 @@ extension AuthorizationServerMetadataTests {
         let metadata = try parse(Self.withAliases)
         #expect(metadata.mtlsEndpointAliases["token_endpoint"]?.absoluteString == "https://mtls.example.com/token")
         #expect(metadata.mtlsEndpointAliases["introspection_endpoint"]?.absoluteString == "https://mtls.example.com/introspect")
-        #expect(metadata.mtlsEndpointAliases.count == 5)
+        #expect(metadata.mtlsEndpointAliases.count == 6)
         #expect(try parse(#"{"issuer": "https://server.example.com"}"#).mtlsEndpointAliases.isEmpty)
     }
 
@@ -231,6 +233,7 @@ extension AuthorizationServerMetadataTests {
         #expect(configuration.revocationEndpoint?.absoluteString == "https://mtls.example.com/revo")
         #expect(configuration.deviceAuthorizationEndpoint?.absoluteString == "https://mtls.example.com/device")
         #expect(configuration.openID?.userinfoEndpoint?.absoluteString == "https://mtls.example.com/userinfo")
+        #expect(configuration.pushedAuthorizationRequestEndpoint?.absoluteString == "https://mtls.example.com/par")
         // The browser's endpoint is never an alias: the user agent presents no client certificate.
         #expect(configuration.authorizationEndpoint?.absoluteString == "https://server.example.com/authorize")
         #expect(configuration.clientAuthentication == .tlsClientAuth)
@@ -242,6 +245,7 @@ extension AuthorizationServerMetadataTests {
         #expect(configuration.tokenEndpoint.absoluteString == "https://server.example.com/token")
         #expect(configuration.revocationEndpoint?.absoluteString == "https://server.example.com/revo")
         #expect(configuration.openID?.userinfoEndpoint?.absoluteString == "https://server.example.com/userinfo")
+        #expect(configuration.pushedAuthorizationRequestEndpoint?.absoluteString == "https://server.example.com/par")
         #expect(configuration.clientAuthentication == ClientAuthentication.none)
     }
 

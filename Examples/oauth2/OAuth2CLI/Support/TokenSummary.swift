@@ -46,11 +46,17 @@ struct TokenSummary: Encodable {
 
         /// The binding of `token`, or `nil` for a bearer token.
         init?(_ token: AccessToken) {
-            // Mutual TLS (RFC 8705) adds its case here: `mtls` with the certificate's thumbprint.
-            guard let key = token.dpopKey else { return nil }
-            type = "dpop"
-            jkt = key.thumbprint
-            certificateThumbprint = nil
+            if let key = token.dpopKey {
+                type = "dpop"
+                jkt = key.thumbprint
+                certificateThumbprint = nil
+            } else if let thumbprint = token.certificateThumbprint {
+                type = "mtls"
+                jkt = nil
+                certificateThumbprint = thumbprint
+            } else {
+                return nil
+            }
         }
 
         /// "DPoP key jkt …" for the text format.
@@ -132,8 +138,9 @@ struct TokenSummary: Encodable {
     }
 
     /// Refuses to hand `token` to a program that presents tokens as bearer
-    /// tokens (git, kubectl) when it is bound to a key: without a proof it is
-    /// useless to that program, and a bound token is never sent as a bearer token.
+    /// tokens (git, kubectl) when it is bound to a DPoP key or a client
+    /// certificate: without the proof or the certificate it is useless to
+    /// that program, and a bound token is never sent as a bearer token.
     ///
     /// - Throws: `OAuth2Error` `unsupported_token_type` for a bound token.
     static func refuseBoundToken(_ token: AccessToken, to program: String) throws(OAuth2Error) {
@@ -141,7 +148,7 @@ struct TokenSummary: Encodable {
         throw OAuth2Error(
             code: .unsupportedTokenType,
             message:
-                "this token is bound to a \(binding.text): \(program) would present it as a bearer token, without the proof it needs; use `oauth2 call`, or a grant without --dpop for \(program)"
+                "this token is bound to a \(binding.text): \(program) would present it as a bearer token, without the \(binding.jkt != nil ? "proof" : "client certificate") it needs; use `oauth2 call`, or a grant without \(binding.jkt != nil ? "--dpop" : "--client-certificate") for \(program)"
         )
     }
 
