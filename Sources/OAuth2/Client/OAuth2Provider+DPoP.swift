@@ -31,10 +31,10 @@ extension OAuth2Provider {
             if let key {
                 let url = request.url.absoluteString
                 let proof = try key.proof(method: request.method.rawValue, url: url, nonce: dpopNonces.nonce(for: url), now: requestedAt)
-                request.headers[DPoPHeader.proof] = proof.value
+                request.headers[DPoPFields.proof] = proof.value
             }
             let response = try await perform(request)
-            let nonce = response.headers[DPoPHeader.nonce]
+            let nonce = response.headers[DPoPFields.nonce]
             // The URL's text only when there is a nonce to keep: a bearer token
             // request pays nothing for DPoP (the allocation gate's refresh).
             if let nonce { dpopNonces.update(nonce, for: request.url.absoluteString) }
@@ -55,16 +55,6 @@ extension OAuth2Provider {
     /// from an authorization server; a 401 is accepted too).
     static func refusesForNonce(_ response: HTTPTransportResponse) -> Bool {
         guard response.status.code == 400 || response.status.code == 401 else { return false }
-        return TokenResponseParser.providerError(from: response)?.code == DPoPHeader.useNonce
+        return TokenResponseParser.providerError(from: response)?.code.rawValue == DPoPFields.useNonceError
     }
-}
-
-/// The names RFC 9449 gives its header fields and its error.
-private enum DPoPHeader {
-    /// The request header that carries a proof.
-    static let proof = HTTPField.Name("DPoP")!
-    /// The response header that carries a server's nonce.
-    static let nonce = HTTPField.Name("DPoP-Nonce")!
-    /// The error of a server that wants a proof with its nonce.
-    static let useNonce: OAuth2Error.Code = "use_dpop_nonce"
 }

@@ -14,7 +14,7 @@ extension DPoPNonceRetry.Event {
             self = .answered(refusesForNonce: false, nonce: nonce)
             return
         }
-        let refuses = DPoPChallenge.parse(response.headers[values: .wwwAuthenticate])?.error == "use_dpop_nonce"
+        let refuses = DPoPChallenge.parse(response.headers[values: .wwwAuthenticate])?.error == DPoPFields.useNonceError
         self = .answered(refusesForNonce: refuses, nonce: nonce)
     }
 }

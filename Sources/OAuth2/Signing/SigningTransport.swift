@@ -229,7 +229,7 @@ public struct SigningTransport: HTTPTransport {
         }
         let named = OAuth2Error.sanitize(String(error.prefix(64)))
         let why =
-            error == "use_dpop_nonce"
+            error == DPoPFields.useNonceError
             ? "asked for a DPoP nonce (use_dpop_nonce) without sending one in DPoP-Nonce"
             : "refused the DPoP-bound request (\(named))"
         return OAuth2Error(
