@@ -25,8 +25,10 @@ public struct SecurityProfile: Sendable, Hashable, Codable, CustomStringConverti
     /// (RFC 9207). PKCE S256 is always on in this library. The configuration
     /// is refused when the client authenticates other than with
     /// `private_key_jwt` or mutual TLS, when a key's algorithm is not PS256,
-    /// ES256 or EdDSA, when the password grant is allowed, or when a duty
-    /// above was turned off again.
+    /// ES256 or EdDSA, when ID tokens signed with another algorithm would be
+    /// accepted (setting the profile narrows ``OpenIDSettings/signingAlgorithms``
+    /// to the permitted ones when the provider uses any), when the password
+    /// grant is allowed, or when a duty above was turned off again.
     public static let fapi2 = SecurityProfile(profile: .fapi2)
 
     /// The profile's name.
@@ -55,6 +57,15 @@ extension OAuth2Configuration {
             if dpop == nil && !authenticatesWithMutualTLS { dpop = DPoPSettings(algorithm: .es256) }
             if dpop != nil && dpop?.algorithm == nil { dpop?.algorithm = .es256 }
             if issuer != nil { requiresIssuerInRedirect = true }
+            // ID tokens too are held to §5.4's algorithms; a provider that
+            // signs with none of them is refused by validate(), naming the rule.
+            if var settings = openID {
+                let permitted = settings.signingAlgorithms.intersection(SecurityProfile.fapi2Algorithms)
+                if !permitted.isEmpty {
+                    settings.signingAlgorithms = permitted
+                    openID = settings
+                }
+            }
         }
     }
 
@@ -92,6 +103,14 @@ extension OAuth2Configuration {
             guard let algorithm = dpop.algorithm, SecurityProfile.fapi2Algorithms.contains(algorithm) else {
                 throw broken(
                     "only \(permitted) are permitted (§5.4); the DPoP key algorithm is \(dpop.algorithm?.rawValue ?? "unset (DPoPSettings.algorithm)")"
+                )
+            }
+        }
+        if let openID {
+            let refused = openID.signingAlgorithms.subtracting(SecurityProfile.fapi2Algorithms).map(\.rawValue).sorted()
+            guard refused.isEmpty else {
+                throw broken(
+                    "only \(permitted) are permitted (§5.4); ID tokens signed with \(refused.joined(separator: ", ")) would be accepted (openID.signingAlgorithms)"
                 )
             }
         }

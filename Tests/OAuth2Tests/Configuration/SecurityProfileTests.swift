@@ -117,6 +117,29 @@ import _CryptoExtras
         #expect(Self.refusal(ps256) == nil)
     }
 
+    @Test func idTokensAreHeldToThePermittedAlgorithms() throws {
+        let jwks = URL(string: "https://idp.example/jwks")!
+        // Set before the profile: narrowed to the permitted ones the provider uses.
+        var narrowed = try Self.configuration()
+        narrowed.openID = OpenIDSettings(jwksURI: jwks, signingAlgorithms: [.rs256, .ps256, .es256])
+        narrowed.securityProfile = .fapi2
+        #expect(narrowed.openID?.signingAlgorithms == [.ps256, .es256])
+        #expect(Self.refusal(narrowed) == nil)
+
+        // A provider that signs with none of them is refused, naming the rule.
+        var rs256Only = try Self.configuration()
+        rs256Only.openID = OpenIDSettings(jwksURI: jwks, signingAlgorithms: [.rs256])
+        rs256Only.securityProfile = .fapi2
+        let refusal = try #require(Self.refusal(rs256Only))
+        #expect(refusal.contains("§5.4") && refusal.contains("ID tokens signed with RS256"), "\(refusal)")
+
+        // Set after the profile: refused too, not silently accepted.
+        var late = try Self.configuration()
+        late.securityProfile = .fapi2
+        late.openID = OpenIDSettings(jwksURI: jwks, signingAlgorithms: [.es256, .rs256])
+        #expect(Self.refusal(late)?.contains("ID tokens signed with RS256") == true)
+    }
+
     @Test func aMachineClientNeedsNoPushedRequests() throws {
         var configuration = try OAuth2Configuration(
             clientID: "client-1", tokenEndpoint: Fixture.tokenURL, clientAuthentication: .privateKeyJWT,
