@@ -169,7 +169,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "OAuth2", "OAuth2Testing",
+                "OAuth2", "OAuth2Testing", "MutualTLSFixture",
                 // Client keys for the RFC 7523 tests.
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -234,9 +234,17 @@ let package = Package(
             exclude: ["openapi.yaml", "openapi-generator-config.yaml"],
             swiftSettings: strictSettings
         ),
+        // nginx asking for client certificates, with a throw-away CA: the one
+        // TLS server both the transport's and the CLI's mutual TLS tests use.
+        // Not a product, and no library depends on it.
+        .target(
+            name: "MutualTLSFixture",
+            path: "Tests/MutualTLSFixture",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "TransportTests",
-            dependencies: ["OAuth2"],
+            dependencies: ["OAuth2", "MutualTLSFixture"],
             exclude: ["Server"],
             swiftSettings: strictSettings
         ),

@@ -1,4 +1,5 @@
 import Foundation
+import MutualTLSFixture
 import OAuth2
 import Testing
 
@@ -130,12 +131,6 @@ struct ClientCertificateTests {
         func token(replacing rejected: AccessToken) async throws -> AccessToken { token }
     }
 
-    /// The lines of nginx's access log that name `path`.
-    private func accessLogLines(_ server: MutualTLSServer, path: String) -> [Substring] {
-        let log = (try? String(contentsOf: server.directory.appendingPathComponent("access.log"), encoding: .utf8)) ?? ""
-        return log.split(separator: "\n").filter { $0.contains(path) }
-    }
-
     @Test func aBoundTokenGoesToTheServerWithItsCertificate() async throws {
         let server = try currentMutualTLSServer()
         let issued = try certificate(server.issued)
@@ -146,7 +141,7 @@ struct ClientCertificateTests {
             return try JSONDecoder().decode(MutualTLSServer.Seen.self, from: response.body)
         }
         #expect(seen.fingerprint == server.issued.sha1)
-        #expect(accessLogLines(server, path: path).count == 1)
+        #expect(server.accessLogLines(path: path).count == 1)
     }
 
     @Test(arguments: [false, true])
@@ -166,6 +161,6 @@ struct ClientCertificateTests {
             }
         }
         #expect(error?.code == .certificateMismatch)
-        #expect(accessLogLines(server, path: path).isEmpty)
+        #expect(server.accessLogLines(path: path).isEmpty)
     }
 }

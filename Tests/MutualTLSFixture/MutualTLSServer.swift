@@ -1,26 +1,29 @@
 import Foundation
-import OAuth2
 import Testing
 
 /// Debian's nginx asking every client for a certificate (`ssl_verify_client
-/// optional_no_ca`) and answering each request with what it saw of it: the
-/// independent TLS server the mutual TLS tests run against.
+/// optional_no_ca`): a token endpoint (`/token`) whose access token names
+/// the certificate it saw (`at-` and its SHA-1), and everywhere else a
+/// resource answering with what it saw of the request. The independent TLS
+/// server the transport's and the CLI's mutual TLS tests run against.
 ///
 /// A throw-away CA, a server certificate for 127.0.0.1 and two client
 /// certificates (one issued by the CA, one self-signed) are made with the
 /// openssl CLI. nginx runs in the foreground under a shell that stops it
 /// when its stdin closes, so it cannot outlive the test process.
-final class MutualTLSServer: @unchecked Sendable {
+public final class MutualTLSServer: @unchecked Sendable {
     // @unchecked: everything is set in `start` and then only read, `stop` called once.
-    let port: Int
-    let directory: URL
+    /// The port nginx listens on at 127.0.0.1.
+    public let port: Int
+    /// The folder of nginx's configuration, logs, and the certificates.
+    public let directory: URL
     /// The PEM file of the CA that issued the server's certificate.
-    var caFile: String { directory.appendingPathComponent("ca.pem").path }
+    public var caFile: String { directory.appendingPathComponent("ca.pem").path }
     private let process: Process
     private let input: Pipe
 
     /// The server of the running suite (see ``MutualTLSServerTrait``).
-    @TaskLocal static var current: MutualTLSServer?
+    @TaskLocal public static var current: MutualTLSServer?
 
     private init(port: Int, directory: URL, process: Process, input: Pipe) {
         self.port = port
@@ -30,19 +33,21 @@ final class MutualTLSServer: @unchecked Sendable {
     }
 
     /// A client certificate the tests present: its files and what openssl says of it.
-    struct Client {
-        let certificateFile: String
-        let keyFile: String
+    public struct Client: Sendable {
+        /// The certificate's PEM file.
+        public let certificateFile: String
+        /// The private key's PEM file.
+        public let keyFile: String
         /// `openssl x509 -fingerprint -sha1`, lowercase hex without colons: nginx's `$ssl_client_fingerprint`.
-        let sha1: String
+        public let sha1: String
         /// `openssl x509 -fingerprint -sha256`, as base64url: RFC 8705's `x5t#S256`.
-        let sha256: String
+        public let sha256: String
     }
 
     /// The client certificate the CA issued.
-    var issued: Client { client("issued") }
+    public var issued: Client { client("issued") }
     /// A self-signed client certificate.
-    var selfSigned: Client { client("self") }
+    public var selfSigned: Client { client("self") }
 
     private func client(_ name: String) -> Client {
         let path = directory.appendingPathComponent(name).path
@@ -54,11 +59,13 @@ final class MutualTLSServer: @unchecked Sendable {
     }
 
     /// An HTTPS URL on the server.
-    func url(_ path: String) throws -> URL {
-        try #require(URL(string: "https://127.0.0.1:\(port)\(path)"))
+    public func url(_ path: String) throws -> URL {
+        guard let url = URL(string: "https://127.0.0.1:\(port)\(path)") else { throw MutualTLSServerError.badPath(path) }
+        return url
     }
 
-    static func start() throws -> MutualTLSServer {
+    /// Makes the certificates and starts nginx, ready once it accepts connections.
+    public static func start() throws -> MutualTLSServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mtls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try makeCertificates(in: directory)
@@ -93,26 +100,36 @@ final class MutualTLSServer: @unchecked Sendable {
         }
         let log = (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
         server.stop()
-        throw TestServerError.didNotStart("nginx: \(log)")
+        throw MutualTLSServerError.didNotStart("nginx: \(log)")
     }
 
-    func stop() {
+    /// Stops nginx and removes its folder.
+    public func stop() {
         FileManager.default.createFile(atPath: directory.appendingPathComponent("stop").path, contents: nil)
         try? input.fileHandleForWriting.close()
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// What nginx answers: the certificate it saw on the request's connection.
-    struct Seen: Decodable, Equatable {
+    /// What the resource answers: the certificate it saw on the request's
+    /// connection, and the request's `Authorization`.
+    public struct Seen: Decodable, Equatable, Sendable {
         /// `SUCCESS`, `NONE`, or `FAILED:…` (`$ssl_client_verify`).
-        var verify: String
+        public var verify: String
         /// SHA-1 of the client certificate, hex (`$ssl_client_fingerprint`); empty without one.
-        var fingerprint: String
+        public var fingerprint: String
         /// `r` when the TLS session was resumed, `.` when not (`$ssl_session_reused`).
-        var reused: String
+        public var reused: String
         /// The connection's serial number (`$connection`).
-        var connection: String
+        public var connection: String
+        /// The request's `Authorization` (`$http_authorization`); empty without one.
+        public var authorization: String
+    }
+
+    /// The lines of the access log that name `path`.
+    public func accessLogLines(path: String) -> [Substring] {
+        let log = (try? String(contentsOf: directory.appendingPathComponent("access.log"), encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").filter { $0.contains(path) }
     }
 
     private static func configuration(directory: String, port: Int) -> String {
@@ -138,9 +155,13 @@ final class MutualTLSServer: @unchecked Sendable {
                 ssl_verify_client optional_no_ca;
                 ssl_session_cache shared:mtls:1m;
                 ssl_session_tickets on;
+                location /token {
+                    default_type application/json;
+                    return 200 '{"access_token":"at-$ssl_client_fingerprint","token_type":"Bearer","expires_in":3600}';
+                }
                 location / {
                     default_type application/json;
-                    return 200 '{"verify":"$ssl_client_verify","fingerprint":"$ssl_client_fingerprint","reused":"$ssl_session_reused","connection":"$connection"}';
+                    return 200 '{"verify":"$ssl_client_verify","fingerprint":"$ssl_client_fingerprint","reused":"$ssl_session_reused","connection":"$connection","authorization":"$http_authorization"}';
                 }
             }
         }
@@ -175,13 +196,13 @@ final class MutualTLSServer: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestServerError.didNotStart("openssl failed") }
+        guard process.terminationStatus == 0 else { throw MutualTLSServerError.didNotStart("openssl failed") }
     }
 
     /// A port nothing listens on now (the kernel's choice for a socket bound to port 0).
     private static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestServerError.didNotStart("socket") }
+        guard fd >= 0 else { throw MutualTLSServerError.didNotStart("socket") }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -193,7 +214,7 @@ final class MutualTLSServer: @unchecked Sendable {
                 bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
             }
         }
-        guard bound else { throw TestServerError.didNotStart("bind") }
+        guard bound else { throw MutualTLSServerError.didNotStart("bind") }
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
@@ -211,9 +232,23 @@ final class MutualTLSServer: @unchecked Sendable {
     }
 }
 
+/// Why the fixture could not serve.
+public enum MutualTLSServerError: Error {
+    /// openssl or nginx failed; what they said.
+    case didNotStart(String)
+    /// A path that makes no URL.
+    case badPath(String)
+    /// A test asked for the suite's nginx in a suite without ``MutualTLSServerTrait``.
+    case notRunning
+}
+
 /// Runs a suite with one nginx, started before its first test and stopped after its last.
-struct MutualTLSServerTrait: SuiteTrait, TestScoping {
-    func provideScope(
+public struct MutualTLSServerTrait: SuiteTrait, TestScoping {
+    /// What ``Trait/mutualTLSServer`` makes.
+    public init() {}
+
+    /// Starts nginx, runs the suite with it as ``MutualTLSServer/current``, and stops it.
+    public func provideScope(
         for test: Test,
         testCase: Test.Case?,
         performing function: @Sendable () async throws -> Void
@@ -228,10 +263,11 @@ struct MutualTLSServerTrait: SuiteTrait, TestScoping {
 
 extension Trait where Self == MutualTLSServerTrait {
     /// One nginx asking for client certificates, for the whole suite: `MutualTLSServer.current`.
-    static var mutualTLSServer: Self { Self() }
+    public static var mutualTLSServer: Self { Self() }
 }
 
 /// The nginx of the running suite.
-func currentMutualTLSServer() throws -> MutualTLSServer {
-    try #require(MutualTLSServer.current, "the suite runs without its nginx")
+public func currentMutualTLSServer() throws -> MutualTLSServer {
+    guard let server = MutualTLSServer.current else { throw MutualTLSServerError.notRunning }
+    return server
 }
