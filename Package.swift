@@ -155,6 +155,7 @@ let package = Package(
             dependencies: [
                 "OAuth2",
                 "OAuth2Testing",
+                "MutualTLSFixture",
                 // The backends swift-metrics and swift-distributed-tracing ship for tests.
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
@@ -225,7 +226,7 @@ let package = Package(
         .testTarget(
             name: "OAuth2OpenAPITests",
             dependencies: [
-                "OAuth2OpenAPI", "OAuth2", "OAuth2Testing",
+                "OAuth2OpenAPI", "OAuth2", "OAuth2Testing", "MutualTLSFixture",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 // The client's own token requests, counted by its metrics.
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
@@ -235,10 +236,12 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // nginx asking for client certificates, with a throw-away CA: the one
-        // TLS server both the transport's and the CLI's mutual TLS tests use.
+        // TLS server both the transport's and the CLI's mutual TLS tests use;
+        // and the fixed client certificates of the tests that need no server.
         // Not a product, and no library depends on it.
         .target(
             name: "MutualTLSFixture",
+            dependencies: ["OAuth2"],
             path: "Tests/MutualTLSFixture",
             swiftSettings: strictSettings
         ),

@@ -105,7 +105,7 @@ public final class MutualTLSServer: @unchecked Sendable {
 
     /// Stops nginx and removes its folder.
     public func stop() {
-        FileManager.default.createFile(atPath: directory.appendingPathComponent("stop").path, contents: nil)
+        _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("stop").path, contents: nil)
         try? input.fileHandleForWriting.close()
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: directory)

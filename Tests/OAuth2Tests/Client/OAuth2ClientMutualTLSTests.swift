@@ -1,4 +1,5 @@
 import Foundation
+import MutualTLSFixture
 import OAuth2
 import OAuth2Testing
 import Testing

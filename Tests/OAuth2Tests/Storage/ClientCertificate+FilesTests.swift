@@ -1,4 +1,5 @@
 import Foundation
+import MutualTLSFixture
 import Testing
 @testable import OAuth2
 

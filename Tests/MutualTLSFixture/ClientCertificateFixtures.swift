@@ -1,12 +1,15 @@
 import Foundation
-@testable import OAuth2
+import OAuth2
 
 /// Two throw-away self-signed P-256 client certificates and their keys, made
 /// for these tests with `openssl req -x509 -newkey ec`, and their RFC 8705
 /// thumbprints as openssl computes them
 /// (`openssl x509 -outform DER | openssl dgst -sha256 -binary`, base64url).
-enum ClientCertificateFixtures {
-    static let firstPEM = """
+/// Unlike ``MutualTLSServer``'s, these never change, for tests that need no
+/// server or compare with a fixed thumbprint.
+public enum ClientCertificateFixtures {
+    /// The first certificate, PEM.
+    public static let firstPEM = """
         -----BEGIN CERTIFICATE-----
         MIIBnTCCAUOgAwIBAgIUGGaio9GM8ZGqHyMztJgJomUlDyQwCgYIKoZIzj0EAwIw
         IzEhMB8GA1UEAwwYc3dpZnQtb2F1dGgyLXRlc3QtY2xpZW50MCAXDTI2MTEyODE1
@@ -21,8 +24,9 @@ enum ClientCertificateFixtures {
 
         """
     /// A line of the first key, to show that no text contains it.
-    static let firstKeyBody = "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg7S/PMxZJj6roNAU8"
-    static let firstKeyPEM = """
+    public static let firstKeyBody = "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg7S/PMxZJj6roNAU8"
+    /// The first certificate's private key, PEM.
+    public static let firstKeyPEM = """
         -----BEGIN PRIVATE KEY-----
         \(firstKeyBody)
         hlSE1uAbMYPgMkDgCJbcY3MatAGhRANCAAQXfRE+smXqpDRoeaJGSptHsR/8SM4h
@@ -30,9 +34,11 @@ enum ClientCertificateFixtures {
         -----END PRIVATE KEY-----
 
         """
-    static let firstThumbprint = "-HaANlhcLZFjIJ3avcuF53xiH0B0-g8BqIhPsw8BkvA"
+    /// The first certificate's RFC 8705 thumbprint (`x5t#S256`).
+    public static let firstThumbprint = "-HaANlhcLZFjIJ3avcuF53xiH0B0-g8BqIhPsw8BkvA"
 
-    static let secondPEM = """
+    /// The second certificate, PEM.
+    public static let secondPEM = """
         -----BEGIN CERTIFICATE-----
         MIIBoDCCAUegAwIBAgIUEz+ogrj4/NM+Syfws9+EMRAEfnQwCgYIKoZIzj0EAwIw
         JTEjMCEGA1UEAwwac3dpZnQtb2F1dGgyLXRlc3QtY2xpZW50LTIwIBcNMjYxMTI4
@@ -46,7 +52,8 @@ enum ClientCertificateFixtures {
         -----END CERTIFICATE-----
 
         """
-    static let secondKeyPEM = """
+    /// The second certificate's private key, PEM.
+    public static let secondKeyPEM = """
         -----BEGIN PRIVATE KEY-----
         MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgg/l9usauMD2vW7O6
         9lHtdFTVaazqw1rtbjt2m86q676hRANCAARknZLSHD31CSRf/x/mkXpwDBXPpqeV
@@ -54,13 +61,16 @@ enum ClientCertificateFixtures {
         -----END PRIVATE KEY-----
 
         """
-    static let secondThumbprint = "KlYTI6o1QyupV_dB7yRLR2CfHA08iKYKzSaEQSriS3I"
+    /// The second certificate's RFC 8705 thumbprint (`x5t#S256`).
+    public static let secondThumbprint = "KlYTI6o1QyupV_dB7yRLR2CfHA08iKYKzSaEQSriS3I"
 
-    static var first: ClientCertificate {
+    /// The first certificate with its key.
+    public static var first: ClientCertificate {
         get throws { try ClientCertificate(certificatePEM: firstPEM, privateKeyPEM: Secret(firstKeyPEM)) }
     }
 
-    static var second: ClientCertificate {
+    /// The second certificate with its key.
+    public static var second: ClientCertificate {
         get throws { try ClientCertificate(certificatePEM: secondPEM, privateKeyPEM: Secret(secondKeyPEM)) }
     }
 }
