@@ -8,33 +8,8 @@ import Testing
 /// request and per hop, nonces per origin, the DPoP challenge, and never a
 /// bearer header for a bound token.
 @Suite struct SigningTransportDPoPTests {
-    /// Hands out `first`, then `replacement` when asked to replace a rejected token.
-    final class BoundTokenSource: TokenSource {
-        let first: AccessToken
-        let replacement: AccessToken
-        private let log = LockedValue<[String]>([])
-
-        init(first: AccessToken, replacement: AccessToken) {
-            self.first = first
-            self.replacement = replacement
-        }
-
-        var calls: [String] { log.withLock { $0 } }
-
-        func token() async throws -> AccessToken {
-            log.withLock { $0.append("token") }
-            return first
-        }
-
-        func token(replacing rejected: AccessToken) async throws -> AccessToken {
-            log.withLock { $0.append("replacing \(rejected.accessToken.value)") }
-            return replacement
-        }
-
-        func tokenRejectedAfterRefresh(_ token: AccessToken, error: OAuth2Error) async {
-            log.withLock { $0.append("rejected \(token.accessToken.value) \(error.code)") }
-        }
-    }
+    /// The tokens it hands out are DPoP-bound (`bound(_:key:)`).
+    typealias BoundTokenSource = SigningTransportTests.FixedTokenSource
 
     /// A proof's header and claims, its signature checked against its own `jwk`.
     struct Proof {

@@ -6,15 +6,21 @@ import Testing
 /// ``SigningTransport`` with a token source that is not an ``OAuth2Client``:
 /// the signing and the 401 handling compose with any source and any transport.
 @Suite struct SigningTransportTests {
-    /// Hands out `first`, then `replacement` when asked to replace a rejected token.
+    /// Hands out `first`, then `replacement` when asked to replace a rejected
+    /// token, and records the calls (SigningTransportDPoPTests too).
     final class FixedTokenSource: TokenSource {
         let first: AccessToken
         let replacement: AccessToken
         private let log = LockedValue<[String]>([])
 
-        init(first: String, replacement: String) {
-            self.first = AccessToken(accessToken: Secret(first))
-            self.replacement = AccessToken(accessToken: Secret(replacement))
+        init(first: AccessToken, replacement: AccessToken) {
+            self.first = first
+            self.replacement = replacement
+        }
+
+        /// Bearer tokens with these values.
+        convenience init(first: String, replacement: String) {
+            self.init(first: AccessToken(accessToken: Secret(first)), replacement: AccessToken(accessToken: Secret(replacement)))
         }
 
         var calls: [String] { log.withLock { $0 } }
