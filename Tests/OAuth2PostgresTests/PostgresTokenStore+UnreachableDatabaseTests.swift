@@ -7,10 +7,12 @@ import Testing
 /// `PostgresTokenStore.UnreachableDatabase`: a command-line tool learns at
 /// once why there is no connection; a server waits for the pool.
 ///
-/// "At once" is asserted as under 20 s of the 30 s timeout: under
-/// ThreadSanitizer, with the whole suite running beside them, these probes
-/// have taken 10.0–10.8 s in about half the runs since issue 36 (the cause is
-/// not found yet; the next session looks for it).
+/// "At once" is asserted as well before a 60 s timeout (under 40 s), with the
+/// message telling the probe's refusal from the timeout's: the whole suite
+/// runs beside these tests, and in issue 37's runs dozens of unrelated tests
+/// that finish in milliseconds alone all ended together 10–17 s late, with
+/// and without ThreadSanitizer (something holds Swift's two cooperative
+/// threads; not found yet), so a tighter bound measures the machine.
 struct PostgresUnreachableDatabaseTests {
     @Test func failFastSaysConnectionRefusedAtOnceNotAfterTheTimeout() async throws {
         let url = "postgresql://app@127.0.0.1:\(try closedPort())/tokens?sslmode=disable"
@@ -19,7 +21,7 @@ struct PostgresUnreachableDatabaseTests {
             unreachable: .failFast(probing: try PostgresTokenStore.connectionConfiguration(url: url, password: "pw")))
         #expect(error.code == .storeError)
         #expect(error.message.contains("connection refused"), "\(error.message)")
-        #expect(elapsed < .seconds(20), "took \(elapsed) of the 30 s timeout")
+        #expect(elapsed < .seconds(40), "took \(elapsed) of the 60 s timeout")
     }
 
     @Test func waitForConnectionWaitsForThePoolUntilTheTimeout() async throws {
@@ -39,7 +41,7 @@ struct PostgresUnreachableDatabaseTests {
         #expect(error.code == .storeError)
         #expect(error.message.contains("28P01"), "\(error.message)")
         #expect(!String(reflecting: error).contains("wrong-password-1234"))
-        #expect(elapsed < .seconds(20), "took \(elapsed) of the 30 s timeout")
+        #expect(elapsed < .seconds(40), "took \(elapsed) of the 60 s timeout")
     }
 
     @Test(.enabled(if: TestDatabase.isConfigured, "needs PostgreSQL: `make test` starts one (scripts/postgres.sh)"))
@@ -63,7 +65,7 @@ struct PostgresUnreachableDatabaseTests {
 
     /// A load through a store on `url` that is expected to fail, and how long it took.
     private static func load(
-        url: String, password: String, unreachable: PostgresTokenStore.UnreachableDatabase, timeout: Duration = .seconds(30)
+        url: String, password: String, unreachable: PostgresTokenStore.UnreachableDatabase, timeout: Duration = .seconds(60)
     ) async throws -> (OAuth2Error, Duration) {
         let client = PostgresClient(configuration: try PostgresTokenStore.clientConfiguration(url: url, password: password))
         return try await withThrowingTaskGroup(of: Void.self) { group in
