@@ -169,16 +169,20 @@ struct Session: Sendable {
             let discovered = try await MetadataCache(transport: transport).metadata(issuer: issuer, timeout: settings.timeout)
             metadata = discovered
             // With a client certificate, the provider's mutual TLS aliases (RFC 8705 §5) where it has them.
-            let aliases = settings.clientCertificate == nil ? [:] : discovered.mtlsEndpointAliases
+            let mutualTLS = settings.clientCertificate != nil
             endpoints.authorize = endpoints.authorize ?? discovered.authorizationEndpoint
-            endpoints.token = endpoints.token ?? aliases["token_endpoint"] ?? discovered.tokenEndpoint
-            endpoints.revoke = endpoints.revoke ?? aliases["revocation_endpoint"] ?? discovered.revocationEndpoint
-            endpoints.device = endpoints.device ?? aliases["device_authorization_endpoint"] ?? discovered.deviceAuthorizationEndpoint
+            endpoints.token =
+                endpoints.token ?? discovered.endpoint(discovered.tokenEndpoint, named: "token_endpoint", mutualTLS: mutualTLS)
+            endpoints.revoke =
+                endpoints.revoke ?? discovered.endpoint(discovered.revocationEndpoint, named: "revocation_endpoint", mutualTLS: mutualTLS)
+            endpoints.device =
+                endpoints.device
+                ?? discovered.endpoint(discovered.deviceAuthorizationEndpoint, named: "device_authorization_endpoint", mutualTLS: mutualTLS)
             requiresIssuer = discovered.authorizationResponseIssParameterSupported
             pkceMethods = discovered.codeChallengeMethodsSupported
             // An OpenID provider: ID tokens are verified against its keys.
             openID = OpenIDSettings(metadata: discovered)
-            if let userinfo = aliases["userinfo_endpoint"] { openID?.userinfoEndpoint = userinfo }
+            openID?.userinfoEndpoint = discovered.endpoint(discovered.userinfoEndpoint, named: "userinfo_endpoint", mutualTLS: mutualTLS)
         }
         guard let tokenURL = endpoints.token else {
             throw UsageError("the token endpoint is needed: --token-url (or OAUTH2_TOKEN_URL), or --issuer whose metadata names it")
@@ -207,7 +211,9 @@ struct Session: Sendable {
         configuration.dpop = dpop
         if let metadata {
             // A provider that requires pushed (RFC 9126) or signed (RFC 9101) requests gets them with no flag.
-            configuration.pushedAuthorizationRequestEndpoint = metadata.pushedAuthorizationRequestEndpoint
+            configuration.pushedAuthorizationRequestEndpoint = metadata.endpoint(
+                metadata.pushedAuthorizationRequestEndpoint, named: "pushed_authorization_request_endpoint",
+                mutualTLS: settings.clientCertificate != nil)
             configuration.requiresPushedAuthorizationRequests = metadata.requirePushedAuthorizationRequests
             configuration.requiresSignedRequestObject = metadata.requireSignedRequestObject
             configuration.requestObjectSigningAlgValuesSupported = metadata.requestObjectSigningAlgValuesSupported

@@ -162,19 +162,10 @@ public struct DPoPKey: Sendable {
     /// scheme and host lower-cased, the scheme's default port left out, an
     /// empty path written `/`, no query, no fragment, no userinfo.
     package static func targetURI(_ url: String) throws(OAuth2Error) -> String {
-        guard let parts = URLParts(Substring(url)), let host = parts.host, !host.isEmpty else {
+        guard let parts = URLParts(Substring(url)), let origin = parts.normalizedHTTPOrigin else {
             throw OAuth2Error(code: .invalidConfiguration, message: "a DPoP proof needs an absolute http or https URL")
         }
-        let scheme = parts.scheme.lowercased()
-        guard scheme == "https" || scheme == "http" else {
-            throw OAuth2Error(code: .invalidConfiguration, message: "a DPoP proof needs an absolute http or https URL")
-        }
-        var text = "\(scheme)://\(host.lowercased())"
-        if let port = parts.port, !port.isEmpty, !(scheme == "https" && port == "443"), !(scheme == "http" && port == "80") {
-            text += ":\(port)"
-        }
-        text += parts.path.isEmpty ? "/" : String(parts.path)
-        return text
+        return origin + parts.normalizedPath
     }
 }
 

@@ -68,14 +68,7 @@ package final class DPoPNonceCache: Sendable {
     /// `scheme://host[:port]` of an absolute http(s) URL, lower-cased, with
     /// the scheme's default port left out; nil for anything else.
     package static func origin(of url: String) -> String? {
-        guard let parts = URLParts(Substring(url)), let host = parts.host, !host.isEmpty else { return nil }
-        let scheme = parts.scheme.lowercased()
-        guard scheme == "https" || scheme == "http" else { return nil }
-        var origin = "\(scheme)://\(host.lowercased())"
-        if let port = parts.port, !port.isEmpty, !(scheme == "https" && port == "443"), !(scheme == "http" && port == "80") {
-            origin += ":\(port)"
-        }
-        return origin
+        URLParts(Substring(url))?.normalizedHTTPOrigin
     }
 }
 

@@ -96,6 +96,20 @@ package struct URLParts: Equatable {
         return lowered == "http" || lowered == "https"
     }
 
+    /// `scheme://host[:port]` of an `http(s)` URL with a host, scheme and host
+    /// lower-cased and the scheme's default port left out (RFC 3986 §6.2.2–6.2.3);
+    /// `nil` for anything else. A DPoP proof's `htu` starts with it, and DPoP
+    /// nonces are kept per origin by it.
+    package var normalizedHTTPOrigin: String? {
+        guard isHTTP, let host, !host.isEmpty else { return nil }
+        let scheme = scheme.lowercased()
+        var origin = "\(scheme)://\(host.lowercased())"
+        if let port, !port.isEmpty, !(scheme == "https" && port == "443"), !(scheme == "http" && port == "80") {
+            origin += ":\(port)"
+        }
+        return origin
+    }
+
     /// The path, with the empty path of an `http(s)` URL read as `/` (RFC 3986 §6.2.3).
     var normalizedPath: Substring {
         path.isEmpty && isHTTP ? "/" : path
