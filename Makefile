@@ -11,9 +11,11 @@ deps:
 
 # What only the tests use, besides: a kubectl (Debian's kubernetes-client,
 # kubectl 1.20 on Debian 12) for the test that runs a real one, so that CI,
-# which starts from a fresh Debian, runs it instead of skipping it.
+# which starts from a fresh Debian, runs it instead of skipping it; glewlwyd
+# (the second provider) and nginx (the mutual TLS suites start their own,
+# asking for client certificates).
 test-deps:
-	@scripts/ensure-deps.sh kubectl=kubernetes-client glewlwyd $(if $(filter 0,$(shell id -u)),nft=nftables)
+	@scripts/ensure-deps.sh kubectl=kubernetes-client glewlwyd nginx $(if $(filter 0,$(shell id -u)),nft=nftables)
 
 build: deps
 	$(SWIFT) build
