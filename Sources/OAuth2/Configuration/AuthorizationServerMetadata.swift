@@ -56,6 +56,13 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
     /// 8705 §5 `mtls_endpoint_aliases`), by metadata name (`token_endpoint`,
     /// `revocation_endpoint`, …); empty when it did not say.
     public let mtlsEndpointAliases: [String: URL]
+    /// RFC 7591's `registration_endpoint`: where a client registers itself
+    /// dynamically, when the server allows it.
+    public let registrationEndpoint: URL?
+    /// `client_id_metadata_document_supported` (OAuth Client ID Metadata
+    /// Document draft, MCP 2025-11): the server accepts an `https` URL as a
+    /// `client_id` and reads the client's metadata from it.
+    public let clientIDMetadataDocumentSupported: Bool
 
     /// Whether this is an OpenID provider's metadata: it names a `jwks_uri`
     /// to verify ID tokens with.
@@ -81,6 +88,8 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         case requireSignedRequestObject = "require_signed_request_object"
         case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
         case mtlsEndpointAliases = "mtls_endpoint_aliases"
+        case registrationEndpoint = "registration_endpoint"
+        case clientIDMetadataDocumentSupported = "client_id_metadata_document_supported"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -107,6 +116,9 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         requireSignedRequestObject = try container.decodeIfPresent(Bool.self, forKey: .requireSignedRequestObject) ?? false
         dpopSigningAlgValuesSupported = try container.decodeIfPresent([String].self, forKey: .dpopSigningAlgValuesSupported) ?? []
         mtlsEndpointAliases = try container.decodeIfPresent([String: URL].self, forKey: .mtlsEndpointAliases) ?? [:]
+        registrationEndpoint = try container.decodeIfPresent(URL.self, forKey: .registrationEndpoint)
+        clientIDMetadataDocumentSupported =
+            try container.decodeIfPresent(Bool.self, forKey: .clientIDMetadataDocumentSupported) ?? false
     }
 
     /// Creates metadata.
@@ -129,7 +141,9 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         requestObjectSigningAlgValuesSupported: [String] = [],
         requireSignedRequestObject: Bool = false,
         dpopSigningAlgValuesSupported: [String] = [],
-        mtlsEndpointAliases: [String: URL] = [:]
+        mtlsEndpointAliases: [String: URL] = [:],
+        registrationEndpoint: URL? = nil,
+        clientIDMetadataDocumentSupported: Bool = false
     ) {
         self.issuer = issuer
         self.authorizationEndpoint = authorizationEndpoint
@@ -150,6 +164,8 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         self.requireSignedRequestObject = requireSignedRequestObject
         self.dpopSigningAlgValuesSupported = dpopSigningAlgValuesSupported
         self.mtlsEndpointAliases = mtlsEndpointAliases
+        self.registrationEndpoint = registrationEndpoint
+        self.clientIDMetadataDocumentSupported = clientIDMetadataDocumentSupported
     }
 
     /// `endpoint`, the metadata's `name` (`token_endpoint`), or its mutual TLS
@@ -260,7 +276,9 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
             requestObjectSigningAlgValuesSupported: try strings(.requestObjectSigningAlgValuesSupported),
             requireSignedRequestObject: try flag(.requireSignedRequestObject),
             dpopSigningAlgValuesSupported: try strings(.dpopSigningAlgValuesSupported),
-            mtlsEndpointAliases: aliases
+            mtlsEndpointAliases: aliases,
+            registrationEndpoint: try endpointURL(.registrationEndpoint, role: "registration endpoint"),
+            clientIDMetadataDocumentSupported: try flag(.clientIDMetadataDocumentSupported)
         )
     }
 

@@ -137,6 +137,30 @@ public struct OAuth2Error: Error, Sendable, Hashable {
         /// over `https`; nothing was sent.
         public static let certificateMismatch: Code = "certificate_mismatch"
 
+        // Clients that configure themselves (RFC 9728, RFC 7591, RFC 8707, RFC 9470).
+        /// A protected resource's metadata (RFC 9728) is not usable: not a JSON
+        /// object, no `resource`, no `authorization_servers`, an authorization
+        /// server that is not `https`, or one the discovery rules do not allow.
+        public static let invalidResourceMetadata: Code = "invalid_resource_metadata"
+        /// A protected resource's metadata names another resource than the URL
+        /// asked for (RFC 9728 §3.3), or its `resource_metadata` is on another
+        /// origin, or a token obtained for one resource was about to go to another.
+        public static let resourceMismatch: Code = "resource_mismatch"
+        /// A dynamic client registration's answer (RFC 7591 §3.2.1) is not
+        /// usable: no `client_id`, not a JSON object, a field of the wrong type.
+        public static let invalidRegistrationResponse: Code = "invalid_registration_response"
+        /// None of the ways the app gave to identify the client works with
+        /// this authorization server: no client ID metadata document support,
+        /// no registration endpoint, and no pre-registered client id.
+        public static let noClientIdentity: Code = "no_client_identity"
+        /// The resource asks for a stronger or fresher authentication
+        /// (RFC 9470 `insufficient_user_authentication`, with `acr_values` or `max_age`).
+        public static let insufficientUserAuthentication: Code = "insufficient_user_authentication"
+        /// The user must be sent through an authorization (a first sign-in or a
+        /// step-up) and the app chose to do that itself: ``OAuth2Error/stepUp``
+        /// says what to ask for.
+        public static let authorizationRequired: Code = "authorization_required"
+
         // OpenID Connect and JOSE (JWS, JWK, JWT).
         /// A JWT that is not a well-formed compact JWS (RFC 7515 §7.1): its
         /// parts, base64url, JSON, a `crit` header, or over the size limit.
@@ -181,6 +205,11 @@ public struct OAuth2Error: Error, Sendable, Hashable {
     public var httpStatus: Int?
     /// How long the provider asked to wait (`Retry-After`, `slow_down`), when it said.
     public var retryAfter: Duration?
+    /// What a resource asked for when it refused a token for want of scope or
+    /// of a stronger authentication (`insufficient_scope`,
+    /// `insufficient_user_authentication`, `authorization_required`): the app
+    /// sends its user through an authorization that asks for it.
+    public var stepUp: StepUpRequest?
 
     /// Creates an error. Never pass a secret in any field.
     public init(

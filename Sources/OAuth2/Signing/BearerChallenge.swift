@@ -6,14 +6,56 @@ import Foundation
 
 /// The `Bearer` challenge of a resource server's `WWW-Authenticate` (RFC 6750 §3),
 /// which says why a token was refused: `invalid_token` (refresh and retry),
-/// `insufficient_scope`, `invalid_request`.
-package struct BearerChallenge: Sendable, Equatable {
+/// `insufficient_scope`, `invalid_request`, `insufficient_user_authentication`
+/// (RFC 9470), and where to learn more (RFC 9728's `resource_metadata`).
+///
+/// Every auth-param is kept (``parameters``, names lowercased, first value of
+/// a repeated name), not only the three RFC 6750 names.
+public struct BearerChallenge: Sendable, Equatable {
+    /// Every auth-param of the challenge, by lowercased name; a repeated name
+    /// keeps its first value. Values came from the resource server: untrusted text.
+    public var parameters: [String: String]
+
+    /// Creates a challenge from its auth-params (names are lowercased).
+    public init(parameters: [String: String] = [:]) {
+        var lowered: [String: String] = [:]
+        for (name, value) in parameters where lowered[name.lowercased()] == nil {
+            lowered[name.lowercased()] = value
+        }
+        self.parameters = lowered
+    }
+
+    /// Creates a challenge from the three RFC 6750 parameters.
+    package init(error: String?, errorDescription: String?, scope: String?) {
+        var parameters: [String: String] = [:]
+        parameters["error"] = error
+        parameters["error_description"] = errorDescription
+        parameters["scope"] = scope
+        self.parameters = parameters
+    }
+
     /// The `error` parameter, such as `invalid_token`.
-    package var error: String?
+    public var error: String? { parameters["error"] }
     /// The `error_description` parameter.
-    package var errorDescription: String?
-    /// The `scope` parameter: the scopes the resource needs.
-    package var scope: String?
+    public var errorDescription: String? { parameters["error_description"] }
+    /// The `scope` parameter: the scopes the resource needs, space-separated.
+    public var scope: String? { parameters["scope"] }
+    /// The `realm` parameter.
+    public var realm: String? { parameters["realm"] }
+    /// RFC 9728 §5.1's `resource_metadata`: the URL of the protected
+    /// resource's metadata document, as the resource sent it (unchecked).
+    public var resourceMetadata: String? { parameters["resource_metadata"] }
+    /// RFC 9470 §3's `acr_values`: the authentication context classes the
+    /// resource asks for, space-separated.
+    public var acrValues: String? { parameters["acr_values"] }
+    /// RFC 9470 §3's `max_age`: the longest time since the user authenticated
+    /// that the resource accepts, when it is a non-negative whole number of seconds.
+    public var maxAge: Duration? {
+        guard let text = parameters["max_age"], !text.isEmpty, text.count <= 10,
+            text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let seconds = Int64(text)
+        else { return nil }
+        return .seconds(seconds)
+    }
 
     /// The first `Bearer` challenge in the `WWW-Authenticate` field values, or
     /// `nil` when there is none.
@@ -24,7 +66,7 @@ package struct BearerChallenge: Sendable, Equatable {
     /// or quoted strings with `\` escapes. Parsing stops at the first
     /// malformed part, keeping what was read before it. A repeated parameter
     /// keeps its first value.
-    package static func parse(_ headerValues: [String]) -> BearerChallenge? {
+    public static func parse(_ headerValues: [String]) -> BearerChallenge? {
         read(headerValues).bearer
     }
 
@@ -50,11 +92,7 @@ package struct BearerChallenge: Sendable, Equatable {
             let challenges = parser.parseAll()
             malformed = malformed || parser.malformed
             if bearer == nil, let challenge = challenges.first(where: { $0.scheme.lowercased() == "bearer" }) {
-                bearer = BearerChallenge(
-                    error: challenge.parameters["error"],
-                    errorDescription: challenge.parameters["error_description"],
-                    scope: challenge.parameters["scope"]
-                )
+                bearer = BearerChallenge(parameters: challenge.parameters)
             }
             if dpop == nil, let challenge = challenges.first(where: { $0.scheme.lowercased() == "dpop" }) {
                 dpop = DPoPChallenge(parameters: challenge.parameters)

@@ -6,11 +6,37 @@ import Testing
         let challenge = BearerChallenge.parse([
             #"Bearer realm="example", error="invalid_token", error_description="The access token expired""#
         ])
-        #expect(challenge == BearerChallenge(error: "invalid_token", errorDescription: "The access token expired", scope: nil))
+        #expect(
+            challenge
+                == BearerChallenge(parameters: [
+                    "realm": "example", "error": "invalid_token", "error_description": "The access token expired",
+                ]))
+        #expect(challenge?.error == "invalid_token")
+        #expect(challenge?.errorDescription == "The access token expired")
+        #expect(challenge?.scope == nil)
+    }
+
+    @Test func keepsEveryParameterIncludingRFC9728AndRFC9470Ones() {
+        let challenge = BearerChallenge.parse([
+            #"Bearer error="insufficient_user_authentication", ACR_VALUES="urn:mace:incommon:iap:silver", max_age=300, "#
+                + #"resource_metadata="https://rs.example/.well-known/oauth-protected-resource", realm="x", realm="y""#
+        ])
+        #expect(challenge?.error == "insufficient_user_authentication")
+        #expect(challenge?.acrValues == "urn:mace:incommon:iap:silver")
+        #expect(challenge?.maxAge == .seconds(300))
+        #expect(challenge?.resourceMetadata == "https://rs.example/.well-known/oauth-protected-resource")
+        #expect(challenge?.realm == "x")
+    }
+
+    @Test func readsMaxAgeOnlyAsWholeSeconds() {
+        for bad in ["-1", "1.5", "", "99999999999", "+5", " 5"] {
+            #expect(BearerChallenge(parameters: ["max_age": bad]).maxAge == nil, "\(bad)")
+        }
+        #expect(BearerChallenge(parameters: ["max_age": "0"]).maxAge == .zero)
     }
 
     @Test func parsesABareBearerChallenge() {
-        #expect(BearerChallenge.parse([#"Bearer realm="example""#]) == BearerChallenge())
+        #expect(BearerChallenge.parse([#"Bearer realm="example""#]) == BearerChallenge(parameters: ["realm": "example"]))
         #expect(BearerChallenge.parse(["Bearer"]) == BearerChallenge())
     }
 
@@ -46,7 +72,7 @@ import Testing
 
     @Test func doesNotTakeAnotherSchemesParameters() {
         let challenge = BearerChallenge.parse([#"Basic realm="x", error="invalid_token", Bearer realm="y""#])
-        #expect(challenge == BearerChallenge())
+        #expect(challenge == BearerChallenge(parameters: ["realm": "y"]))
     }
 
     @Test func findsBearerInALaterField() {

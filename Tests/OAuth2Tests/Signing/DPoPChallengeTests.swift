@@ -21,7 +21,7 @@ import Testing
 
     @Test func readsBothSchemesFromOneFieldAndFromSeveral() {
         let one = BearerChallenge.readSchemes([#"Bearer realm="api", DPoP algs="ES256", error="invalid_token""#])
-        #expect(one.bearer == BearerChallenge())
+        #expect(one.bearer == BearerChallenge(parameters: ["realm": "api"]))
         #expect(one.dpop == DPoPChallenge(algorithms: [.es256], error: "invalid_token"))
         #expect(!one.malformed)
 
