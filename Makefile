@@ -42,7 +42,8 @@ cli: deps
 # DPoP resource server (auth0-api-python), plain (OAUTH2_IT_GLEWLWYD) and
 # behind a TLS front that checks client certificates (OAUTH2_IT_GLEWLWYD_TLS);
 # its raw-HTTP self-test runs first, so that a broken witness is told apart
-# from a broken client. The Hummingbird example (Examples/SignInServer, a
+# from a broken client. The same for main's self-configuring side (issue 38:
+# scripts/provider-selftest.sh, raw HTTP). The Hummingbird example (Examples/SignInServer, a
 # package of its own) is then built and tested against main and short. The
 # trap stops the providers whatever happens.
 PROVIDERS = --name main --name short --name rotate --name grace --name oidc
@@ -84,6 +85,7 @@ test: test-deps lint
 	{ scripts/glewlwyd.sh selftest >.build/glewlwyd/main/selftest.log 2>&1 || { cat .build/glewlwyd/main/selftest.log; false; }; } && \
 	{ scripts/glewlwyd.sh --name tls selftest >.build/glewlwyd/tls/selftest.log 2>&1 || { cat .build/glewlwyd/tls/selftest.log; false; }; } && \
 	scripts/provider-start.sh --name main >/dev/null && \
+	{ scripts/provider-selftest.sh >.build/provider/main/selftest.log 2>&1 || { cat .build/provider/main/selftest.log; false; }; } && \
 	scripts/provider-start.sh --name short --access-token-lifetime 2 >/dev/null && \
 	scripts/provider-start.sh --name rotate --access-token-lifetime 2 --reuse-protection >/dev/null && \
 	scripts/provider-start.sh --name grace --access-token-lifetime 2 --reuse-protection --grace-period 30 >/dev/null && \

@@ -6,6 +6,7 @@
 #                             [--no-iss] [--device-interval SECONDS]
 #                             [--reuse-protection] [--grace-period SECONDS]
 #                             [--jwks-max-age SECONDS] [--logout-deletes-tokens]
+#                             [--cimd-ca-file PATH]
 #
 # Installs the provider into .build/provider/venv when missing (python3 with
 # venv is all it needs), makes a fresh run folder .build/provider/NAME/ (default
@@ -23,7 +24,7 @@ venv="$provider_root/venv"
 name=main
 serve_args=()
 usage() {
-    sed -n '5,8p' "${BASH_SOURCE[0]}" | sed 's/^#  *//; s/^#//' >&2
+    sed -n '5,9p' "${BASH_SOURCE[0]}" | sed 's/^#  *//; s/^#//' >&2
     exit 64
 }
 while [ $# -gt 0 ]; do
@@ -44,6 +45,10 @@ while [ $# -gt 0 ]; do
             fi
             serve_args+=("$1" "$2"); shift 2 ;;
         --no-iss|--reuse-protection|--logout-deletes-tokens) serve_args+=("$1"); shift ;;
+        --cimd-ca-file)
+            # serve.py resolves a relative path against this directory.
+            [ $# -ge 2 ] && [ -n "$2" ] || usage
+            serve_args+=("$1" "$(realpath -m -- "$2")"); shift 2 ;;
         -h|--help) usage ;;
         *) echo "provider-start: unknown argument: $1" >&2; usage ;;
     esac

@@ -82,6 +82,13 @@ def parse_arguments():
         action="store_true",
         help="RP-initiated logout revokes the user's tokens (DOT's OIDC_RP_INITIATED_LOGOUT_DELETE_TOKENS)",
     )
+    parser.add_argument(
+        "--cimd-ca-file",
+        type=Path,
+        metavar="PATH",
+        help="a PEM file of CAs trusted for client ID metadata documents on 127.0.0.1, read at each fetch "
+        "(default: <run dir>/cimd-ca.pem; see provider/cimd.py)",
+    )
     return parser.parse_args()
 
 
@@ -199,8 +206,45 @@ def seed():
     return users, clients
 
 
+def describe_resources(base):
+    """The protected resources of provider/resources.py and provider/hostile.py: their URLs."""
+    from provider import hostile, resources
+
+    def endpoints(path):
+        return {
+            "resource": f"{base}/{path}",
+            "hello": f"{base}/{path}/hello",
+            "admin": f"{base}/{path}/admin",
+            "insufficient_always": f"{base}/{path}/insufficient-always",
+            "fresh_auth": f"{base}/{path}/fresh-auth",
+        }
+
+    good = {}
+    for name, resource in resources.RESOURCES.items():
+        good[name] = endpoints(resource.path) | {
+            "metadata": f"{base}/.well-known/oauth-protected-resource/{resource.path}",
+            "challenge_names_metadata": resource.metadata_in_challenge,
+        }
+    bad = {}
+    for case, resource in hostile.HOSTILE_RESOURCES.items():
+        entry = endpoints(resource.path)
+        # The URL the challenge names (resource_metadata).
+        entry["metadata"] = {
+            "other-origin": f"http://localhost:{base.rsplit(':', 1)[1]}/.well-known/oauth-protected-resource/{resource.path}",
+            "redirect": f"{base}/{resource.path}/metadata",
+        }.get(case, f"{base}/.well-known/oauth-protected-resource/{resource.path}")
+        if case in hostile.SERVERS:
+            entry["authorization_server"] = f"{base}/{resource.path}"
+            entry["authorization_server_metadata"] = f"{base}/.well-known/oauth-authorization-server/{resource.path}"
+        bad[case.replace("-", "_")] = entry
+    bad["redirect"]["metadata_moved"] = f"{base}/hostile/redirect/metadata-moved"
+    bad["noclientid"]["registration"] = f"{base}/hostile/noclientid/register"
+    return good, bad
+
+
 def describe(arguments, port, users, clients):
     base = f"http://127.0.0.1:{port}"
+    good_resources, hostile_resources = describe_resources(base)
     return {
         "name": arguments.name,
         "pid": os.getpid(),
@@ -216,6 +260,7 @@ def describe(arguments, port, users, clients):
         "jwks_max_age": arguments.jwks_max_age,
         "logout_deletes_tokens": arguments.logout_deletes_tokens,
         "run_dir": str(arguments.run_dir),
+        "cimd_ca_file": str(arguments.cimd_ca_file),
         "browser": str(REPO_ROOT / "scripts" / "provider-browser.sh"),
         "endpoints": {
             "metadata": f"{base}/.well-known/oauth-authorization-server",
@@ -245,7 +290,19 @@ def describe(arguments, port, users, clients):
             "test_jwks_outage": f"{base}/test/jwks-outage",
             "test_client_keys": f"{base}/test/client-keys",
             "test_jwt_client_token": f"{base}/test/jwt-client-token",
+            # Clients that configure themselves (issue 38): RFC 7591 (RFC 7592 at
+            # <registration><client_id>/), the root RFC 9728 document (resource
+            # <origin>, which /api/* name in their challenges), and this test
+            # provider's own: provider/testing.py, provider/cimd.py.
+            "registration": f"{base}/o/register/",
+            "resource_metadata": f"{base}/.well-known/oauth-protected-resource",
+            "test_discovery_requests": f"{base}/test/discovery-requests",
+            "test_forget_client": f"{base}/test/forget-client",
+            "test_cimd_trust": f"{base}/test/cimd-trust",
         },
+        # provider/resources.py and provider/hostile.py.
+        "resources": good_resources,
+        "hostile": hostile_resources,
         "clients": clients,
         "users": users,
     }
@@ -268,9 +325,16 @@ def shell_lines(info):
         "PROVIDER_LOGOUT_DELETES_TOKENS": "1" if info["logout_deletes_tokens"] else "0",
         "PROVIDER_RUN_DIR": info["run_dir"],
         "PROVIDER_BROWSER": info["browser"],
+        "PROVIDER_CIMD_CA_FILE": info["cimd_ca_file"],
     }
     for endpoint, url in info["endpoints"].items():
         values[f"PROVIDER_{endpoint.upper()}_URL"] = url
+    # PROVIDER_RESOURCE_A_HELLO_URL, PROVIDER_HOSTILE_OTHER_ORIGIN_METADATA_URL, ...
+    for group, table in (("RESOURCE", info["resources"]), ("HOSTILE", info["hostile"])):
+        for name, entry in table.items():
+            for key, value in entry.items():
+                if isinstance(value, str):
+                    values[f"PROVIDER_{group}_{name.upper()}_{key.upper()}_URL"] = value
     for name, client in info["clients"].items():
         prefix = f"PROVIDER_{name.upper()}"
         values[f"{prefix}_CLIENT_ID"] = client["client_id"]
@@ -350,6 +414,10 @@ def main():
     os.environ["PROVIDER_GRACE_PERIOD"] = str(arguments.grace_period)
     os.environ["PROVIDER_JWKS_MAX_AGE"] = str(arguments.jwks_max_age)
     os.environ["PROVIDER_LOGOUT_DELETES_TOKENS"] = "1" if arguments.logout_deletes_tokens else "0"
+    if arguments.cimd_ca_file is None:
+        arguments.cimd_ca_file = arguments.run_dir / "cimd-ca.pem"
+    arguments.cimd_ca_file = arguments.cimd_ca_file.resolve()
+    os.environ["PROVIDER_CIMD_CA_FILE"] = str(arguments.cimd_ca_file)
     # The RSA key that signs ID tokens: read by provider/settings.py in this
     # process (the environment is only the way in), never written to disk.
     from provider.keys import new_rsa_private_key_pem

@@ -18,6 +18,9 @@ PROVIDER_OIDC_RSA_KEY          the PEM of the RSA key that signs ID tokens, made
 PROVIDER_JWKS_MAX_AGE          the JWKS document's Cache-Control max-age (default 3600)
 PROVIDER_LOGOUT_DELETES_TOKENS "1": RP-initiated logout revokes the user's tokens, as
                                DOT does by default (default "0")
+PROVIDER_CIMD_CA_FILE          a PEM file of the CAs whose certificates a client ID
+                               metadata document on 127.0.0.1 may have (read at each
+                               fetch; see provider/cimd.py). Unset: none.
 """
 
 import os
@@ -44,6 +47,8 @@ MIDDLEWARE = [
     "provider.testing.TokenEndpointLogMiddleware",
     # A key set outage a test turns on and off (provider/oidc.py).
     "provider.oidc.JWKSOutageMiddleware",
+    # What a client fetched to configure itself (provider/testing.py).
+    "provider.testing.DiscoveryLogMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -171,4 +176,17 @@ OAUTH2_PROVIDER = {
     "OIDC_RP_INITIATED_LOGOUT_DELETE_TOKENS": os.environ.get("PROVIDER_LOGOUT_DELETES_TOKENS", "0") == "1",
     # Adds the profile and email claims, picks the ID token's key by kid.
     "OAUTH2_VALIDATOR_CLASS": "provider.oidc.Validator",
+    # Clients that configure themselves (issue 38). RFC 7591 registration open
+    # to anyone (a public client registers itself, as MCP clients do), with
+    # RFC 7592 management (read, update, delete with the registration access
+    # token, rotated on update) at <issuer>/o/register/<client_id>/.
+    "DCR_ENABLED": True,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    # Client ID metadata documents: an https URL as client_id. DOT's fetcher
+    # plus https on 127.0.0.1 with the tests' CAs (provider/cimd.py).
+    "CIMD_ENABLED": True,
+    "CIMD_METADATA_FETCHER": "provider.cimd.LoopbackMetadataFetcher",
+    # DOT refuses a URL whose fetch failed for 60 s; a test that serves its
+    # document a moment late (or fixes it) must not wait for that.
+    "CIMD_FAILURE_BACKOFF_SECONDS": 0,
 }

@@ -26,6 +26,16 @@ POST /test/expire-access-token   (form: token=ACCESS_TOKEN)
      invalid, and leaves its grant's refresh token as it was: a token the
      resource server rejects while the client still believes it fresh.
      Answers {"expired": 1}, or 404 when no access token has that value.
+GET  /test/discovery-requests
+     {"requests": [{"method": "GET", "url": ..., "status": 200}, ...]}
+     Every request for a metadata document (/.well-known/*, the hostile ones)
+     or to a registration endpoint since the provider started, in the order
+     they were answered: what a client fetched to configure itself.
+POST /test/forget-client   (form: client_id=ID)
+     Deletes that client, its tokens and grants with it: a server that forgot
+     a registration. Answers {"deleted": 1}, or 404 for an unknown client.
+
+Token requests are listed with their RFC 8707 `resource` parameters too.
 
 The server is a threaded WSGI server in one process: the records live in memory
 behind a lock. No token, secret or password is ever recorded.
@@ -171,6 +181,8 @@ class TokenEndpointLogMiddleware:
             "grant_type": form.get("grant_type") or None,
             "status": response.status_code,
             "error": _oauth_error(response),
+            # RFC 8707: every resource parameter, in order ([] when none).
+            "resource": form.getlist("resource"),
         }
         seconds = token_endpoint_log.record(arrival, entry, response.status_code)
         if seconds > 0:
@@ -179,6 +191,56 @@ class TokenEndpointLogMiddleware:
                 time.sleep(seconds)
             finally:
                 token_endpoint_log.release()
+        return response
+
+
+# The requests a client makes to configure itself: metadata documents and
+# registrations (RFC 9728, RFC 8414, OIDC discovery, RFC 7591/7592, and the
+# hostile variants' own), so a test can show what a second call did not repeat.
+DISCOVERY_PATH_PREFIXES = ("/.well-known/", "/o/register/")
+DISCOVERY_HOSTILE_SUFFIXES = ("/metadata", "/metadata-moved", "/register")
+
+
+def _is_discovery_path(path):
+    if path.startswith(DISCOVERY_PATH_PREFIXES):
+        return True
+    return path.startswith("/hostile/") and path.endswith(DISCOVERY_HOSTILE_SUFFIXES)
+
+
+class _DiscoveryLog:
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._requests = []
+
+    def record(self, entry):
+        with self._lock:
+            self._requests.append(entry)
+
+    def snapshot(self):
+        with self._lock:
+            return [dict(entry) for entry in self._requests]
+
+
+discovery_log = _DiscoveryLog()
+
+
+class DiscoveryLogMiddleware:
+    """Records each request for a metadata document or to a registration endpoint."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if _is_discovery_path(request.path):
+            discovery_log.record(
+                {
+                    "method": request.method,
+                    # Without the query; the host says which origin was asked.
+                    "url": f"{request.scheme}://{request.get_host()}{request.path}",
+                    "status": response.status_code,
+                }
+            )
         return response
 
 
@@ -194,6 +256,10 @@ def _loopback_only(view):
         return view(request, *args, **kwargs)
 
     return wrapped
+
+
+# For the other modules' test endpoints (provider/cimd.py, provider/resources.py).
+loopback_only = _loopback_only
 
 
 def _bad_request(description):
@@ -301,3 +367,30 @@ def expire_access_token(request):
     if expired == 0:
         return JsonResponse({"error": "not_found", "error_description": "no such access token"}, status=404)
     return JsonResponse({"expired": expired})
+
+
+@csrf_exempt
+@_loopback_only
+@require_GET
+def discovery_requests(request):
+    """The metadata and registration requests so far, in the order they were answered."""
+    return JsonResponse({"requests": discovery_log.snapshot()})
+
+
+@csrf_exempt
+@_loopback_only
+@require_POST
+def forget_client(request):
+    """Deletes a client (its tokens and grants with it): a server that forgot a registration."""
+    from oauth2_provider.models import get_application_model
+
+    client_id = request.POST.get("client_id", "")
+    if not client_id:
+        return _bad_request("client_id is required")
+    deleted = 0
+    for application in get_application_model().objects.filter(client_id=client_id):
+        application.delete()
+        deleted += 1
+    if deleted == 0:
+        return JsonResponse({"error": "not_found", "error_description": "no such client"}, status=404)
+    return JsonResponse({"deleted": deleted})
