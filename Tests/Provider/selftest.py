@@ -261,13 +261,34 @@ def _():
     expect(bearer(RES_A["hello"], refreshed.json()["access_token"]).status_code == 200, "refreshed token at a")
     log = get(ENDPOINTS["test_token_requests"], params={"client_id": client_id}).json()["requests"]
     expect([entry["resource"] for entry in log] == [[RES_A["resource"]]] * 2, f"token log {log}")
+    expect(tokens.get("sub") == "1" and refreshed.json().get("sub") == "1",
+           f"sub {tokens.get('sub')!r}, after refresh {refreshed.json().get('sub')!r}")
     unbound = sign_in(client_id)
+    expect("sub" not in unbound, f"a token response without resource has sub {unbound.get('sub')!r}")
     refused = [bearer(entry["hello"], unbound["access_token"]) for entry in (RES_A, RES_B)]
     expect(all(response.status_code == 401 for response in refused), f"{[r.status_code for r in refused]}")
     api = bearer(ENDPOINTS["api_me"], unbound["access_token"])
     expect(api.status_code == 200, f"/api/me with the unbound token: HTTP {api.status_code}")
     return f"a 200 {answer['audience']}, b 401 {challenge(at_b)['error_description']!r}; refresh keeps a; " \
-           "/test/token-requests shows resource; a token without resource: a 401, b 401, /api/me 200"
+           "/test/token-requests shows resource; token responses with sub '1' (alice); " \
+           "a token without resource (no sub): a 401, b 401, /api/me 200"
+
+
+@check("introspection: a resource server elsewhere checks a token with the service client's credentials")
+def _():
+    client_id = register(token_endpoint_auth_method="none")["client_id"]
+    elsewhere = "http://127.0.0.1:9/mcp"
+    tokens = sign_in(client_id, resource=elsewhere)
+    service = ENV["clients"]["service"]
+    answer = SESSION.post(ENDPOINTS["introspect"], data={"token": tokens["access_token"]},
+                          auth=(service["client_id"], service["client_secret"]), timeout=TIMEOUT)
+    expect(answer.status_code == 200, f"HTTP {answer.status_code}")
+    body = answer.json()
+    expect(body.get("active") is True and body.get("aud") == [elsewhere] and body.get("username") == "alice"
+           and body.get("client_id") == client_id, f"{body}")
+    anonymous = SESSION.post(ENDPOINTS["introspect"], data={"token": tokens["access_token"]}, timeout=TIMEOUT)
+    expect(anonymous.status_code in (401, 403), f"without credentials: HTTP {anonymous.status_code}")
+    return f"active, aud {body['aud']}, scope {body['scope']!r}; without credentials HTTP {anonymous.status_code}"
 
 
 @check("step-up: admin 403 insufficient_scope scope=admin, then 200 with read admin; insufficient-always 403")

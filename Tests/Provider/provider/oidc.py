@@ -64,6 +64,19 @@ class Validator(OAuth2Validator):
             "email_verified": lambda request: bool(request.user.email),
         }
 
+    def save_bearer_token(self, token, request, *args, **kwargs):
+        # The AT Protocol's token response names the account (`sub`), and a
+        # client may refuse a token for another account than it expected
+        # (issue 38). DOT's has no `sub`: add the user's, the ID token's `sub`,
+        # to the answers of tokens issued for a resource (RFC 8707) only, so
+        # that every other token response stays as DOT sends it. The token
+        # dict is the response body (oauthlib serializes it after this call).
+        result = super().save_bearer_token(token, request, *args, **kwargs)
+        user = getattr(request, "user", None)
+        if getattr(request, "resource", None) and user is not None and user.is_authenticated:
+            token["sub"] = str(user.pk)
+        return result
+
     def validate_jwt_bearer_token(self, token, scopes, request):
         # With OIDC on, DOT's resource endpoint takes a Bearer token that looks
         # like a JWT ("ey…", two dots) for an ID token and accepts a valid ID
