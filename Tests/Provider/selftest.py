@@ -29,6 +29,7 @@ import ssl
 import sys
 import tempfile
 import threading
+import time
 import traceback
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -311,6 +312,25 @@ def _():
     expect(stale.status_code == 401 and stale_params.get("error") == "insufficient_user_authentication"
            and stale_params.get("max_age") == "0", f"HTTP {stale.status_code} {stale_params}")
     return f"403 {params}; insufficient-always 403 with admin; fresh-auth 200, max_age=0: 401 {stale_params['error']}"
+
+
+@check("RFC 9470: fresh-auth counts from the token's sign-in: a refresh keeps it, a new sign-in renews it")
+def _():
+    client_id = register(token_endpoint_auth_method="none")["client_id"]
+    first = sign_in(client_id, resource=RES_A["resource"])
+    time.sleep(4)
+    refreshed = SESSION.post(ENDPOINTS["token"], data={"grant_type": "refresh_token", "client_id": client_id,
+                                                       "refresh_token": first["refresh_token"]}, timeout=TIMEOUT).json()
+    again = sign_in(client_id, resource=RES_A["resource"])
+    url = RES_A["fresh_auth"] + "?max_age=3"
+    stale = bearer(url, refreshed["access_token"])
+    fresh = bearer(url, again["access_token"])
+    old = bearer(url, first["access_token"])
+    expect(stale.status_code == 401 and challenge(stale).get("max_age") == "3", f"refreshed: HTTP {stale.status_code}")
+    expect(old.status_code == 401, f"the first token after another sign-in: HTTP {old.status_code}")
+    expect(fresh.status_code == 200, f"after a new sign-in: HTTP {fresh.status_code}")
+    return "max_age=3, 4 s after the sign-in: the refreshed token 401, the first token 401 (another sign-in " \
+           "since does not make it fresh), the new sign-in's 200"
 
 
 # --- Client ID metadata documents, served here over https on 127.0.0.1.

@@ -72,6 +72,11 @@ class Validator(OAuth2Validator):
         # that every other token response stays as DOT sends it. The token
         # dict is the response body (oauthlib serializes it after this call).
         result = super().save_bearer_token(token, request, *args, **kwargs)
+        # When the user signed in for this token: RFC 9470's max_age check of
+        # the resources (provider/resources.py).
+        from .resources import auth_times
+
+        auth_times.record(token, request)
         user = getattr(request, "user", None)
         if getattr(request, "resource", None) and user is not None and user.is_authenticated:
             token["sub"] = str(user.pk)

@@ -13,7 +13,7 @@ GET /res/<name>/hello               needs `read`
 GET /res/<name>/admin               needs `admin` (403 insufficient_scope, scope="admin")
 GET /res/<name>/insufficient-always 403 insufficient_scope scope="admin" to every token,
                                     whatever its scope (a step-up that never ends)
-GET /res/<name>/fresh-auth[?max_age=N] needs a user who signed in at most N seconds
+GET /res/<name>/fresh-auth[?max_age=N] needs a token from a sign-in at most N seconds
                                     ago (default 300): else 401
                                     insufficient_user_authentication with max_age (RFC 9470)
 
@@ -28,6 +28,9 @@ The hostile resources (provider/hostile.py) are the same resources with other
 metadata: they use `protected` below.
 """
 
+import hashlib
+import threading
+
 from django.contrib.auth import get_user_model
 from django.http import HttpResponse, JsonResponse
 from django.utils import timezone
@@ -36,6 +39,55 @@ from django.views.decorators.http import require_http_methods
 from oauth2_provider.oauth2_backends import get_oauthlib_core
 from oauth2_provider.views import OAuthProtectedResourceMetadataView
 from oauth2_provider.www_authenticate import build_bearer_challenge, challenge_status
+
+class _AuthTimes:
+    """When the user signed in for each token (OIDC's auth_time), by token hash.
+
+    The user's last login read when a code (or device, password) grant is
+    exchanged is the sign-in that made the grant; a refresh carries the time
+    of the refresh token it spent. Kept per token, not per user, so that other
+    tests signing the same user in meanwhile do not make an old token fresh.
+    In memory, for the run.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._times = {}
+
+    @staticmethod
+    def _key(value):
+        return hashlib.sha256(value.encode("utf-8")).hexdigest()
+
+    def record(self, token, request):
+        """Called by the validator (provider/oidc.py) when it has issued token (the response dict)."""
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated:
+            return
+        with self._lock:
+            auth_time = None
+            if request.grant_type == "refresh_token" and getattr(request, "refresh_token", None):
+                auth_time = self._times.get(self._key(request.refresh_token))
+            if auth_time is None:
+                fresh = get_user_model().objects.filter(pk=user.pk).values_list("last_login", flat=True).first()
+                auth_time = fresh or timezone.now()
+            for name in ("access_token", "refresh_token"):
+                if token.get(name):
+                    self._times[self._key(token[name])] = auth_time
+
+    def of_access_token(self, value):
+        if not value:
+            return None
+        with self._lock:
+            return self._times.get(self._key(value))
+
+
+auth_times = _AuthTimes()
+
+
+def _bearer_token(request):
+    scheme, _, value = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
+    return value.strip() if scheme.lower() == "bearer" else None
+
 
 RESOURCE_NAMES = ("a", "b", "quiet")
 # The scopes a client asks for by itself (scopes_supported, the first
@@ -158,12 +210,8 @@ class Resource:
         oauthlib_request, denied = self.verify(request, [])
         if denied is not None:
             return denied
-        user = oauthlib_request.user
-        if user is not None:
-            # Read again: the sign-in that made the token may be newer than this request's copy.
-            user = get_user_model().objects.filter(pk=user.pk).first()
-        last_login = getattr(user, "last_login", None)
-        if last_login is None or (timezone.now() - last_login).total_seconds() > max_age:
+        auth_time = auth_times.of_access_token(_bearer_token(request))
+        if auth_time is None or (timezone.now() - auth_time).total_seconds() > max_age:
             return self.challenge(
                 request,
                 {
