@@ -25,7 +25,7 @@ Answers 200 with {"resource", "endpoint", "username" (or null), "client_id",
 "scope", "audience" (the token's resources)}.
 
 The hostile resources (provider/hostile.py) are the same resources with other
-metadata: they use `protected` below.
+metadata: `Resource` and `endpoint_view` below.
 """
 
 import hashlib
@@ -143,7 +143,7 @@ class Resource:
             error = getattr(oauthlib_request, "oauth2_error", None)
             if not error and request.META.get("HTTP_AUTHORIZATION", "").lower().startswith("bearer"):
                 error = {"error": "invalid_token"}
-            if error is None:
+            if not error:
                 # No credentials: the first challenge says what to ask for (MCP 2025-11).
                 return None, self.challenge(request, scope=FIRST_CHALLENGE_SCOPE)
             error = dict(error)
