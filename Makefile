@@ -36,7 +36,10 @@ cli: deps
 # tokens), and rotate and grace (2-second tokens, refresh-token reuse
 # protection, without and with a grace period; the several-processes tests
 # of DeploymentTests), and oidc (the OpenID tests' own: they rotate its
-# signing key). Every provider is an OpenID provider too. Beside them, an
+# signing key). Every provider is an OpenID provider too. The OpenID
+# Foundation's relying-party modules (Tests/ConformanceTests) start their own
+# provider, Tests/ConformanceTests/Provider/op.py, with the venv's Python
+# (jwcrypto): OAUTH2_IT_CONFORMANCE_PYTHON. Beside them, an
 # implementation that is not ours for DPoP, PAR, JAR and mutual TLS
 # (scripts/glewlwyd.sh, Tests/Glewlwyd/README.md): Debian's glewlwyd with a
 # DPoP resource server (auth0-api-python), plain (OAUTH2_IT_GLEWLWYD) and
@@ -95,6 +98,7 @@ test: test-deps lint
 	export OAUTH2_IT_ROTATE_PROVIDER="$(CURDIR)/.build/provider/rotate/env.json" && \
 	export OAUTH2_IT_GRACE_PROVIDER="$(CURDIR)/.build/provider/grace/env.json" && \
 	export OAUTH2_IT_OIDC_PROVIDER="$(CURDIR)/.build/provider/oidc/env.json" && \
+	export OAUTH2_IT_CONFORMANCE_PYTHON="$(CURDIR)/.build/provider/venv/bin/python" && \
 	export OAUTH2_IT_GLEWLWYD="$(CURDIR)/.build/glewlwyd/main/env.json" && \
 	export OAUTH2_IT_GLEWLWYD_TLS="$(CURDIR)/.build/glewlwyd/tls/env.json" && \
 	OAUTH2_IT_BINARY="$$($(SWIFT) build --show-bin-path)/oauth2" SWIFT="$(SWIFT)" scripts/swift-test.sh && \

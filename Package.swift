@@ -245,6 +245,15 @@ let package = Package(
             path: "Tests/MutualTLSFixture",
             swiftSettings: strictSettings
         ),
+        // The OpenID Foundation's relying-party test modules (oidcc-client-test-*),
+        // each against Provider/op.py behaving as that module describes
+        // (Tests/ConformanceTests/README.md); the FAPI 2.0 client modules go here too.
+        .testTarget(
+            name: "ConformanceTests",
+            dependencies: ["OAuth2", "OAuth2Testing"],
+            exclude: ["Provider", "README.md"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "TransportTests",
             dependencies: ["OAuth2", "MutualTLSFixture"],

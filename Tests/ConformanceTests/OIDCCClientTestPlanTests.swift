@@ -1,0 +1,76 @@
+import Foundation
+import OAuth2
+import Testing
+
+/// The modules of the suite's full OIDCCClientTestPlan that are in neither
+/// certification profile above, for `response_type=code`. The modules that
+/// do not apply to this library, and why, are listed in README.md.
+@Suite(.enabled(if: ConformanceProvider.isConfigured, ConformanceProvider.requirement))
+struct OIDCCClientTestPlanTests {
+    @Test("oidcc-client-test-missing-aud") func anIDTokenWithoutAudIsRefused() async throws {
+        try await expectIDTokenRefused("oidcc-client-test-missing-aud", .invalidIDToken)
+    }
+
+    /// The provider lists ES256 only and signs with a P-256 key of its set.
+    @Test("oidcc-client-test-invalid-sig-es256") func anES256IDTokenWithABadSignatureIsRefused() async throws {
+        try await expectIDTokenRefused("oidcc-client-test-invalid-sig-es256", .invalidSignature)
+    }
+
+    /// An HS256 ID token keyed with the client secret: the library verifies
+    /// ID tokens with the provider's public keys only, and refuses the
+    /// algorithm before the signature.
+    @Test("oidcc-client-test-invalid-sig-hs256") func anHS256IDTokenIsRefused() async throws {
+        try await expectIDTokenRefused("oidcc-client-test-invalid-sig-hs256", .unsupportedAlgorithm)
+    }
+
+    /// "Pass the access token using the 'Bearer' authentication scheme":
+    /// the provider takes it from the header only, and refuses it in a
+    /// parameter as well.
+    @Test("oidcc-client-test-userinfo-bearer-header") func userinfoGetsTheTokenInTheHeader() async throws {
+        let run = try ConformanceProvider.run("oidcc-client-test-userinfo-bearer-header")
+        let client = try await run.signedInClient(try await run.provider())
+        #expect(try await client.userInfo().subject == "user-subject-1234531")
+        let userinfo = try #require(try await run.log().first { $0.event == "userinfo" })
+        #expect(userinfo["token_in"] as? [String] == ["header"])
+    }
+
+    /// "pass the access token as form-encoded body parameter": does not apply
+    /// by design. The library sends a bearer token in the `Authorization`
+    /// header only (RFC 6750 §2.1, which a resource server must support;
+    /// §2.2's body is optional), so this provider, which takes it from the
+    /// body alone, refuses the request; the token never appears in a body or
+    /// query. The Basic profile accepts either method.
+    @Test("oidcc-client-test-userinfo-bearer-body") func theTokenIsNeverSentInTheBody() async throws {
+        let run = try ConformanceProvider.run("oidcc-client-test-userinfo-bearer-body")
+        let client = try await run.signedInClient(try await run.provider())
+        await #expect(throws: OAuth2Error.self) { try await client.userInfo() }
+        let userinfo = try await run.log().filter { $0.event == "userinfo" }
+        #expect(!userinfo.isEmpty)
+        #expect(userinfo.allSatisfy { $0["token_in"] as? [String] == ["header"] && $0["method"] as? String == "GET" })
+    }
+
+    /// "process a userinfo response … with aggregated claims": the library
+    /// hands the answer to the app as sent, `_claim_names` and
+    /// `_claim_sources` included, and resolves nothing from the source (here
+    /// a JWT signed with `none`, which it would never trust): no `address`
+    /// or `phone_number` appears as a claim of the user.
+    @Test("oidcc-client-test-aggregated-claims") func aggregatedClaimsAreHandedOverUnresolved() async throws {
+        let run = try ConformanceProvider.run("oidcc-client-test-aggregated-claims")
+        let client = try await run.signedInClient(try await run.provider(), scopes: ["openid", "address", "phone"])
+        let info = try await client.userInfo()
+        #expect(info.claims["_claim_names"] != nil && info.claims["_claim_sources"] != nil)
+        #expect(info.claims["address"] == nil && info.claims["phone_number"] == nil)
+    }
+
+    /// "send a request to the claims_endpoint to retrieve the claims": not
+    /// supported (README.md): the library does not fetch distributed claims;
+    /// the app gets `_claim_sources` as sent, and the endpoint is not called.
+    @Test("oidcc-client-test-distributed-claims") func distributedClaimsAreNotFetched() async throws {
+        let run = try ConformanceProvider.run("oidcc-client-test-distributed-claims")
+        let client = try await run.signedInClient(try await run.provider())
+        let info = try await client.userInfo()
+        #expect(info.claims["_claim_sources"] != nil)
+        #expect(info.claims["credit_score"] == nil)
+        #expect(try await !run.calls().contains("claims_endpoint"))
+    }
+}

@@ -1,0 +1,461 @@
+#!/usr/bin/env python3
+"""The OpenID provider of the conformance suite (Tests/ConformanceTests/README.md).
+
+It behaves as the OpenID Foundation's conformance suite does in its relying-party
+test modules (`oidcc-client-test-*`, openid-certification/conformance-suite,
+src/main/java/net/openid/conformance/openid/client): one issuer per module run,
+`http://127.0.0.1:PORT/<alias>/<module>`, whose discovery document, key set,
+authorization, token, userinfo and end-session endpoints do what that module
+describes (a wrong `iss`, a flipped signature, rotated keys, ...). Written from
+the modules' published behaviour; none of the suite's code is copied.
+
+Tokens are signed with jwcrypto (on pyca/cryptography, OpenSSL): an
+implementation of JOSE independent of the library under test.
+
+It prints `READY <port>` when it listens on 127.0.0.1 and exits when its stdin
+closes, so it never outlives the test process that started it. Besides the
+provider's endpoints, `GET <issuer>/_log` answers what the relying party asked
+of it (endpoint, where the bearer token came, the client authentication), for
+the tests to hold the library to a module's "must not proceed".
+
+A FAPI 2.0 module is a new entry of MODULES whose options the endpoints read
+(see the comment there); the rest of the provider is shared.
+"""
+
+import base64
+import hashlib
+import json
+import secrets
+import sys
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from jwcrypto import jwk, jws
+
+CLIENT_ID = "oidf-rp"
+CLIENT_SECRET = "oidf-rp-secret-0123456789abcdef0123456789"
+REDIRECT_URI = "https://rp.example/callback"
+POST_LOGOUT_REDIRECT_URI = "https://rp.example/logged-out"
+
+# The user of every module (the suite's own test user has this subject in the
+# aggregated and distributed claims modules).
+USER = {
+    "sub": "user-subject-1234531",
+    "name": "Demo T. User",
+    "given_name": "Demo",
+    "family_name": "User",
+    "email": "user@example.com",
+    "email_verified": True,
+    "phone_number": "+1 555 0100",
+    "address": {"street_address": "1 Main St", "locality": "Springfield", "country": "US"},
+}
+SCOPE_CLAIMS = {
+    "profile": ["name", "given_name", "family_name"],
+    "email": ["email", "email_verified"],
+    "phone": ["phone_number"],
+    "address": ["address"],
+}
+
+ALL_SIGNING_ALGS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
+
+# What each module changes. Options (all optional):
+#   id_token_alg       the ID token's alg ("none", "HS256", ...); RS256 otherwise
+#   algs_supported     id_token_signing_alg_values_supported (default: none + every public-key alg)
+#   keys               (rsa, p256, secp256k1, ed25519) signing keys in the key set (default 2, 2, 1, 1)
+#   kids               whether signing keys have a kid (default True)
+#   claims             surgery on the ID token's claims: a function of the claims
+#   refresh_claims     the same, on the ID tokens of refresh responses only
+#   flip_signature     flip the ID token signature's bits (XOR 0x5A)
+#   rotate_on_second   rotate the signing keys when the second authorization request comes
+#   rotate_before_sign rotate the signing keys right before each ID token is signed
+#   userinfo           surgery on the userinfo answer: a function of (session, claims)
+#   bearer             where the userinfo endpoint takes the token: "header", "body" or "any"
+#   signed_userinfo    answer userinfo as an RS256 JWT with iss and aud
+#   require_basic      the token endpoint accepts client_secret_basic only
+#   require_scope      the authorization request's scope must name one of these
+#   refresh            issue refresh tokens and offer the refresh_token grant
+#   metadata           surgery on the discovery document: a function of (session, document)
+#   jwks_suffix        serve the key set at jwks<random> (changes per run)
+MODULES = {
+    "oidcc-client-test": {},
+    "oidcc-client-test-nonce-invalid": {"claims": lambda c: c.update(nonce=c.get("nonce", "") + "1")},
+    "oidcc-client-test-client-secret-basic": {"require_basic": True},
+    "oidcc-client-test-scope-userinfo-claims": {"require_scope": ["profile", "email", "phone", "address"]},
+    "oidcc-client-test-kid-absent-single-jwks": {"keys": (1, 1, 1, 1), "kids": False},
+    "oidcc-client-test-kid-absent-multiple-jwks": {"keys": (3, 3, 3, 3), "kids": False},
+    "oidcc-client-test-missing-iat": {"claims": lambda c: c.pop("iat")},
+    "oidcc-client-test-missing-aud": {"claims": lambda c: c.pop("aud")},
+    "oidcc-client-test-invalid-aud": {"claims": lambda c: c.update(aud=c["aud"] + "1")},
+    "oidcc-client-test-idtoken-sig-none": {"id_token_alg": "none"},
+    "oidcc-client-test-idtoken-sig-rs256": {"algs_supported": ["RS256"]},
+    "oidcc-client-test-missing-sub": {"claims": lambda c: c.pop("sub")},
+    "oidcc-client-test-invalid-sig-rs256": {"algs_supported": ["RS256"], "flip_signature": True},
+    "oidcc-client-test-invalid-sig-es256": {"algs_supported": ["ES256"], "id_token_alg": "ES256", "flip_signature": True},
+    "oidcc-client-test-invalid-sig-hs256": {"algs_supported": ["HS256"], "id_token_alg": "HS256", "flip_signature": True},
+    "oidcc-client-test-invalid-iss": {"claims": lambda c: c.update(iss=c["iss"] + "1")},
+    "oidcc-client-test-userinfo-invalid-sub": {"userinfo": lambda s, u: u.update(sub=u["sub"] + "invalid")},
+    "oidcc-client-test-userinfo-bearer-header": {"bearer": "header"},
+    "oidcc-client-test-userinfo-bearer-body": {"bearer": "body"},
+    "oidcc-client-test-userinfo-signed": {"signed_userinfo": True},
+    "oidcc-client-test-aggregated-claims": {"userinfo": lambda s, u: s.aggregated_claims(u)},
+    "oidcc-client-test-distributed-claims": {"userinfo": lambda s, u: s.distributed_claims(u)},
+    "oidcc-client-test-discovery-openid-config": {},
+    "oidcc-client-test-discovery-jwks-uri-keys": {"jwks_suffix": True},
+    "oidcc-client-test-discovery-issuer-mismatch": {"metadata": lambda s, m: m.update(issuer=m["issuer"] + "INVALID")},
+    "oidcc-client-test-signing-key-rotation": {"rotate_on_second": True},
+    "oidcc-client-test-signing-key-rotation-just-before-signing": {"rotate_before_sign": True},
+    "oidcc-client-test-refresh-token": {"refresh": True},
+    "oidcc-client-test-refresh-token-invalid-issuer": {
+        "refresh": True,
+        "refresh_claims": lambda c: c.update(iss=c["iss"] + "1"),
+    },
+    "oidcc-client-test-refresh-token-invalid-sub": {
+        "refresh": True,
+        "refresh_claims": lambda c: c.update(sub=c["sub"] + "1"),
+    },
+    "oidcc-client-test-rp-init-logout": {},
+}
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def b64url_decode(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def half_hash(value, alg):
+    """at_hash and c_hash (OpenID Connect Core 3.1.3.6): the left half of the alg's hash."""
+    bits = {"256": hashlib.sha256, "384": hashlib.sha384, "512": hashlib.sha512}
+    digest = (hashlib.sha512 if alg == "EdDSA" else bits[alg[-3:]])(value.encode("ascii")).digest()
+    return b64url(digest[: len(digest) // 2])
+
+
+class Session:
+    """One run of one module: its keys, codes, tokens and what the client asked."""
+
+    def __init__(self, issuer, module):
+        self.issuer = issuer
+        self.module = module
+        self.options = MODULES[module]
+        self.lock = threading.Lock()
+        self.log = []
+        self.codes = {}
+        self.access_tokens = {}
+        self.refresh_tokens = {}
+        self.issued_id_tokens = set()
+        self.authorization_requests = 0
+        self.jwks_path = "jwks" + (secrets.token_hex(5) if self.options.get("jwks_suffix") else "")
+        self.make_keys()
+
+    def record(self, event, **details):
+        with self.lock:
+            self.log.append(dict(event=event, **details))
+
+    # Keys: as the suite's default key set, signing keys of four kinds without
+    # an `alg` (two RSA, two P-256, one secp256k1, one Ed25519), plus one RSA
+    # and one EC encryption key; one RSA key signs.
+    def make_keys(self):
+        rsa, p256, k1, ed = self.options.get("keys", (2, 2, 1, 1))
+        kids = self.options.get("kids", True)
+
+        def key(count, **params):
+            made = []
+            for _ in range(count):
+                extra = {"kid": secrets.token_hex(8)} if kids else {}
+                made.append(jwk.JWK.generate(use="sig", **params, **extra))
+            return made
+
+        rsa_keys = key(rsa, kty="RSA", size=2048)
+        ec_keys = key(p256, kty="EC", crv="P-256")
+        signing = rsa_keys + ec_keys + key(k1, kty="EC", crv="secp256k1") + key(ed, kty="OKP", crv="Ed25519")
+        encryption = [
+            jwk.JWK.generate(kty="RSA", size=2048, use="enc", alg="RSA-OAEP", kid=secrets.token_hex(8)),
+            jwk.JWK.generate(kty="EC", crv="P-256", use="enc", alg="ECDH-ES", kid=secrets.token_hex(8)),
+        ]
+        self.rsa_key = secrets.choice(rsa_keys) if rsa_keys else None
+        self.ec_key = secrets.choice(ec_keys) if ec_keys else None
+        self.public_keys = [k.export_public(as_dict=True) for k in signing + encryption]
+
+    def metadata(self):
+        base = self.issuer + "/"
+        document = {
+            "issuer": self.issuer,
+            "authorization_endpoint": base + "authorize",
+            "token_endpoint": base + "token",
+            "userinfo_endpoint": base + "userinfo",
+            "jwks_uri": base + self.jwks_path,
+            "registration_endpoint": base + "register",
+            "end_session_endpoint": base + "end_session",
+            "scopes_supported": ["openid", "phone", "profile", "email", "address", "offline_access"],
+            "response_types_supported": ["code", "id_token code", "token code id_token", "id_token", "token id_token"],
+            "response_modes_supported": ["query", "fragment", "form_post"],
+            "grant_types_supported": ["authorization_code", "implicit"] + (["refresh_token"] if self.options.get("refresh") else []),
+            "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+            "subject_types_supported": ["public", "pairwise"],
+            "claim_types_supported": ["normal", "aggregated", "distributed"],
+            "id_token_signing_alg_values_supported": self.options.get("algs_supported", ["none"] + ALL_SIGNING_ALGS),
+            "userinfo_signing_alg_values_supported": ALL_SIGNING_ALGS,
+            "code_challenge_methods_supported": ["S256"],
+        }
+        surgery = self.options.get("metadata")
+        if surgery:
+            surgery(self, document)
+        return document
+
+    def sign(self, claims, alg):
+        header = {"alg": alg, "typ": "JWT"}
+        if alg == "none":
+            return b64url(json.dumps(header).encode()) + "." + b64url(json.dumps(claims).encode()) + "."
+        if alg == "HS256":
+            key = jwk.JWK(kty="oct", k=b64url(CLIENT_SECRET.encode()))
+        else:
+            key = self.ec_key if alg.startswith("ES") else self.rsa_key
+            if "kid" in key:
+                header["kid"] = key["kid"]
+        token = jws.JWS(json.dumps(claims).encode())
+        token.add_signature(key, alg=alg, protected=json.dumps(header))
+        return token.serialize(compact=True)
+
+    def id_token(self, client_id, nonce, access_token, refresh=False):
+        if self.options.get("rotate_before_sign"):
+            self.make_keys()
+        alg = self.options.get("id_token_alg", "RS256")
+        now = int(time.time())
+        claims = {"iss": self.issuer, "sub": USER["sub"], "aud": client_id, "iat": now, "exp": now + 300}
+        if nonce:
+            claims["nonce"] = nonce
+        if alg != "none":
+            claims["at_hash"] = half_hash(access_token, alg)
+        surgery = self.options.get("refresh_claims" if refresh else "claims")
+        if surgery:
+            surgery(claims)
+        token = self.sign(claims, alg)
+        if self.options.get("flip_signature"):
+            head, payload, signature = token.split(".")
+            token = head + "." + payload + "." + b64url(bytes(b ^ 0x5A for b in b64url_decode(signature)))
+        with self.lock:
+            self.issued_id_tokens.add(token)
+        return token
+
+    def aggregated_claims(self, claims):
+        """OpenID Connect Core 5.6.2's example: address and phone_number from src1, a JWT signed with alg none."""
+        source = {"address": USER["address"], "phone_number": "+1 (310) 123-4567"}
+        claims["_claim_names"] = {"address": "src1", "phone_number": "src1"}
+        claims["_claim_sources"] = {"src1": {"JWT": self.sign(source, "none")}}
+        claims.pop("address", None)
+        claims.pop("phone_number", None)
+
+    def distributed_claims(self, claims):
+        claims["_claim_names"] = {"credit_score": "src1"}
+        claims["_claim_sources"] = {"src1": {"endpoint": self.issuer + "/claims_endpoint", "access_token": secrets.token_urlsafe(15)}}
+
+
+SESSIONS = {}
+SESSIONS_LOCK = threading.Lock()
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.dispatch()
+
+    def do_POST(self):
+        self.dispatch()
+
+    def dispatch(self):
+        url = urllib.parse.urlsplit(self.path)
+        parts = url.path.strip("/").split("/")
+        self.query = dict(urllib.parse.parse_qsl(url.query, keep_blank_values=True))
+        length = int(self.headers.get("Content-Length") or 0)
+        self.body = self.rfile.read(length) if length else b""
+        self.form = {}
+        if self.headers.get("Content-Type", "").startswith("application/x-www-form-urlencoded"):
+            self.form = dict(urllib.parse.parse_qsl(self.body.decode(), keep_blank_values=True))
+        if len(parts) < 3 or parts[1] not in MODULES:
+            return self.json(404, {"error": "not_found"})
+        alias, module, endpoint = parts[0], parts[1], "/".join(parts[2:])
+        issuer = "http://%s/%s/%s" % (self.headers.get("Host"), alias, module)
+        with SESSIONS_LOCK:
+            session = SESSIONS.get((alias, module))
+            if session is None:
+                session = SESSIONS[(alias, module)] = Session(issuer, module)
+        handler = {
+            ".well-known/openid-configuration": self.discovery,
+            session.jwks_path: self.jwks,
+            "authorize": self.authorize,
+            "token": self.token,
+            "userinfo": self.userinfo,
+            "end_session": self.end_session,
+            "claims_endpoint": self.claims_endpoint,
+            "_log": self.show_log,
+        }.get(endpoint)
+        if handler is None:
+            return self.json(404, {"error": "not_found"})
+        handler(session)
+
+    def json(self, status, body, headers=()):
+        self.reply(status, json.dumps(body).encode(), "application/json", headers)
+
+    def reply(self, status, data, content_type, headers=()):
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-store")
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def discovery(self, session):
+        session.record("discovery")
+        self.json(200, session.metadata())
+
+    def jwks(self, session):
+        session.record("jwks")
+        self.json(200, {"keys": session.public_keys})
+
+    def show_log(self, session):
+        with session.lock:
+            self.json(200, list(session.log))
+
+    def authorize(self, session):
+        params = self.query
+        session.record("authorization", scope=params.get("scope", ""), nonce="nonce" in params)
+        if params.get("client_id") != CLIENT_ID or params.get("redirect_uri") != REDIRECT_URI:
+            return self.json(400, {"error": "invalid_request", "error_description": "unknown client or redirect_uri"})
+        scopes = params.get("scope", "").split()
+        required = session.options.get("require_scope")
+        if params.get("response_type") != "code" or "openid" not in scopes or (required and not set(required) & set(scopes)):
+            return self.json(400, {"error": "invalid_request", "error_description": "not what this module expects"})
+        code = secrets.token_urlsafe(24)
+        with session.lock:
+            session.codes[code] = params
+            session.authorization_requests += 1
+            rotate = session.options.get("rotate_on_second") and session.authorization_requests == 2
+        if rotate:
+            session.make_keys()
+        query = urllib.parse.urlencode({"code": code, "state": params.get("state", "")})
+        self.reply(302, b"", "text/plain", [("Location", REDIRECT_URI + "?" + query)])
+
+    def client_authentication(self):
+        header = self.headers.get("Authorization", "")
+        if header.startswith("Basic "):
+            user, _, password = base64.b64decode(header[6:]).decode().partition(":")
+            return "client_secret_basic", urllib.parse.unquote_plus(user), urllib.parse.unquote_plus(password)
+        if "client_secret" in self.form:
+            return "client_secret_post", self.form.get("client_id"), self.form["client_secret"]
+        return "none", self.form.get("client_id"), None
+
+    def token(self, session):
+        method, client_id, secret = self.client_authentication()
+        grant = self.form.get("grant_type")
+        session.record("token", grant_type=grant, client_authentication=method)
+        if client_id != CLIENT_ID or secret != CLIENT_SECRET or (session.options.get("require_basic") and method != "client_secret_basic"):
+            return self.json(401, {"error": "invalid_client"}, [("WWW-Authenticate", 'Basic realm="op"')])
+        if grant == "authorization_code":
+            with session.lock:
+                request = session.codes.pop(self.form.get("code"), None)
+            if request is None or self.form.get("redirect_uri") != request["redirect_uri"]:
+                return self.json(400, {"error": "invalid_grant"})
+            challenge = request.get("code_challenge")
+            if challenge and b64url(hashlib.sha256(self.form.get("code_verifier", "").encode()).digest()) != challenge:
+                return self.json(400, {"error": "invalid_grant", "error_description": "PKCE verification failed"})
+            return self.issue(session, request.get("scope", ""), request.get("nonce"), refresh=False)
+        if grant == "refresh_token" and session.options.get("refresh"):
+            with session.lock:
+                scope = session.refresh_tokens.pop(self.form.get("refresh_token"), None)
+            if scope is None:
+                return self.json(400, {"error": "invalid_grant"})
+            return self.issue(session, scope, None, refresh=True)
+        return self.json(400, {"error": "unsupported_grant_type"})
+
+    def issue(self, session, scope, nonce, refresh):
+        access_token = secrets.token_urlsafe(24)
+        with session.lock:
+            session.access_tokens[access_token] = scope
+        body = {
+            "access_token": access_token,
+            "token_type": "Bearer",
+            "expires_in": 3600,
+            "scope": scope,
+            "id_token": session.id_token(CLIENT_ID, nonce, access_token, refresh=refresh),
+        }
+        if session.options.get("refresh"):
+            body["refresh_token"] = secrets.token_urlsafe(24)
+            with session.lock:
+                session.refresh_tokens[body["refresh_token"]] = scope
+        self.json(200, body)
+
+    def bearer_token(self, accepted):
+        """The token and where it came: RFC 6750 section 2.1 (header), 2.2 (body), 2.3 (query)."""
+        found = []
+        header = self.headers.get("Authorization", "")
+        if header[:7].lower() == "bearer ":
+            found.append(("header", header[7:].strip()))
+        if "access_token" in self.form:
+            found.append(("body", self.form["access_token"]))
+        if "access_token" in self.query:
+            found.append(("query", self.query["access_token"]))
+        places = [place for place, _ in found]
+        if len(found) != 1 or (accepted != "any" and places != [accepted]):
+            return places, None
+        return places, found[0][1]
+
+    def userinfo(self, session):
+        places, token = self.bearer_token(session.options.get("bearer", "any"))
+        session.record("userinfo", method=self.command, token_in=places)
+        with session.lock:
+            scope = session.access_tokens.get(token)
+        if scope is None:
+            return self.json(401, {"error": "invalid_token"}, [("WWW-Authenticate", 'Bearer error="invalid_token"')])
+        claims = {"sub": USER["sub"]}
+        for name in scope.split():
+            for claim in SCOPE_CLAIMS.get(name, []):
+                claims[claim] = USER[claim]
+        surgery = session.options.get("userinfo")
+        if surgery:
+            surgery(session, claims)
+        if session.options.get("signed_userinfo"):
+            claims.update(iss=session.issuer, aud=CLIENT_ID)
+            return self.reply(200, session.sign(claims, "RS256").encode(), "application/jwt")
+        self.json(200, claims)
+
+    def claims_endpoint(self, session):
+        session.record("claims_endpoint")
+        self.reply(200, session.sign({"credit_score": 650}, "RS256").encode(), "application/jwt")
+
+    def end_session(self, session):
+        """RP-Initiated Logout 1.0 section 2: the hint must be an ID token this provider issued to this client."""
+        params = self.query
+        hint = params.get("id_token_hint")
+        session.record("end_session", hint_issued_here=hint in session.issued_id_tokens, client_id=params.get("client_id"))
+        if hint not in session.issued_id_tokens or params.get("client_id", CLIENT_ID) != CLIENT_ID:
+            return self.json(400, {"error": "invalid_request", "error_description": "id_token_hint is not an ID token issued here"})
+        target = params.get("post_logout_redirect_uri")
+        if target is None:
+            return self.reply(200, b"logged out", "text/plain")
+        if target != POST_LOGOUT_REDIRECT_URI:
+            return self.json(400, {"error": "invalid_request", "error_description": "post_logout_redirect_uri is not registered"})
+        query = urllib.parse.urlencode({"state": params["state"]}) if "state" in params else ""
+        self.reply(302, b"", "text/plain", [("Location", target + ("?" + query if query else ""))])
+
+
+def main():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    print("READY %d" % server.server_address[1], flush=True)
+    sys.stdin.read()
+    server.shutdown()
+
+
+if __name__ == "__main__":
+    main()

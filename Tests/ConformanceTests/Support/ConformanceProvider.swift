@@ -1,0 +1,86 @@
+import Foundation
+import OAuth2
+import Testing
+
+/// Provider/op.py, the OpenID provider that behaves as the OpenID
+/// Foundation's conformance suite does in each relying-party test module,
+/// run as a child process for the whole test run.
+///
+/// It needs a Python with jwcrypto: `make test` passes the local provider's
+/// (`OAUTH2_IT_CONFORMANCE_PYTHON`, .build/provider/venv/bin/python, which
+/// scripts/provider-start.sh installs). Without it the suites are disabled,
+/// visibly. The provider exits when its stdin closes, so it cannot outlive
+/// the test process.
+final class ConformanceProvider: @unchecked Sendable {
+    // @unchecked: `process` and `input` are set once in `init` and only kept
+    // alive afterwards (the pipe closes with the test process).
+    static let pythonVariable = "OAUTH2_IT_CONFORMANCE_PYTHON"
+
+    /// Why the suites cannot run here, for `.enabled(if:)`.
+    static let requirement: Comment =
+        "needs a Python with jwcrypto for the conformance provider: `make test` sets OAUTH2_IT_CONFORMANCE_PYTHON to the local provider's"
+
+    static var isConfigured: Bool { ProcessInfo.processInfo.environment[pythonVariable] != nil }
+
+    /// The provider of this test run, started by the first test that needs it.
+    static let shared: Result<ConformanceProvider, any Error> = Result { try ConformanceProvider() }
+
+    let port: Int
+    private let process: Process
+    private let input: Pipe
+
+    private init() throws {
+        guard let python = ProcessInfo.processInfo.environment[Self.pythonVariable] else {
+            throw ConformanceProviderError.notConfigured
+        }
+        let script = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent()
+            .deletingLastPathComponent()
+            .appendingPathComponent("Provider/op.py")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [script.path]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let more = output.fileHandleForReading.availableData
+            if more.isEmpty { break }
+            line.append(more)
+        }
+        let words = String(decoding: line, as: UTF8.self).split(whereSeparator: \.isWhitespace)
+        guard words.count == 2, words[0] == "READY", let port = Int(words[1]) else {
+            try? input.fileHandleForWriting.close()
+            process.terminate()
+            throw ConformanceProviderError.didNotStart(String(decoding: line, as: UTF8.self))
+        }
+        self.port = port
+        self.process = process
+        self.input = input
+    }
+
+    /// A fresh run of `module`: an issuer of its own (a new test alias, as
+    /// the suite gives each run), so tests running at once share nothing.
+    static func run(_ module: String) throws -> ModuleRun {
+        let provider = try shared.get()
+        let alias = "run-" + UUID().uuidString.prefix(8).lowercased()
+        return ModuleRun(module: module, issuer: "http://127.0.0.1:\(provider.port)/\(alias)/\(module)")
+    }
+}
+
+enum ConformanceProviderError: Error, CustomStringConvertible {
+    case notConfigured
+    case didNotStart(String)
+    case noRedirect(status: Int)
+
+    var description: String {
+        switch self {
+        case .notConfigured: ConformanceProvider.requirement.rawValue
+        case .didNotStart(let line): "op.py did not start; it printed: \(line)"
+        case .noRedirect(let status): "the authorization endpoint answered \(status), not a redirect to the client"
+        }
+    }
+}
