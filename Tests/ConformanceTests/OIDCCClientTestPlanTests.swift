@@ -49,6 +49,19 @@ struct OIDCCClientTestPlanTests {
         #expect(userinfo.allSatisfy { $0["token_in"] as? [String] == ["header"] && $0["method"] as? String == "GET" })
     }
 
+    /// "a userinfo request using … userinfo_signed_response_alg RS256": the
+    /// answer is a JWT (`application/jwt`, OpenID Connect Core §5.3.2) signed
+    /// with a key of the provider's set, with `iss` and `aud`; the library
+    /// verifies it as it verifies an ID token's signature, and reads its claims.
+    @Test("oidcc-client-test-userinfo-signed") func aSignedUserinfoAnswerIsVerifiedAndRead() async throws {
+        let run = try ConformanceProvider.run("oidcc-client-test-userinfo-signed")
+        let client = try await run.signedInClient(try await run.provider(), scopes: ["openid", "email"])
+        let info = try await client.userInfo()
+        #expect(info.subject == "user-subject-1234531")
+        #expect(info.email == "user@example.com")
+        #expect(info.claims["iss"]?.stringValue == run.issuer)
+    }
+
     /// "process a userinfo response … with aggregated claims": the library
     /// hands the answer to the app as sent, `_claim_names` and
     /// `_claim_sources` included, and resolves nothing from the source (here

@@ -70,13 +70,17 @@ extension OAuth2Client {
     /// with the account's token (refreshed first if it is about to expire).
     ///
     /// The answer's `sub` must be the ID token's (OpenID Connect Core §5.3.2):
-    /// an answer about anyone else is refused. Like every provider document
+    /// an answer about anyone else is refused. A signed answer
+    /// (`application/jwt`) is verified against the provider's key set first,
+    /// with its `iss` and `aud` when it has them; an encrypted one is refused. Like every provider document
     /// it is read from the endpoint itself: a redirect is not followed, since
     /// the answer of wherever it leads is not the provider's.
     ///
     /// - Throws: ``OAuth2Error``: `invalid_configuration` without a userinfo
     ///   endpoint; `subject_mismatch`; `unexpected_redirect`; the errors of
-    ///   ``send(_:)`` and of a bad answer (`http_error`, `invalid_token_response`, …).
+    ///   ``send(_:)`` and of a bad answer (`http_error`, `invalid_token_response`, …);
+    ///   for a signed answer, `invalid_signature`, `unknown_signing_key`,
+    ///   `unsupported_algorithm`, `issuer_mismatch`, `audience_mismatch`, ….
     public func userInfo() async throws(OAuth2Error) -> UserInfo {
         guard let endpoint = configuration.openID?.userinfoEndpoint else {
             throw OAuth2Error(code: .invalidConfiguration, message: "the configuration has no userinfo endpoint (OpenID Connect)")
@@ -84,13 +88,22 @@ extension OAuth2Client {
         let request = HTTPTransportRequest(
             method: .get,
             url: endpoint,
-            headers: [.accept: "application/json"],
+            headers: [.accept: "application/json, application/jwt"],
             timeout: configuration.requestTimeout,
             redirects: .never,
             maxResponseSize: configuration.maxResponseSize
         )
         let response = try await send(request)
-        let info = try UserInfo.parse(response, maxBodySize: configuration.maxResponseSize, now: provider.clock.now())
+        let signed = provider.keySet.map { keys in
+            SignedUserInfoVerification(
+                keys: keys,
+                allowedAlgorithms: configuration.openID?.signingAlgorithms ?? [],
+                issuer: configuration.issuer ?? "",
+                clientID: configuration.clientID
+            )
+        }
+        let info = try await UserInfo.parse(
+            response, maxBodySize: configuration.maxResponseSize, now: provider.clock.now(), signed: signed)
         if let signedIn = try await idToken(), signedIn.subject != info.subject {
             throw OAuth2Error(code: .subjectMismatch, message: "the userinfo answer is about another user (sub) than the ID token's")
         }

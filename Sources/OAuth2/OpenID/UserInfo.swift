@@ -33,23 +33,75 @@ public struct UserInfo: Sendable, Hashable, Codable {
         self.claims = claims
     }
 
-    /// Parses the userinfo endpoint's answer: a JSON object (a signed or
-    /// encrypted `application/jwt` answer is not supported and is refused).
+    /// Parses the userinfo endpoint's answer: a JSON object, or, when the
+    /// provider signs userinfo (`application/jwt`, OpenID Connect Core
+    /// §5.3.2) and `signed` says how to verify it, a JWS whose claims are read
+    /// once its signature is verified.
+    ///
+    /// A signed answer is verified as an ID token's signature is: against the
+    /// provider's key set, with an algorithm the ID tokens may use (public
+    /// keys only; `none` and HMAC are refused). Its `iss`, when present, must
+    /// be the issuer, and its `aud`, when present, must name the client (the
+    /// claims §5.3.2 says a signed answer should carry). An encrypted answer
+    /// (a JWE) is refused, as is a JWT when `signed` is `nil`.
     ///
     /// - Throws: ``OAuth2Error``: the status errors of the provider's answers
     ///   (`http_error`, `rate_limited`, `unexpected_redirect`, …);
-    ///   `invalid_token_response` for a body that is not a JSON object with a `sub`.
-    static func parse(_ response: HTTPTransportResponse, maxBodySize: Int, now: Date) throws(OAuth2Error) -> UserInfo {
+    ///   `invalid_token_response` for a body that is not a JSON object with a
+    ///   `sub`, an encrypted answer, or a JWT that cannot be verified here; for
+    ///   a signed answer, the JWS's errors (`invalid_jwt`,
+    ///   `unsupported_algorithm`, `invalid_signature`, `unknown_signing_key`,
+    ///   the key set's fetch errors), `issuer_mismatch` and `audience_mismatch`.
+    static func parse(
+        _ response: HTTPTransportResponse, maxBodySize: Int, now: Date, signed: SignedUserInfoVerification?
+    ) async throws(OAuth2Error) -> UserInfo {
         let endpoint = "userinfo endpoint"
         try ProviderResponse.requireSuccess(response, endpoint: endpoint, maxBodySize: maxBodySize, now: now)
-        if let type = response.headers[.contentType], type.lowercased().hasPrefix("application/jwt") {
+        guard let type = response.headers[.contentType], type.lowercased().hasPrefix("application/jwt") else {
+            return try UserInfo(claims: ProviderResponse.object(of: response, endpoint: endpoint))
+        }
+        let text = String(decoding: response.body, as: UTF8.self).trimmingSurroundingWhitespace
+        guard let signed, text.utf8.count(where: { $0 == UInt8(ascii: ".") }) == 2 else {
             throw OAuth2Error(
                 code: .invalidTokenResponse,
-                message: "the userinfo endpoint answered with a JWT (signed or encrypted userinfo), which this client does not read",
+                message: signed == nil
+                    ? "the userinfo endpoint answered with a JWT, and the configuration has no key set to verify it with"
+                    : "the userinfo endpoint answered with an encrypted JWT, which this client does not read",
                 httpStatus: response.status.code
             )
         }
-        return try UserInfo(claims: ProviderResponse.object(of: response, endpoint: endpoint))
+        return try await signed.verify(String(text), maxSize: maxBodySize)
+    }
+}
+
+/// How a signed userinfo answer is verified: the provider's key set, the
+/// algorithms its ID tokens may use, and whose answer it must be.
+struct SignedUserInfoVerification: Sendable {
+    let keys: KeySetCache
+    let allowedAlgorithms: Set<JWSAlgorithm>
+    let issuer: String
+    let clientID: String
+
+    /// The claims of a signed userinfo answer, once its signature, `iss` and `aud` are checked.
+    func verify(_ text: String, maxSize: Int) async throws(OAuth2Error) -> UserInfo {
+        let jws = try CompactJWS(text, maxSize: maxSize)
+        _ = try await keys.verify(jws, allowedAlgorithms: allowedAlgorithms)
+        let claims = try jws.payloadObject()
+        if let iss = claims["iss"], iss.stringValue != issuer {
+            throw OAuth2Error(code: .issuerMismatch, message: "the signed userinfo answer's iss is not the configured issuer \(issuer)")
+        }
+        if let aud = claims["aud"] {
+            let audience: [String]
+            switch aud {
+            case .string(let one): audience = [one]
+            case .array(let many): audience = many.compactMap(\.stringValue)
+            default: audience = []
+            }
+            guard audience.contains(clientID) else {
+                throw OAuth2Error(code: .audienceMismatch, message: "the signed userinfo answer's aud does not contain this client's id")
+            }
+        }
+        return try UserInfo(claims: claims)
     }
 }
 

@@ -187,6 +187,7 @@ import Testing
         let request = try #require(harness.transport.requests.last)
         #expect(request.url.absoluteString == "https://id.example.com/userinfo")
         #expect(request.headers[.authorization] == "Bearer \(Fixture.accessToken)")
+        #expect(request.headers[.accept] == "application/json, application/jwt")
 
         harness.transport.enqueue(json: #"{"sub": "user-2"}"#)
         let error = await #expect(throws: OAuth2Error.self) { _ = try await client.userInfo() }
@@ -196,8 +197,9 @@ import Testing
         let noSubject = await #expect(throws: OAuth2Error.self) { _ = try await client.userInfo() }
         #expect(noSubject?.code == .invalidTokenResponse)
 
+        // A signed answer is read only once verified (UserInfoTests): this one is no JWS at all.
         harness.transport.enqueue(HTTPTransportResponse(status: 200, headers: [.contentType: "application/jwt"], body: Data("a.b.c".utf8)))
         let jwt = await #expect(throws: OAuth2Error.self) { _ = try await client.userInfo() }
-        #expect(jwt?.code == .invalidTokenResponse)
+        #expect(jwt?.code == .invalidJWT)
     }
 }
