@@ -62,6 +62,30 @@ struct OIDCCClientTestPlanTests {
         #expect(info.claims["iss"]?.stringValue == run.issuer)
     }
 
+    /// "make an authentication request and a token request using the correct
+    /// mtls enabled token endpoint obtained from mtls_endpoint_aliases. A
+    /// userinfo request is also required": discovered with a client
+    /// certificate and no secret, the configuration takes the alias (RFC 8705
+    /// §5) and `tls_client_auth`, and op.py's TLS port, which asks for the
+    /// certificate, sees the client it names. (Userinfo is on the TLS port too:
+    /// the token is bound to the certificate, and a bound token never goes
+    /// over http; the suite's endpoints are all https.)
+    @Test("oidcc-client-test-mtls-endpoint-aliases") func theTokenRequestGoesToTheMutualTLSAlias() async throws {
+        let run = try ConformanceProvider.run("oidcc-client-test-mtls-endpoint-aliases")
+        let certificate = try ClientCertificate(certificateFile: run.tls.clientCertificateFile, keyFile: run.tls.clientKeyFile)
+        let transport = CurlTransport(configuration: CurlTransport.Configuration(caFile: run.tls.caFile))
+        let configuration = try await OAuth2Configuration.discover(
+            issuer: run.issuer, clientID: ModuleRun.clientID, transport: transport, clientCertificate: certificate)
+        #expect(configuration.tokenEndpoint.scheme == "https" && configuration.tokenEndpoint.path.hasSuffix("/token"))
+        let provider = try OAuth2Provider(configuration: configuration, transport: transport)
+        let client = try await run.signedInClient(provider)
+        #expect(try await client.userInfo().subject == "user-subject-1234531")
+        await transport.shutdown()
+        let token = try #require(try await run.log().first { $0.event == "token" })
+        #expect(token["client_authentication"] as? String == "tls_client_auth")
+        #expect(try await run.calls() == ["discovery", "authorization", "token", "jwks", "userinfo"])
+    }
+
     /// "process a userinfo response … with aggregated claims": the library
     /// hands the answer to the app as sent, `_claim_names` and
     /// `_claim_sources` included, and resolves nothing from the source (here

@@ -12,8 +12,13 @@ the modules' published behaviour; none of the suite's code is copied.
 Tokens are signed with jwcrypto (on pyca/cryptography, OpenSSL): an
 implementation of JOSE independent of the library under test.
 
-It prints `READY <port>` when it listens on 127.0.0.1 and exits when its stdin
-closes, so it never outlives the test process that started it. Besides the
+It prints `READY <port> <mtls-port> <folder>` when it listens on 127.0.0.1 and
+exits when its stdin closes, so it never outlives the test process that started
+it. The second port is the same provider over TLS asking for a client
+certificate (the suite's `base_mtls_url`; the certificate is asked for, and the token
+endpoint of the mtls module requires it), with a throw-away CA made at start in
+<folder>: `ca.pem`, which issued the server's certificate and the client's
+(`client.pem`, `client.key`, subject CN `oidf-rp`). Besides the
 provider's endpoints, `GET <issuer>/_log` answers what the relying party asked
 of it (endpoint, where the bearer token came, the client authentication), for
 the tests to hold the library to a module's "must not proceed".
@@ -24,19 +29,30 @@ A FAPI 2.0 module is a new entry of MODULES whose options the endpoints read
 
 import base64
 import hashlib
+import ipaddress
 import json
+import datetime
+import os
 import secrets
+import shutil
+import ssl
 import sys
+import tempfile
 import threading
 import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from jwcrypto import jwk, jws
 
 CLIENT_ID = "oidf-rp"
 CLIENT_SECRET = "oidf-rp-secret-0123456789abcdef0123456789"
 REDIRECT_URI = "https://rp.example/callback"
+MTLS_PORT = None
 POST_LOGOUT_REDIRECT_URI = "https://rp.example/logged-out"
 
 # The user of every module (the suite's own test user has this subject in the
@@ -78,6 +94,9 @@ ALL_SIGNING_ALGS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256
 #   refresh            issue refresh tokens and offer the refresh_token grant
 #   metadata           surgery on the discovery document: a function of (session, document)
 #   jwks_suffix        serve the key set at jwks<random> (changes per run)
+#   mtls               mtls_endpoint_aliases names the token endpoint on the mutual TLS
+#                      port (userinfo is there too), and the token endpoint takes
+#                      tls_client_auth only
 MODULES = {
     "oidcc-client-test": {},
     "oidcc-client-test-nonce-invalid": {"claims": lambda c: c.update(nonce=c.get("nonce", "") + "1")},
@@ -116,6 +135,7 @@ MODULES = {
         "refresh_claims": lambda c: c.update(sub=c["sub"] + "1"),
     },
     "oidcc-client-test-rp-init-logout": {},
+    "oidcc-client-test-mtls-endpoint-aliases": {"mtls": True},
 }
 
 
@@ -201,6 +221,15 @@ class Session:
             "userinfo_signing_alg_values_supported": ALL_SIGNING_ALGS,
             "code_challenge_methods_supported": ["S256"],
         }
+        if self.options.get("mtls"):
+            # The suite's endpoints are all https, its token endpoint's alias on
+            # the mutual TLS host; here the https one is the TLS port, where
+            # userinfo goes too (a token got with a certificate is bound to it,
+            # and a bound token is never sent over http).
+            tls_base = "https://127.0.0.1:%d%s/" % (MTLS_PORT, urllib.parse.urlsplit(self.issuer).path)
+            document["mtls_endpoint_aliases"] = {"token_endpoint": tls_base + "token"}
+            document["userinfo_endpoint"] = tls_base + "userinfo"
+            document["token_endpoint_auth_methods_supported"].append("tls_client_auth")
         surgery = self.options.get("metadata")
         if surgery:
             surgery(self, document)
@@ -346,6 +375,11 @@ class Handler(BaseHTTPRequestHandler):
         self.reply(302, b"", "text/plain", [("Location", REDIRECT_URI + "?" + query)])
 
     def client_authentication(self):
+        if isinstance(self.connection, ssl.SSLSocket) and "client_secret" not in self.form:
+            # RFC 8705 section 2.1.2: the certificate's subject names the client.
+            subject = dict(item[0] for item in (self.connection.getpeercert() or {}).get("subject", ()))
+            if subject.get("commonName") == self.form.get("client_id"):
+                return "tls_client_auth", self.form.get("client_id"), CLIENT_SECRET
         header = self.headers.get("Authorization", "")
         if header.startswith("Basic "):
             user, _, password = base64.b64decode(header[6:]).decode().partition(":")
@@ -358,7 +392,8 @@ class Handler(BaseHTTPRequestHandler):
         method, client_id, secret = self.client_authentication()
         grant = self.form.get("grant_type")
         session.record("token", grant_type=grant, client_authentication=method)
-        if client_id != CLIENT_ID or secret != CLIENT_SECRET or (session.options.get("require_basic") and method != "client_secret_basic"):
+        wanted = "client_secret_basic" if session.options.get("require_basic") else "tls_client_auth" if session.options.get("mtls") else None
+        if client_id != CLIENT_ID or secret != CLIENT_SECRET or (wanted and method != wanted):
             return self.json(401, {"error": "invalid_client"}, [("WWW-Authenticate", 'Basic realm="op"')])
         if grant == "authorization_code":
             with session.lock:
@@ -448,13 +483,68 @@ class Handler(BaseHTTPRequestHandler):
         self.reply(302, b"", "text/plain", [("Location", target + ("?" + query if query else ""))])
 
 
+def make_certificates(folder):
+    """A CA, a server certificate for 127.0.0.1 and a client certificate for CLIENT_ID, all P-256, valid two days."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    def issue(subject, key, issuer, issuer_key, extensions):
+        builder = x509.CertificateBuilder().subject_name(subject).issuer_name(issuer).public_key(key.public_key())
+        builder = builder.serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+        builder = builder.not_valid_after(now + datetime.timedelta(days=2))
+        for extension, critical in extensions:
+            builder = builder.add_extension(extension, critical=critical)
+        return builder.sign(issuer_key, hashes.SHA256())
+
+    def name(common_name):
+        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+
+    def write(file, data, mode=0o644):
+        path = os.path.join(folder, file)
+        with open(path, "wb") as out:
+            out.write(data)
+        os.chmod(path, mode)
+
+    def key_pem(key):
+        return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = issue(name("oidf-conformance-ca"), ca_key, name("oidf-conformance-ca"), ca_key, [(x509.BasicConstraints(ca=True, path_length=None), True)])
+    server_key = ec.generate_private_key(ec.SECP256R1())
+    server = issue(name("127.0.0.1"), server_key, ca.subject, ca_key, [
+        (x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]), False),
+    ])
+    client_key = ec.generate_private_key(ec.SECP256R1())
+    client = issue(name(CLIENT_ID), client_key, ca.subject, ca_key, [(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), False)])
+    write("ca.pem", ca.public_bytes(serialization.Encoding.PEM))
+    write("server.pem", server.public_bytes(serialization.Encoding.PEM))
+    write("server.key", key_pem(server_key), 0o600)
+    write("client.pem", client.public_bytes(serialization.Encoding.PEM))
+    write("client.key", key_pem(client_key), 0o600)
+
+
 def main():
+    global MTLS_PORT
+    folder = tempfile.mkdtemp(prefix="oidf-op-")
+    make_certificates(folder)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    print("READY %d" % server.server_address[1], flush=True)
+    mtls = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    mtls.daemon_threads = True
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(os.path.join(folder, "server.pem"), os.path.join(folder, "server.key"))
+    context.load_verify_locations(os.path.join(folder, "ca.pem"))
+    # Asked for, not required (nginx's optional_no_ca): the token endpoint
+    # refuses a client without one, userinfo takes the bearer token alone.
+    context.verify_mode = ssl.CERT_OPTIONAL
+    mtls.socket = context.wrap_socket(mtls.socket, server_side=True)
+    MTLS_PORT = mtls.server_address[1]
+    for each in (server, mtls):
+        threading.Thread(target=each.serve_forever, daemon=True).start()
+    print("READY %d %d %s" % (server.server_address[1], MTLS_PORT, folder), flush=True)
     sys.stdin.read()
     server.shutdown()
+    mtls.shutdown()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

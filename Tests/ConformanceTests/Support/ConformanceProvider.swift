@@ -26,6 +26,8 @@ final class ConformanceProvider: @unchecked Sendable {
     static let shared: Result<ConformanceProvider, any Error> = Result { try ConformanceProvider() }
 
     let port: Int
+    /// The throw-away CA and client certificate of op.py's mutual TLS port.
+    let tls: TLSFiles
     private let process: Process
     private let input: Pipe
 
@@ -52,12 +54,13 @@ final class ConformanceProvider: @unchecked Sendable {
             line.append(more)
         }
         let words = String(decoding: line, as: UTF8.self).split(whereSeparator: \.isWhitespace)
-        guard words.count == 2, words[0] == "READY", let port = Int(words[1]) else {
+        guard words.count == 4, words[0] == "READY", let port = Int(words[1]), Int(words[2]) != nil else {
             try? input.fileHandleForWriting.close()
             process.terminate()
             throw ConformanceProviderError.didNotStart(String(decoding: line, as: UTF8.self))
         }
         self.port = port
+        self.tls = TLSFiles(folder: String(words[3]))
         self.process = process
         self.input = input
     }
@@ -67,8 +70,18 @@ final class ConformanceProvider: @unchecked Sendable {
     static func run(_ module: String) throws -> ModuleRun {
         let provider = try shared.get()
         let alias = "run-" + UUID().uuidString.prefix(8).lowercased()
-        return ModuleRun(module: module, issuer: "http://127.0.0.1:\(provider.port)/\(alias)/\(module)")
+        return ModuleRun(module: module, issuer: "http://127.0.0.1:\(provider.port)/\(alias)/\(module)", tls: provider.tls)
     }
+}
+
+/// The files op.py made for its mutual TLS port: the CA that issued its
+/// server certificate, and a client certificate the same CA issued to the
+/// client (subject CN `oidf-rp`, for `tls_client_auth`).
+struct TLSFiles: Sendable {
+    let folder: String
+    var caFile: String { folder + "/ca.pem" }
+    var clientCertificateFile: String { folder + "/client.pem" }
+    var clientKeyFile: String { folder + "/client.key" }
 }
 
 enum ConformanceProviderError: Error, CustomStringConvertible {

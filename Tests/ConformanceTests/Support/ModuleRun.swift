@@ -21,6 +21,7 @@ struct ModuleRun: Sendable {
 
     let module: String
     let issuer: String
+    let tls: TLSFiles
 
     /// OpenID Connect Discovery, as an app does it.
     func discover() async throws(OAuth2Error) -> OAuth2Configuration {
@@ -42,7 +43,7 @@ struct ModuleRun: Sendable {
     /// the library's code exchange with its ID token verification.
     func signIn(_ provider: OAuth2Provider, scopes: [String] = ["openid"]) async throws -> AccessToken {
         let pending = try await provider.authorizationURL(redirectURI: Self.redirectURI, scopes: scopes)
-        let response = try await Self.transport.send(HTTPTransportRequest(url: pending.url, redirects: .never))
+        let response = try await provider.transport.send(HTTPTransportRequest(url: pending.url, redirects: .never))
         guard response.status.kind == .redirection, let location = response.headers[.location] else {
             throw ConformanceProviderError.noRedirect(status: response.status.code)
         }
