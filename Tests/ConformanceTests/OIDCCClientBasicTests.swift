@@ -22,6 +22,7 @@ struct OIDCCClientBasicTests {
         #expect(try await run.calls() == ["discovery", "authorization", "token", "jwks", "userinfo"])
         let authorization = try #require(try await run.log().first { $0.event == "authorization" })
         #expect(authorization["nonce"] as? Bool == true, "a nonce is sent with openid")
+        #expect(authorization["nonce_interoperable"] as? Bool == true, "URL-safe and at most 43 characters, as the suite checks")
     }
 
     @Test("oidcc-client-test-invalid-iss") func anIDTokenFromAnotherIssuerIsRefused() async throws {

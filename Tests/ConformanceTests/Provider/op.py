@@ -357,7 +357,15 @@ class Handler(BaseHTTPRequestHandler):
 
     def authorize(self, session):
         params = self.query
-        session.record("authorization", scope=params.get("scope", ""), nonce="nonce" in params)
+        nonce = params.get("nonce")
+        # What the suite warns about in oidcc-client-test (CheckForInvalidCharsInNonce,
+        # CheckNonceMaximumLength): URL-safe characters only, at most 43 of them.
+        session.record(
+            "authorization",
+            scope=params.get("scope", ""),
+            nonce=nonce is not None,
+            nonce_interoperable=nonce is not None and 0 < len(nonce) <= 43 and all(c.isascii() and (c.isalnum() or c in "-_.~") for c in nonce),
+        )
         if params.get("client_id") != CLIENT_ID or params.get("redirect_uri") != REDIRECT_URI:
             return self.json(400, {"error": "invalid_request", "error_description": "unknown client or redirect_uri"})
         scopes = params.get("scope", "").split()
@@ -409,6 +417,9 @@ class Handler(BaseHTTPRequestHandler):
                 scope = session.refresh_tokens.pop(self.form.get("refresh_token"), None)
             if scope is None:
                 return self.json(400, {"error": "invalid_grant"})
+            # RFC 6749 section 6: no scope beyond the one originally granted.
+            if "scope" in self.form and not set(self.form["scope"].split()) <= set(scope.split()):
+                return self.json(400, {"error": "invalid_scope"})
             return self.issue(session, scope, None, refresh=True)
         return self.json(400, {"error": "unsupported_grant_type"})
 
