@@ -136,6 +136,7 @@ MODULES = {
     },
     "oidcc-client-test-rp-init-logout": {},
     "oidcc-client-test-mtls-endpoint-aliases": {"mtls": True},
+    "oidcc-client-test-dynamic-registration": {},
 }
 
 
@@ -168,6 +169,8 @@ class Session:
         self.refresh_tokens = {}
         self.issued_id_tokens = set()
         self.authorization_requests = 0
+        # client_id -> (secret or None, redirect_uris, token_endpoint_auth_method)
+        self.clients = {CLIENT_ID: (CLIENT_SECRET, [REDIRECT_URI], None)}
         self.jwks_path = "jwks" + (secrets.token_hex(5) if self.options.get("jwks_suffix") else "")
         self.make_keys()
 
@@ -324,6 +327,7 @@ class Handler(BaseHTTPRequestHandler):
             "userinfo": self.userinfo,
             "end_session": self.end_session,
             "claims_endpoint": self.claims_endpoint,
+            "register": self.register,
             "_log": self.show_log,
         }.get(endpoint)
         if handler is None:
@@ -366,7 +370,8 @@ class Handler(BaseHTTPRequestHandler):
             nonce=nonce is not None,
             nonce_interoperable=nonce is not None and 0 < len(nonce) <= 43 and all(c.isascii() and (c.isalnum() or c in "-_.~") for c in nonce),
         )
-        if params.get("client_id") != CLIENT_ID or params.get("redirect_uri") != REDIRECT_URI:
+        client = session.clients.get(params.get("client_id"))
+        if client is None or params.get("redirect_uri") not in client[1]:
             return self.json(400, {"error": "invalid_request", "error_description": "unknown client or redirect_uri"})
         scopes = params.get("scope", "").split()
         required = session.options.get("require_scope")
@@ -380,7 +385,7 @@ class Handler(BaseHTTPRequestHandler):
         if rotate:
             session.make_keys()
         query = urllib.parse.urlencode({"code": code, "state": params.get("state", "")})
-        self.reply(302, b"", "text/plain", [("Location", REDIRECT_URI + "?" + query)])
+        self.reply(302, b"", "text/plain", [("Location", params["redirect_uri"] + "?" + query)])
 
     def client_authentication(self):
         if isinstance(self.connection, ssl.SSLSocket) and "client_secret" not in self.form:
@@ -401,17 +406,19 @@ class Handler(BaseHTTPRequestHandler):
         grant = self.form.get("grant_type")
         session.record("token", grant_type=grant, client_authentication=method)
         wanted = "client_secret_basic" if session.options.get("require_basic") else "tls_client_auth" if session.options.get("mtls") else None
-        if client_id != CLIENT_ID or secret != CLIENT_SECRET or (wanted and method != wanted):
+        client = session.clients.get(client_id)
+        wanted = client[2] if client and client[2] else wanted
+        if client is None or (secret != client[0] and method != "tls_client_auth") or (wanted and method != wanted):
             return self.json(401, {"error": "invalid_client"}, [("WWW-Authenticate", 'Basic realm="op"')])
         if grant == "authorization_code":
             with session.lock:
                 request = session.codes.pop(self.form.get("code"), None)
-            if request is None or self.form.get("redirect_uri") != request["redirect_uri"]:
+            if request is None or self.form.get("redirect_uri") != request["redirect_uri"] or request.get("client_id") != client_id:
                 return self.json(400, {"error": "invalid_grant"})
             challenge = request.get("code_challenge")
             if challenge and b64url(hashlib.sha256(self.form.get("code_verifier", "").encode()).digest()) != challenge:
                 return self.json(400, {"error": "invalid_grant", "error_description": "PKCE verification failed"})
-            return self.issue(session, request.get("scope", ""), request.get("nonce"), refresh=False)
+            return self.issue(session, client_id, request.get("scope", ""), request.get("nonce"), refresh=False)
         if grant == "refresh_token" and session.options.get("refresh"):
             with session.lock:
                 scope = session.refresh_tokens.pop(self.form.get("refresh_token"), None)
@@ -420,10 +427,10 @@ class Handler(BaseHTTPRequestHandler):
             # RFC 6749 section 6: no scope beyond the one originally granted.
             if "scope" in self.form and not set(self.form["scope"].split()) <= set(scope.split()):
                 return self.json(400, {"error": "invalid_scope"})
-            return self.issue(session, scope, None, refresh=True)
+            return self.issue(session, client_id, scope, None, refresh=True)
         return self.json(400, {"error": "unsupported_grant_type"})
 
-    def issue(self, session, scope, nonce, refresh):
+    def issue(self, session, client_id, scope, nonce, refresh):
         access_token = secrets.token_urlsafe(24)
         with session.lock:
             session.access_tokens[access_token] = scope
@@ -432,7 +439,7 @@ class Handler(BaseHTTPRequestHandler):
             "token_type": "Bearer",
             "expires_in": 3600,
             "scope": scope,
-            "id_token": session.id_token(CLIENT_ID, nonce, access_token, refresh=refresh),
+            "id_token": session.id_token(client_id, nonce, access_token, refresh=refresh),
         }
         if session.options.get("refresh"):
             body["refresh_token"] = secrets.token_urlsafe(24)
@@ -473,6 +480,31 @@ class Handler(BaseHTTPRequestHandler):
             claims.update(iss=session.issuer, aud=CLIENT_ID)
             return self.reply(200, session.sign(claims, "RS256").encode(), "application/jwt")
         self.json(200, claims)
+
+    def register(self, session):
+        """RFC 7591 section 3 (OpenID Connect Dynamic Client Registration 1.0 section 3): a JSON
+        object with https (or loopback) redirect_uris; a new client_id, and a secret unless `none`."""
+        try:
+            metadata = json.loads(self.body) if self.command == "POST" else None
+        except ValueError:
+            metadata = None
+        session.record("register", content_type=self.headers.get("Content-Type", ""))
+        uris = metadata.get("redirect_uris") if isinstance(metadata, dict) else None
+        if not isinstance(uris, list) or not uris or not all(isinstance(u, str) and u.startswith("https://") for u in uris):
+            return self.json(400, {"error": "invalid_redirect_uri"})
+        if "code" not in metadata.get("response_types", ["code"]) or "authorization_code" not in metadata.get("grant_types", ["authorization_code"]):
+            return self.json(400, {"error": "invalid_client_metadata"})
+        method = metadata.get("token_endpoint_auth_method", "client_secret_basic")
+        if method not in ("none", "client_secret_basic", "client_secret_post"):
+            return self.json(400, {"error": "invalid_client_metadata"})
+        client_id = "dyn-" + secrets.token_hex(8)
+        secret = None if method == "none" else secrets.token_urlsafe(32)
+        with session.lock:
+            session.clients[client_id] = (secret, uris, method)
+        answer = dict(metadata, client_id=client_id, client_id_issued_at=int(time.time()), token_endpoint_auth_method=method)
+        if secret:
+            answer.update(client_secret=secret, client_secret_expires_at=0)
+        self.json(201, answer)
 
     def claims_endpoint(self, session):
         session.record("claims_endpoint")
