@@ -83,4 +83,17 @@ struct OIDCCClientConfigTests {
         clock.advance(by: .seconds(31))
         #expect(try await run.signIn(provider).idToken != nil)
     }
+
+    /// Not a module either: an app that trusts its provider's key set
+    /// endpoint to take the load turns the limit off, and the module passes
+    /// at once.
+    @Test func withoutARefetchIntervalARotatedKeyIsFetchedAtOnce() async throws {
+        let run = try ConformanceProvider.run("oidcc-client-test-signing-key-rotation")
+        var configuration = try await run.discover()
+        configuration.openID?.keySetRefetchInterval = .zero
+        let provider = try await run.provider(configuration)
+        _ = try await run.signIn(provider)
+        #expect(try await run.signIn(provider).idToken != nil)
+        #expect(try await run.calls().filter { $0 == "jwks" }.count == 2)
+    }
 }
