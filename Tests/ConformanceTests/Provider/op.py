@@ -199,7 +199,9 @@ class Session:
             jwk.JWK.generate(kty="RSA", size=2048, use="enc", alg="RSA-OAEP", kid=secrets.token_hex(8)),
             jwk.JWK.generate(kty="EC", crv="P-256", use="enc", alg="ECDH-ES", kid=secrets.token_hex(8)),
         ]
-        self.rsa_key = secrets.choice(rsa_keys) if rsa_keys else None
+        # The suite signs with a random one of its RSA keys; without kids, the
+        # last one here, so that a client must get past the others every run.
+        self.rsa_key = (rsa_keys[-1] if not kids else secrets.choice(rsa_keys)) if rsa_keys else None
         self.ec_key = secrets.choice(ec_keys) if ec_keys else None
         self.public_keys = [k.export_public(as_dict=True) for k in signing + encryption]
 
