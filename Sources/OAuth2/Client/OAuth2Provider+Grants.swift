@@ -85,7 +85,7 @@ extension OAuth2Provider {
     private func exchange(_ redirect: String, pending: PendingAuthorization) async throws(OAuth2Error) -> AccessToken {
         let code: Secret
         do throws(OAuth2Error) {
-            code = try RedirectValidator.validate(redirect, pending: pending)
+            code = try RedirectValidator.validate(redirect, pending: pending, issuerRule: configuration.issuerRule)
         } catch {
             logger.debug("redirect refused", metadata: ["oauth2.error": "\(error.code)"])
             throw error

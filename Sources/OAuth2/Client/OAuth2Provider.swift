@@ -76,7 +76,8 @@ public final class OAuth2Provider: Sendable {
         self.renewableGrantTypes = configuration.renewableGrantTypes
         expirySkewSeconds = configuration.expirySkew.timeInterval
         if let openID = configuration.openID, let issuer = configuration.issuer {
-            idTokenVerifier = IDTokenVerifier(settings: openID, issuer: issuer, clientID: configuration.clientID)
+            idTokenVerifier = IDTokenVerifier(
+                settings: openID, issuer: issuer, clientID: configuration.clientID, issuerRule: configuration.issuerRule)
             keySet = KeySetCache(
                 settings: openID,
                 transport: transport,

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Discovery itself, for ``MetadataCache`` and ``OAuth2Configuration/discover(issuer:clientID:clientSecret:transport:cache:clientCertificate:)``:
+/// Discovery itself, for ``MetadataCache`` and ``OAuth2Configuration/discover(issuer:clientID:clientSecret:transport:cache:clientCertificate:issuerRule:)``:
 /// the two ways an app asks for an issuer's metadata.
 extension AuthorizationServerMetadata {
     /// Fetches and checks one of an issuer's metadata documents: RFC 8414's
@@ -19,6 +19,8 @@ extension AuthorizationServerMetadata {
     ///   - issuer: the issuer identifier, an absolute `https` URL (or loopback `http`)
     ///     without query or fragment.
     ///   - document: which document to fetch.
+    ///   - issuerRule: with a template rule, a document naming a template of
+    ///     `issuer` is accepted too (``IssuerRule/template(placeholder:claim:allowed:)``).
     ///   - transport: the transport to fetch through.
     ///   - timeout: the longest the request may take; the transport's default when `nil`.
     ///   - maxResponseSize: the largest metadata document accepted.
@@ -29,6 +31,7 @@ extension AuthorizationServerMetadata {
     static func fetch(
         issuer: String,
         document: Document = .oauthAuthorizationServer,
+        issuerRule: IssuerRule = .exact,
         transport: any HTTPTransport,
         timeout: Duration? = nil,
         maxResponseSize: Int = 1 << 20
@@ -37,31 +40,33 @@ extension AuthorizationServerMetadata {
         let request = HTTPTransportRequest.providerDocument(url, timeout: timeout, maxResponseSize: maxResponseSize)
         let requestedAt = Date()
         let response = try await OAuth2Error.performing(request, on: transport)
-        return try parse(response, expectedIssuer: issuer, requestedAt: requestedAt, maxBodySize: maxResponseSize)
+        return try parse(
+            response, expectedIssuer: issuer, issuerRule: issuerRule, requestedAt: requestedAt, maxBodySize: maxResponseSize)
     }
 
     /// Discovers an issuer: its OpenID Connect configuration, or, when the
     /// issuer has none (HTTP 404), its RFC 8414 metadata.
     ///
-    /// Both documents are held to the same rules as ``fetch(issuer:document:transport:timeout:maxResponseSize:)``.
+    /// Both documents are held to the same rules as ``fetch(issuer:document:issuerRule:transport:timeout:maxResponseSize:)``.
     /// Any other failure of the first request is thrown as it is: a provider
     /// that is down is not taken for one without OpenID Connect.
     ///
-    /// - Throws: ``OAuth2Error``, as ``fetch(issuer:document:transport:timeout:maxResponseSize:)``.
+    /// - Throws: ``OAuth2Error``, as ``fetch(issuer:document:issuerRule:transport:timeout:maxResponseSize:)``.
     static func discover(
         issuer: String,
+        issuerRule: IssuerRule = .exact,
         transport: any HTTPTransport,
         timeout: Duration? = nil,
         maxResponseSize: Int = 1 << 20
     ) async throws(OAuth2Error) -> AuthorizationServerMetadata {
         do throws(OAuth2Error) {
             return try await fetch(
-                issuer: issuer, document: .openIDConfiguration, transport: transport,
+                issuer: issuer, document: .openIDConfiguration, issuerRule: issuerRule, transport: transport,
                 timeout: timeout, maxResponseSize: maxResponseSize
             )
         } catch  where error.httpStatus == 404 {
             return try await fetch(
-                issuer: issuer, document: .oauthAuthorizationServer, transport: transport,
+                issuer: issuer, document: .oauthAuthorizationServer, issuerRule: issuerRule, transport: transport,
                 timeout: timeout, maxResponseSize: maxResponseSize
             )
         }
@@ -104,7 +109,7 @@ public final class MetadataCache: Sendable {
     /// (`/.well-known/oauth-authorization-server` inserted before the issuer's path).
     ///
     /// For an app that needs the metadata itself, to mix it with settings of
-    /// its own; ``OAuth2Configuration/discover(issuer:clientID:clientSecret:transport:cache:clientCertificate:)``
+    /// its own; ``OAuth2Configuration/discover(issuer:clientID:clientSecret:transport:cache:clientCertificate:issuerRule:)``
     /// makes a configuration in one call. The answer must name exactly
     /// `issuer` (RFC 8414 §3.3, OpenID Connect Discovery §4.3) and its
     /// endpoints must be `https` (or loopback `http`). Redirects are not
@@ -115,19 +120,26 @@ public final class MetadataCache: Sendable {
     /// - Parameters:
     ///   - issuer: the issuer identifier, an absolute `https` URL (or loopback `http`)
     ///     without query or fragment.
+    ///   - issuerRule: ``IssuerRule/exact`` (the default), or a template rule to
+    ///     accept a document that names a template of `issuer` (Microsoft Entra
+    ///     ID's `common`, `organizations` and `consumers`): its issuer is then the template.
+    ///     A cached document is used only for a rule that accepts it.
     ///   - timeout: the longest each request may take; the transport's default when `nil`.
     /// - Throws: ``OAuth2Error`` `invalid_configuration` or `insecure_endpoint`
     ///   for an unusable issuer; `issuer_mismatch`; `unexpected_redirect`,
     ///   `http_error`, `invalid_token_response` and the other codes of a bad
     ///   answer; `timeout`, `tls_error`, `transport_error` when no answer came.
-    public func metadata(issuer: String, timeout: Duration? = nil) async throws(OAuth2Error) -> AuthorizationServerMetadata {
+    public func metadata(
+        issuer: String, issuerRule: IssuerRule = .exact, timeout: Duration? = nil
+    ) async throws(OAuth2Error) -> AuthorizationServerMetadata {
         let now = clock.now()
         if let entry = entries.withLock({ $0[issuer] }), now.timeIntervalSince(entry.fetchedAt) < maxAge.timeInterval,
-            now >= entry.fetchedAt
+            now >= entry.fetchedAt, issuerRule.acceptsMetadataIssuer(entry.metadata.issuer, requested: issuer)
         {
             return entry.metadata
         }
-        let metadata = try await AuthorizationServerMetadata.discover(issuer: issuer, transport: transport, timeout: timeout)
+        let metadata = try await AuthorizationServerMetadata.discover(
+            issuer: issuer, issuerRule: issuerRule, transport: transport, timeout: timeout)
         entries.withLock { $0[issuer] = Entry(metadata: metadata, fetchedAt: clock.now()) }
         return metadata
     }

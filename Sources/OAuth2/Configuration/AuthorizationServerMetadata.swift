@@ -8,7 +8,7 @@ public import Foundation
 /// Connect Discovery 1.0 §3 for an OpenID provider), the fields this client uses.
 ///
 /// Codable with the RFC's field names, so it can be cached as the server
-/// sent it; discovery (``MetadataCache/metadata(issuer:timeout:)``) checks it.
+/// sent it; discovery (``MetadataCache/metadata(issuer:issuerRule:timeout:)``) checks it.
 public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
     /// The issuer identifier; equal to the one the metadata was fetched for.
     public let issuer: String
@@ -182,13 +182,15 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
     ///   (`response_too_large`, `unexpected_redirect`, `rate_limited`,
     ///   `http_error`, a provider error); `issuer_mismatch` when `issuer` is
     ///   missing or not exactly `expectedIssuer` (RFC 8414 §3.3: metadata
-    ///   for another issuer must not be used); `insecure_endpoint` when an
+    ///   for another issuer must not be used), or, with a template
+    ///   `issuerRule`, not a template of it; `insecure_endpoint` when an
     ///   endpoint is not `https` (nor loopback `http`);
     ///   `invalid_token_response` when the body is not a JSON object or a
     ///   field has the wrong type (the contract has no metadata-specific code).
     static func parse(
         _ response: HTTPTransportResponse,
         expectedIssuer: String,
+        issuerRule: IssuerRule = .exact,
         requestedAt: Date? = nil,
         maxBodySize: Int = 1 << 20
     ) throws(OAuth2Error) -> AuthorizationServerMetadata {
@@ -199,7 +201,7 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
             OAuth2Error(code: .invalidTokenResponse, message: "the \(endpoint)'s answer \(problem)", httpStatus: response.status.code)
         }
 
-        guard let issuer = object["issuer"]?.stringValue, issuer == expectedIssuer else {
+        guard let issuer = object["issuer"]?.stringValue, issuerRule.acceptsMetadataIssuer(issuer, requested: expectedIssuer) else {
             throw OAuth2Error(
                 code: .issuerMismatch,
                 message: "the authorization server metadata is not for the issuer \(expectedIssuer)",

@@ -7,7 +7,7 @@ import Foundation
 extension OAuth2Configuration {
     /// A configuration from an issuer's discovered metadata, in one call:
     /// OpenID Connect Discovery, or RFC 8414 metadata when the issuer has no
-    /// OpenID configuration, held to the rules of ``MetadataCache/metadata(issuer:timeout:)``.
+    /// OpenID configuration, held to the rules of ``MetadataCache/metadata(issuer:issuerRule:timeout:)``.
     ///
     /// ```swift
     /// let configuration = try await OAuth2Configuration.discover(
@@ -21,6 +21,10 @@ extension OAuth2Configuration {
     ///   - transport: what the metadata is fetched with.
     ///   - cache: where discovered metadata is kept between calls; without one, every call asks the provider.
     ///   - clientCertificate: the client certificate for mutual TLS (RFC 8705), or `nil`; see ``init(metadata:clientID:clientSecret:clientCertificate:)``.
+    ///   - issuerRule: which `iss` values name the issuer (``issuerRule``):
+    ///     ``IssuerRule/exact`` by default; a template rule also accepts a
+    ///     metadata document naming a template of `issuer`, which becomes the
+    ///     configuration's issuer (Microsoft Entra ID's `common`).
     /// - Throws: ``OAuth2Error``: discovery's errors (`issuer_mismatch`,
     ///   `insecure_endpoint`, `http_error`, …); `invalid_configuration` when
     ///   the metadata names no token endpoint.
@@ -30,16 +34,20 @@ extension OAuth2Configuration {
         clientSecret: Secret? = nil,
         transport: any HTTPTransport,
         cache: MetadataCache? = nil,
-        clientCertificate: ClientCertificate? = nil
+        clientCertificate: ClientCertificate? = nil,
+        issuerRule: IssuerRule = .exact
     ) async throws(OAuth2Error) -> OAuth2Configuration {
         let metadata: AuthorizationServerMetadata
         if let cache {
-            metadata = try await cache.metadata(issuer: issuer)
+            metadata = try await cache.metadata(issuer: issuer, issuerRule: issuerRule)
         } else {
-            metadata = try await AuthorizationServerMetadata.discover(issuer: issuer, transport: transport)
+            metadata = try await AuthorizationServerMetadata.discover(issuer: issuer, issuerRule: issuerRule, transport: transport)
         }
-        return try OAuth2Configuration(
+        var configuration = try OAuth2Configuration(
             metadata: metadata, clientID: clientID, clientSecret: clientSecret, clientCertificate: clientCertificate)
+        configuration.issuerRule = issuerRule
+        try configuration.validate()
+        return configuration
     }
 
     /// A configuration from an issuer's metadata: its endpoints, its issuer

@@ -36,8 +36,15 @@ public struct OAuth2Configuration: Sendable {
     public var expirySkew: Duration
     /// Whether the resource owner password grant may be used. Off by default: it is deprecated (RFC 9700 §2.4).
     public var allowsPasswordGrant: Bool
-    /// The authorization server's issuer identifier; when set, a redirect's `iss` (RFC 9207) must equal it.
+    /// The authorization server's issuer identifier; when set, a redirect's `iss` (RFC 9207) must equal it
+    /// (or be accepted by ``issuerRule``).
     public var issuer: String?
+    /// Which `iss` values name ``issuer``, in discovery, in a redirect and in
+    /// ID tokens: ``IssuerRule/exact`` (the default), another spelling
+    /// (``IssuerRule/anyOf(_:)``, Google) or a tenant template
+    /// (``IssuerRule/template(placeholder:claim:allowed:)``, Microsoft Entra
+    /// ID's multi-tenant endpoints).
+    public var issuerRule: IssuerRule = .exact
     /// Whether a redirect must carry `iss` (the provider's metadata says
     /// `authorization_response_iss_parameter_supported`). Needs ``issuer``.
     public var requiresIssuerInRedirect: Bool
@@ -269,6 +276,7 @@ public struct OAuth2Configuration: Sendable {
             throw OAuth2Error(
                 code: .invalidConfiguration, message: "requiring iss in redirects needs the issuer (the configuration's issuer)")
         }
+        try issuerRule.validate(issuer: issuer)
         if let openID {
             guard issuer != nil else {
                 throw OAuth2Error(code: .invalidConfiguration, message: "OpenID Connect needs the issuer (the configuration's issuer)")

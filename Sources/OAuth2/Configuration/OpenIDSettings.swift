@@ -17,7 +17,7 @@ public import Foundation
 /// audiences), `exp`, `iat` and `nbf` within ``clockLeeway``, the `nonce`,
 /// and `at_hash` when present. A refreshed ID token must name the same
 /// issuer, subject and audience (OpenID Connect Core §12.2). Discovery fills these in
-/// (``OAuth2Configuration/discover(issuer:clientID:clientSecret:transport:cache:clientCertificate:)``).
+/// (``OAuth2Configuration/discover(issuer:clientID:clientSecret:transport:cache:clientCertificate:issuerRule:)``).
 ///
 /// A refresh's ID token comes in the response that rotates the refresh
 /// token, so its verification never costs the grant: the new tokens are
@@ -59,6 +59,13 @@ public struct OpenIDSettings: Sendable, Hashable {
     /// 30 seconds by default: a stream of tokens with unknown `kid`s costs the
     /// provider at most one request per interval.
     public var keySetRefetchInterval: Duration
+    /// The hosted domains (Google's `hd` claim: the Google Workspace domain of
+    /// the user's account) whose users may sign in, compared without regard to
+    /// case; `nil` (the default) for any account. With a set, an ID token
+    /// without `hd` (a consumer account) or with another domain is refused
+    /// (`hosted_domain_mismatch`). Google documents `hd` as the claim to check:
+    /// an email address's domain is not proof of the account's organisation.
+    public var allowedHostedDomains: Set<String>? = nil
 
     /// Creates settings.
     public init(
@@ -109,6 +116,9 @@ public struct OpenIDSettings: Sendable, Hashable {
         guard !signingAlgorithms.intersection(JWSAlgorithm.publicKeyAlgorithms).isEmpty else {
             throw OAuth2Error(
                 code: .invalidConfiguration, message: "OpenID Connect needs at least one public-key signing algorithm (RS256, ES256, …)")
+        }
+        if let allowedHostedDomains, allowedHostedDomains.contains(where: \.isEmpty) {
+            throw OAuth2Error(code: .invalidConfiguration, message: "an allowed hosted domain is empty")
         }
         guard clockLeeway >= .zero, maxIDTokenSize > 0, keySetMaxAge > .zero, keySetRefetchInterval >= .zero else {
             throw OAuth2Error(code: .invalidConfiguration, message: "OpenID Connect limits must be positive")

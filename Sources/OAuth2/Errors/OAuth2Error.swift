@@ -190,6 +190,11 @@ public struct OAuth2Error: Error, Sendable, Hashable {
         public static let accessTokenHashMismatch: Code = "at_hash_mismatch"
         /// A refreshed ID token, or a userinfo answer, is for another `sub` than the signed-in one.
         public static let subjectMismatch: Code = "subject_mismatch"
+
+        // Provider quirks of ID tokens (issue 39: Microsoft Entra ID, Google).
+        /// The ID token's `hd` (hosted domain) is missing or not one of
+        /// ``OpenIDSettings/allowedHostedDomains``.
+        public static let hostedDomainMismatch: Code = "hosted_domain_mismatch"
     }
 
     /// The stable error code.

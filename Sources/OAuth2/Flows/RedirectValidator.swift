@@ -28,7 +28,12 @@ package enum RedirectValidator {
     ///   `state_mismatch`, `issuer_mismatch`, `missing_issuer`, the provider's
     ///   own `error`, `unexpected_response` (`access_token` in the query),
     ///   `missing_code`. No message contains the code or the state.
-    package static func validate(_ redirect: String, pending: PendingAuthorization) throws(OAuth2Error) -> Secret {
+    ///
+    /// `issuerRule` says which `iss` values name the pending request's
+    /// expected issuer (a tenant's, for a template).
+    package static func validate(
+        _ redirect: String, pending: PendingAuthorization, issuerRule: IssuerRule = .exact
+    ) throws(OAuth2Error) -> Secret {
         guard redirect.utf8.count <= maxLength else {
             throw OAuth2Error(code: .urlTooLong, message: "the redirect URL is longer than \(maxLength) bytes")
         }
@@ -69,7 +74,7 @@ package enum RedirectValidator {
             )
         }
         if let issuer = nonEmpty(values["iss"]) {
-            if let expected = pending.expectedIssuer, issuer != expected {
+            if let expected = pending.expectedIssuer, !issuerRule.acceptsRedirectIssuer(issuer, configured: expected) {
                 throw OAuth2Error(
                     code: .issuerMismatch,
                     message: "the redirect's iss \(OAuth2Error.sanitize(issuer)) is not the expected issuer \(expected)"

@@ -14,6 +14,8 @@ struct IDTokenVerifier: Sendable {
     let settings: OpenIDSettings
     let issuer: String
     let clientID: String
+    /// Which `iss` values name ``issuer`` (the configuration's ``IssuerRule``).
+    var issuerRule: IssuerRule = .exact
 
     /// What the client expects of the ID token of one token response.
     enum Expectation: Sendable {
@@ -96,7 +98,7 @@ struct IDTokenVerifier: Sendable {
     /// an unknown key, the times) may pass on its own.
     static let refusals: Set<OAuth2Error.Code> = [
         .invalidJWT, .unsupportedAlgorithm, .invalidSignature, .invalidIDToken, .issuerMismatch, .audienceMismatch,
-        .nonceMismatch, .accessTokenHashMismatch, .subjectMismatch,
+        .nonceMismatch, .accessTokenHashMismatch, .subjectMismatch, .hostedDomainMismatch,
     ]
 
     /// The claim checks, on a token whose signature was verified: whose it
@@ -128,9 +130,7 @@ struct IDTokenVerifier: Sendable {
     /// no clock, and on a token whose signature could not be checked yet they
     /// can still refuse it.
     func checkIdentity(_ token: IDToken, algorithm: JWSAlgorithm, expectation: Expectation, accessToken: Secret?) throws(OAuth2Error) {
-        guard token.issuer == issuer else {
-            throw OAuth2Error(code: .issuerMismatch, message: "the ID token's iss is not the configured issuer \(issuer)")
-        }
+        try issuerRule.check(token, configured: issuer)
         guard token.audience.contains(clientID) else {
             throw OAuth2Error(code: .audienceMismatch, message: "the ID token's aud does not contain this client's id")
         }
@@ -141,6 +141,12 @@ struct IDTokenVerifier: Sendable {
         } else if token.audience.count > 1 {
             throw OAuth2Error(code: .audienceMismatch, message: "the ID token has several audiences and no azp naming this client")
         }
+        if let domains = settings.allowedHostedDomains {
+            guard let domain = token.hostedDomain, domains.contains(where: { $0.lowercased() == domain.lowercased() }) else {
+                throw OAuth2Error(
+                    code: .hostedDomainMismatch, message: "the ID token's hd (hosted domain) is missing or not one this app allows")
+            }
+        }
         switch expectation {
         case .signIn(let nonce?):
             guard let sent = token.nonce else {
@@ -150,7 +156,7 @@ struct IDTokenVerifier: Sendable {
                 throw OAuth2Error(code: .nonceMismatch, message: "the ID token's nonce is not the one this authorization request sent")
             }
         case .refresh(let previous?):
-            try Self.checkSameSignIn(token, as: previous)
+            try checkSameSignIn(token, as: previous)
         case .signIn(nil), .refresh(nil), .any:
             break
         }
@@ -171,8 +177,10 @@ struct IDTokenVerifier: Sendable {
     /// not compared: §12.2 binds it only where the sign-in asked for it
     /// (`max_age`), which the client does not, and a provider whose user
     /// authenticated again in the same session sends the newer time.
-    static func checkSameSignIn(_ token: IDToken, as previous: IDToken) throws(OAuth2Error) {
-        guard token.issuer == previous.issuer, token.subject == previous.subject else {
+    /// The issuers are the same by the ``IssuerRule``: equal (a template's
+    /// tokens of one tenant), or two spellings of ``IssuerRule/anyOf(_:)``.
+    func checkSameSignIn(_ token: IDToken, as previous: IDToken) throws(OAuth2Error) {
+        guard issuerRule.sameIssuer(token.issuer, previous.issuer, configured: issuer), token.subject == previous.subject else {
             throw OAuth2Error(code: .subjectMismatch, message: "the refreshed ID token is for another user (sub) than the one signed in")
         }
         guard Set(token.audience) == Set(previous.audience) else {

@@ -17,7 +17,9 @@ public import Foundation
 /// Identify a user by ``issuer`` and ``subject`` together: `sub` is unique
 /// only within one issuer, and an email address can change or be reassigned.
 public struct IDToken: Sendable, Hashable, Codable {
-    /// `iss`: the issuer, exactly as the provider's metadata names it.
+    /// `iss`: the issuer, exactly as the provider's metadata names it, or as
+    /// the configuration's ``IssuerRule`` accepts it (a tenant's issuer for a
+    /// template, another spelling for ``IssuerRule/anyOf(_:)``).
     public let issuer: String
     /// `sub`: the user's identifier at the issuer, never reassigned.
     public let subject: String
@@ -45,6 +47,13 @@ public struct IDToken: Sendable, Hashable, Codable {
         default: return nil
         }
     }
+    /// `hd`: the hosted domain (Google Workspace) of the user's account, when
+    /// the provider said; absent for a consumer account. Require it with
+    /// ``OpenIDSettings/allowedHostedDomains``.
+    public var hostedDomain: String? { claims["hd"]?.stringValue }
+    /// `tid`: the tenant (Microsoft Entra ID) of the user's account, when the
+    /// provider said; personal Microsoft accounts have `9188040d-6c67-4c5b-b112-36a304b66dad`.
+    public var tenantID: String? { claims["tid"]?.stringValue }
     /// `name`, when the provider shares it (the `profile` scope).
     public var name: String? { claims["name"]?.stringValue }
     /// `preferred_username`, when the provider shares it; not unique, not stable.

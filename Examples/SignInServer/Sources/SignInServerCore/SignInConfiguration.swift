@@ -106,7 +106,7 @@ public struct SignInConfiguration: Sendable {
     /// Reads the configuration from environment variables (see the table
     /// above) and, with `SIGNIN_DISCOVER=1`, the issuer's metadata: OpenID
     /// Connect Discovery, or RFC 8414 metadata
-    /// (``MetadataCache/metadata(issuer:timeout:)``).
+    /// (``MetadataCache/metadata(issuer:issuerRule:timeout:)``).
     /// The endpoints come from there, unless a variable names them, and so do
     /// the OpenID Connect settings that verify ID tokens.
     ///
