@@ -39,7 +39,10 @@ cli: deps
 # signing key). Every provider is an OpenID provider too. The OpenID
 # Foundation's relying-party modules (Tests/ConformanceTests) start their own
 # provider, Tests/ConformanceTests/Provider/op.py, with the venv's Python
-# (jwcrypto): OAUTH2_IT_CONFORMANCE_PYTHON. Beside them, an
+# (jwcrypto): OAUTH2_IT_CONFORMANCE_PYTHON. Also a test provider that behaves
+# as Microsoft Entra ID (any tenant) and Google sign-in are documented to
+# (scripts/entra-provider.sh, Tests/EntraProvider/serve.py; OAUTH2_IT_ENTRA),
+# as neither can be reached from here. Beside them, an
 # implementation that is not ours for DPoP, PAR, JAR and mutual TLS
 # (scripts/glewlwyd.sh, Tests/Glewlwyd/README.md): Debian's glewlwyd with a
 # DPoP resource server (auth0-api-python), plain (OAUTH2_IT_GLEWLWYD) and
@@ -82,7 +85,7 @@ test: test-deps lint
 	@python3 scripts/public-api.py --swift=$(SWIFT)
 	@SWIFT="$(SWIFT)" scripts/docs.sh
 	@"$$($(SWIFT) build --show-bin-path)/oauth2-fuzz" replay
-	@trap 'scripts/provider-stop.sh $(PROVIDERS) >/dev/null; scripts/glewlwyd.sh stop; scripts/glewlwyd.sh --name tls stop; scripts/postgres.sh stop; scripts/postgres.sh --name restart stop' EXIT; trap 'exit 130' INT TERM; \
+	@trap 'scripts/provider-stop.sh $(PROVIDERS) >/dev/null; scripts/entra-provider.sh stop; scripts/glewlwyd.sh stop; scripts/glewlwyd.sh --name tls stop; scripts/postgres.sh stop; scripts/postgres.sh --name restart stop' EXIT; trap 'exit 130' INT TERM; \
 	scripts/postgres.sh start >/dev/null && . "$(CURDIR)/.build/postgres/main/env.sh" && \
 	scripts/glewlwyd.sh start >/dev/null && scripts/glewlwyd.sh --name tls start --tls >/dev/null && \
 	{ scripts/glewlwyd.sh selftest >.build/glewlwyd/main/selftest.log 2>&1 || { cat .build/glewlwyd/main/selftest.log; false; }; } && \
@@ -93,6 +96,8 @@ test: test-deps lint
 	scripts/provider-start.sh --name rotate --access-token-lifetime 2 --reuse-protection >/dev/null && \
 	scripts/provider-start.sh --name grace --access-token-lifetime 2 --reuse-protection --grace-period 30 >/dev/null && \
 	scripts/provider-start.sh --name oidc --reuse-protection >/dev/null && \
+	scripts/entra-provider.sh start >/dev/null && \
+	export OAUTH2_IT_ENTRA="$(CURDIR)/.build/entra-provider/env.json" && \
 	export OAUTH2_IT_PROVIDER="$(CURDIR)/.build/provider/main/env.json" && \
 	export OAUTH2_IT_SHORT_PROVIDER="$(CURDIR)/.build/provider/short/env.json" && \
 	export OAUTH2_IT_ROTATE_PROVIDER="$(CURDIR)/.build/provider/rotate/env.json" && \
