@@ -220,6 +220,8 @@ import Testing
         #expect(settings["token_url"] as? String == "https://oauth2.googleapis.com/token")
         #expect(settings["device_url"] as? String == "https://oauth2.googleapis.com/device/code")
         #expect(settings["authorize_parameters"] as? [String] == ["access_type=offline", "prompt=consent"])
+        // Google's ID tokens name either spelling of the issuer (Google Identity, "Authenticate with a backend server").
+        #expect(settings["issuer_aliases"] as? [String] == ["accounts.google.com"])
 
         // The dry run fetches nothing (not even the issuer's configuration).
         let result = try await cli.run(["authorize", "--print-url", "--provider", "google", "--client-id", "x.apps.googleusercontent.com"])
@@ -243,7 +245,14 @@ import Testing
         #expect(common["token_url"] as? String == "https://login.microsoftonline.com/common/oauth2/v2.0/token")
         #expect(common["device_url"] as? String == "https://login.microsoftonline.com/common/oauth2/v2.0/devicecode")
         #expect((common["scope"] as? String)?.split(separator: " ").contains("offline_access") == true)
-        #expect(common["issuer"] == nil)
+        // The multi-tenant endpoints' issuer is a template ("OpenID Connect on the Microsoft identity platform"):
+        // discovered at common's location, ID tokens checked against it filled with their tid.
+        #expect(common["issuer"] as? String == "https://login.microsoftonline.com/common/v2.0")
+        #expect(common["issuer_placeholder"] as? String == "{tenantid}")
+        #expect(common["issuer_claim"] as? String == "tid")
+        let domain = try #require(
+            try await Self.show(cli, ["microsoft", "--tenant", "contoso.onmicrosoft.com"])["settings"] as? [String: Any])
+        #expect(domain["issuer"] == nil)
 
         let tenant = "72f988bf-86f1-41af-91ab-2d7cd011db47"
         let specific = try #require(try await Self.show(cli, ["entra", "--tenant", tenant])["settings"] as? [String: Any])

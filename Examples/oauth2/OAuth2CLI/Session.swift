@@ -166,7 +166,8 @@ struct Session: Sendable {
         var metadata: AuthorizationServerMetadata?
         if discover, let issuer = settings.issuer {
             logger.debug("discovering the issuer", metadata: ["oauth2.issuer": "\(issuer)"])
-            let discovered = try await MetadataCache(transport: transport).metadata(issuer: issuer, timeout: settings.timeout)
+            let discovered = try await MetadataCache(transport: transport).metadata(
+                issuer: issuer, issuerRule: settings.issuerRule, timeout: settings.timeout)
             metadata = discovered
             // With a client certificate, the provider's mutual TLS aliases (RFC 8705 §5) where it has them.
             let mutualTLS = settings.clientCertificate != nil
@@ -183,6 +184,7 @@ struct Session: Sendable {
             // An OpenID provider: ID tokens are verified against its keys.
             openID = OpenIDSettings(metadata: discovered)
             openID?.userinfoEndpoint = discovered.endpoint(discovered.userinfoEndpoint, named: "userinfo_endpoint", mutualTLS: mutualTLS)
+            openID?.allowedHostedDomains = settings.hostedDomains
         }
         guard let tokenURL = endpoints.token else {
             throw UsageError("the token endpoint is needed: --token-url (or OAUTH2_TOKEN_URL), or --issuer whose metadata names it")
@@ -197,7 +199,8 @@ struct Session: Sendable {
             defaultScopes: settings.scopes,
             clientAuthentication: settings.authentication,
             allowsPasswordGrant: allowsPasswordGrant,
-            issuer: settings.issuer,
+            // The document's issuer: the template, when the rule accepted one for the issuer asked for.
+            issuer: metadata?.issuer ?? settings.issuer,
             requiresIssuerInRedirect: requiresIssuer,
             requestTimeout: settings.timeout,
             openID: openID,
@@ -208,6 +211,7 @@ struct Session: Sendable {
         )
         // A provider that lists PKCE methods without S256 gets no authorization request (the library refuses it).
         configuration.codeChallengeMethodsSupported = pkceMethods
+        configuration.issuerRule = settings.issuerRule
         configuration.dpop = dpop
         if let metadata {
             // A provider that requires pushed (RFC 9126) or signed (RFC 9101) requests gets them with no flag.

@@ -20,6 +20,29 @@ struct CommonOptions: ParsableArguments {
     var tenant: String?
 
     @Option(
+        name: .customLong("allowed-tenant"),
+        help: ArgumentHelp(
+            "A tenant id (GUID) whose users may sign in, for a provider whose issuer is a tenant template such as the microsoft preset's; repeatable (OAUTH2_ALLOWED_TENANTS, space-separated).",
+            discussion: "Without it, an ID token of any tenant is verified against its own tenant's issuer."
+        )
+    )
+    var allowedTenants: [String] = []
+
+    @Option(
+        name: .customLong("issuer-alias"),
+        help:
+            "Another spelling of the issuer that ID tokens may name in iss, like Google's accounts.google.com; repeatable (OAUTH2_ISSUER_ALIASES, space-separated)."
+    )
+    var issuerAliases: [String] = []
+
+    @Option(
+        name: .customLong("hosted-domain"),
+        help:
+            "A hosted domain (Google's hd claim) whose accounts may sign in; repeatable (OAUTH2_HOSTED_DOMAINS, space-separated). Consumer accounts have none."
+    )
+    var hostedDomains: [String] = []
+
+    @Option(
         name: .customLong("gitlab-url"), help: "A self-hosted GitLab for the gitlab preset (OAUTH2_GITLAB_URL; default https://gitlab.com)."
     )
     var gitlabURL: String?

@@ -32,6 +32,10 @@ struct Settings: Sendable {
     var scopes: [String]
     var redirectURI: URL
     var issuer: String?
+    /// Which `iss` values name the issuer: the provider's template or other spellings, else exact.
+    var issuerRule: IssuerRule
+    /// The hosted domains (`hd`) whose accounts may sign in; `nil` for any.
+    var hostedDomains: Set<String>?
     var store: StoreLocation
     var account: String
     var caFile: String?
@@ -82,6 +86,25 @@ struct Settings: Sendable {
         self.redirectURI = redirectURI
         clientID = pick(options.clientID, "OAUTH2_CLIENT_ID", saved.clientID)
         issuer = pick(options.issuer, "OAUTH2_ISSUER", saved.issuer)
+        func list(_ flags: [String], _ variable: String) -> [String] {
+            flags.isEmpty ? (EnvironmentVariables.value(variable)?.split(whereSeparator: \.isWhitespace).map(String.init) ?? []) : flags
+        }
+        let allowedTenants = list(options.allowedTenants, "OAUTH2_ALLOWED_TENANTS")
+        let aliases = list(options.issuerAliases, "OAUTH2_ISSUER_ALIASES")
+        if let placeholder = saved.issuerPlaceholder, let claim = saved.issuerClaim {
+            guard allowedTenants.allSatisfy(Preset.isGUID) else {
+                throw UsageError("--allowed-tenant (or OAUTH2_ALLOWED_TENANTS) must be a tenant id (a GUID)")
+            }
+            issuerRule = .template(placeholder: placeholder, claim: claim, allowed: allowedTenants.isEmpty ? nil : Set(allowedTenants))
+        } else if !allowedTenants.isEmpty {
+            throw UsageError("--allowed-tenant needs a provider whose issuer is a tenant template (the microsoft preset)")
+        } else if !(aliases + (saved.issuerAliases ?? [])).isEmpty {
+            issuerRule = .anyOf(aliases.isEmpty ? saved.issuerAliases ?? [] : aliases)
+        } else {
+            issuerRule = .exact
+        }
+        let domains = list(options.hostedDomains, "OAUTH2_HOSTED_DOMAINS")
+        hostedDomains = domains.isEmpty ? nil : Set(domains)
         scopes = pick(options.scope, "OAUTH2_SCOPE", saved.scope).map { $0.split(whereSeparator: \.isWhitespace).map(String.init) } ?? []
         // Each provider's tokens under an account of its own, so that two never replace each other's.
         account = pick(options.account, "OAUTH2_ACCOUNT", provider?.name) ?? "default"

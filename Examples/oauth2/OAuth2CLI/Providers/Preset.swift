@@ -30,6 +30,8 @@ enum Preset: String, CaseIterable, Sendable {
 
     /// The Entra ID tenant when none is given: any work, school or personal account.
     static let defaultTenant = "common"
+    /// The Entra ID tenants whose discovery documents name an issuer template.
+    static let multiTenantNames: Set<String> = ["common", "organizations", "consumers"]
     /// GitLab when no `--gitlab-url` is given.
     static let defaultGitLabURL = "https://gitlab.com"
 
@@ -56,6 +58,8 @@ enum Preset: String, CaseIterable, Sendable {
             record.deviceURL = "https://oauth2.googleapis.com/device/code"
             record.revokeURL = "https://oauth2.googleapis.com/revoke"
             record.issuer = "https://accounts.google.com"
+            // Google's ID tokens name either spelling ("Authenticate with a backend server").
+            record.issuerAliases = ["accounts.google.com"]
             record.scope = "openid email profile"
             // Google issues a refresh token only with access_type=offline, and
             // again after the first consent only with prompt=consent.
@@ -76,12 +80,16 @@ enum Preset: String, CaseIterable, Sendable {
             record.deviceURL = base + "/oauth2/v2.0/devicecode"
             // A refresh token only with offline_access.
             record.scope = "openid profile email offline_access"
-            // The issuer of a tenant id is the tenant's; the multi-tenant
-            // names (common, organizations, consumers) and domain names have
-            // an issuer naming the tenant's id, which the ID token's iss
-            // would not match: no issuer then (ID tokens are not verified).
-            if Self.isGUID(tenant) {
+            // The issuer of a tenant id is the tenant's. The multi-tenant
+            // names' discovery documents name the template
+            // https://login.microsoftonline.com/{tenantid}/v2.0: an ID token's
+            // iss is then checked against the template filled with its tid.
+            // A domain name's document names the tenant id's issuer, which
+            // is not the domain's URL: no issuer then (give the tenant id).
+            if Self.isGUID(tenant) || Self.multiTenantNames.contains(tenant.lowercased()) {
                 record.issuer = base + "/v2.0"
+                record.issuerPlaceholder = "{tenantid}"
+                record.issuerClaim = "tid"
             }
         case .gitlab:
             var url = gitlabURL ?? Self.defaultGitLabURL
@@ -117,13 +125,15 @@ enum Preset: String, CaseIterable, Sendable {
         case .google:
             [
                 "access_type=offline and prompt=consent are sent so that Google returns a refresh token.",
-                "The issuer's OpenID configuration is fetched at sign-in to verify ID tokens.",
+                "The issuer's OpenID configuration is fetched at sign-in to verify ID tokens; their iss may be https://accounts.google.com or accounts.google.com.",
+                "--hosted-domain D signs in only accounts of that Google Workspace domain (the hd claim).",
             ]
         case .microsoft:
             [
                 "--tenant: common (default), organizations, consumers, or your tenant's id or domain.",
                 "offline_access is in the scopes so that a refresh token is issued.",
-                "ID tokens are verified only with a tenant id (a GUID); the other tenants' issuer is not fixed.",
+                "ID tokens are verified for every tenant: iss must be the tenant's issuer of the token's tid; --allowed-tenant ID restricts the tenants.",
+                "With a domain name as --tenant, ID tokens are not verified: give the tenant's id instead.",
             ]
         case .gitlab:
             [

@@ -22,6 +22,13 @@ struct ProviderRecord: Codable, Equatable, Sendable {
     var revokeURL: String?
     var deviceURL: String?
     var issuer: String?
+    /// With ``issuerClaim``: the text of the issuer's discovery document that
+    /// stands for a tenant (Microsoft's `{tenantid}`, ``IssuerRule/template(placeholder:claim:allowed:)``).
+    var issuerPlaceholder: String?
+    /// The ID token claim naming the tenant of ``issuerPlaceholder`` (`tid`).
+    var issuerClaim: String?
+    /// Other spellings of the issuer that ID tokens may name (Google's `accounts.google.com`).
+    var issuerAliases: [String]?
     var scope: String?
     var redirectURI: String?
     var clientSecretFile: String?
@@ -44,6 +51,9 @@ struct ProviderRecord: Codable, Equatable, Sendable {
         case revokeURL = "revoke_url"
         case deviceURL = "device_url"
         case issuer, scope
+        case issuerPlaceholder = "issuer_placeholder"
+        case issuerClaim = "issuer_claim"
+        case issuerAliases = "issuer_aliases"
         case redirectURI = "redirect_uri"
         case clientSecretFile = "client_secret_file"
         case clientSecretEnv = "client_secret_env"
@@ -60,6 +70,8 @@ struct ProviderRecord: Codable, Equatable, Sendable {
             preset: preset ?? base.preset, tenant: tenant ?? base.tenant, gitlabURL: gitlabURL ?? base.gitlabURL,
             clientID: clientID ?? base.clientID, authorizeURL: authorizeURL ?? base.authorizeURL, tokenURL: tokenURL ?? base.tokenURL,
             revokeURL: revokeURL ?? base.revokeURL, deviceURL: deviceURL ?? base.deviceURL, issuer: issuer ?? base.issuer,
+            issuerPlaceholder: issuerPlaceholder ?? base.issuerPlaceholder, issuerClaim: issuerClaim ?? base.issuerClaim,
+            issuerAliases: issuerAliases ?? base.issuerAliases,
             scope: scope ?? base.scope, redirectURI: redirectURI ?? base.redirectURI,
             clientSecretFile: clientSecretFile ?? base.clientSecretFile, clientSecretEnv: clientSecretEnv ?? base.clientSecretEnv,
             authMethod: authMethod ?? base.authMethod, audience: audience ?? base.audience,
