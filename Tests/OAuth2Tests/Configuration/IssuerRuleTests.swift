@@ -138,6 +138,25 @@ import Testing
         }
     }
 
+    @Test func aTemplatedDocumentIsAcceptedOnlyForOnePathSegmentInThePlaceholdersPlace() {
+        let requested = "https://login.microsoftonline.com/common/v2.0"
+        #expect(Self.entra.acceptsMetadataIssuer(Self.template, requested: requested))
+        #expect(
+            Self.entra.acceptsMetadataIssuer(Self.template, requested: "https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0"))
+        for location in [
+            "https://login.microsoftonline.com//v2.0", "https://login.microsoftonline.com/a/b/v2.0",
+            "https://login.microsoftonline.com/a%2Fb/v2.0", "https://login.microsoftonline.com/a?b/v2.0",
+            "https://login.microsoftonline.com/v2.0", "https://login.microsoftonline.com/common/v2.0/",
+            "https://login.microsoftonline.com.evil.example/common/v2.0",
+        ] {
+            #expect(!Self.entra.acceptsMetadataIssuer(Self.template, requested: location), "\(location)")
+        }
+        // Only a template rule accepts a template; a document naming another issuer is never accepted.
+        #expect(!IssuerRule.exact.acceptsMetadataIssuer(Self.template, requested: requested))
+        #expect(!IssuerRule.anyOf([Self.template]).acceptsMetadataIssuer(Self.template, requested: requested))
+        #expect(!Self.entra.acceptsMetadataIssuer(Self.tenantIssuer(Self.contoso), requested: requested))
+    }
+
     @Test func theCacheServesATemplatedDocumentOnlyToATemplateRule() async throws {
         let transport = CannedTransport()
         let document = #"{"issuer": "https://id.example/{tenantid}/v2.0", "token_endpoint": "https://id.example/token"}"#
