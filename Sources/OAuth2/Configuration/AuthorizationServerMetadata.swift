@@ -317,6 +317,7 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         switch document {
         case .oauthAuthorizationServer: text += "/.well-known/oauth-authorization-server\(path)"
         case .openIDConfiguration: text += "\(path)/.well-known/openid-configuration"
+        case .openIDConfigurationPathInserted: text += "/.well-known/openid-configuration\(path)"
         }
         guard let url = URL(string: text) else {
             throw OAuth2Error(code: .invalidConfiguration, message: "the issuer's metadata URL could not be built")
@@ -331,5 +332,9 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         case oauthAuthorizationServer
         /// OpenID Connect Discovery's `/.well-known/openid-configuration`, appended to the issuer.
         case openIDConfiguration
+        /// `/.well-known/openid-configuration` inserted before the issuer's
+        /// path, as RFC 8414 §5 allows and the MCP authorization spec tries
+        /// second for an issuer with a path.
+        case openIDConfigurationPathInserted
     }
 }
