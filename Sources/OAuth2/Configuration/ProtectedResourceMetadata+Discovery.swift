@@ -295,8 +295,15 @@ extension AuthorizationServerMetadata {
     /// Each request is held to `rules` (no redirect, ``DiscoveryRules/maxDocumentSize``,
     /// ``DiscoveryRules/timeout``); an issuer outside
     /// ``DiscoveryRules/allowedAuthorizationServers``, when that is set, is not fetched.
+    /// The SSRF rule of ``ProtectedResourceMetadata/fetch(for:metadataURL:rules:transport:)``
+    /// goes one step further: a server on a public host whose metadata names
+    /// an endpoint the client sends requests to (token, revocation, device
+    /// authorization, JWKS, userinfo, pushed authorization, registration, a
+    /// mutual TLS alias) on an internal or ambiguous address is refused, unless
+    /// ``DiscoveryRules/allowsPrivateAuthorizationServers`` is set.
     ///
-    /// - Throws: `issuer_mismatch`, `insecure_endpoint`, the errors of a bad answer;
+    /// - Throws: `issuer_mismatch`, `insecure_endpoint` (an endpoint that is
+    ///   not `https`, or on an internal address), the errors of a bad answer;
     ///   `invalid_configuration` for an issuer that is not an absolute `http(s)`
     ///   URL without query or fragment, or that the rules do not allow;
     ///   `http_error` when every document is missing (404).
@@ -311,13 +318,49 @@ extension AuthorizationServerMetadata {
         let documents = try discoveryOrder(forIssuer: issuer)
         var index = 0
         while true {
+            let metadata: AuthorizationServerMetadata
             do throws(OAuth2Error) {
-                return try await fetch(
+                metadata = try await fetch(
                     issuer: issuer, document: documents[index], transport: transport,
                     timeout: rules.timeout, maxResponseSize: rules.maxDocumentSize
                 )
             } catch  where error.httpStatus == 404 && index + 1 < documents.count {
                 index += 1
+                continue
+            }
+            try requireNoInternalEndpoints(metadata, rules: rules)
+            return metadata
+        }
+    }
+
+    /// Throws `insecure_endpoint` when a server on a public host names an
+    /// endpoint the client sends requests to on an internal or ambiguous
+    /// address (``HostAddress``), unless the rules allow private servers.
+    static func requireNoInternalEndpoints(_ metadata: AuthorizationServerMetadata, rules: DiscoveryRules) throws(OAuth2Error) {
+        guard !rules.allowsPrivateAuthorizationServers, let issuerHost = URLParts(metadata.issuer[...])?.host else { return }
+        switch HostAddress(host: issuerHost) {
+        case .internalAddress, .ambiguous: return
+        case .name, .publicAddress: break
+        }
+        let fetched: [(name: String, url: URL?)] =
+            [
+                ("token_endpoint", metadata.tokenEndpoint), ("revocation_endpoint", metadata.revocationEndpoint),
+                ("device_authorization_endpoint", metadata.deviceAuthorizationEndpoint), ("jwks_uri", metadata.jwksURI),
+                ("userinfo_endpoint", metadata.userinfoEndpoint),
+                ("pushed_authorization_request_endpoint", metadata.pushedAuthorizationRequestEndpoint),
+                ("registration_endpoint", metadata.registrationEndpoint),
+            ] + metadata.mtlsEndpointAliases.values.map { ("an mtls_endpoint_aliases endpoint", $0) }
+        for (name, url) in fetched {
+            guard let url, let host = URLParts(url.absoluteString[...])?.host else { continue }
+            switch HostAddress(host: host) {
+            case .name, .publicAddress:
+                continue
+            case .internalAddress, .ambiguous:
+                throw OAuth2Error(
+                    code: .insecureEndpoint,
+                    message:
+                        "the authorization server's \(name) is on a loopback, private or link-local address, which a server on a public host may not name"
+                )
             }
         }
     }

@@ -469,6 +469,32 @@ private func failure(
         #expect(transport.requests.isEmpty)
     }
 
+    /// The SSRF rule one step on: a public server cannot send the client to internal endpoints either.
+    @Test(arguments: [
+        #""token_endpoint": "https://169.254.169.254/token""#, #""registration_endpoint": "https://10.0.0.1/register""#,
+        #""jwks_uri": "https://[::1]/jwks""#, #""userinfo_endpoint": "https://localhost/userinfo""#,
+        #""revocation_endpoint": "https://127.1/revoke""#, #""mtls_endpoint_aliases": {"token_endpoint": "https://192.168.0.1/t"}"#,
+    ])
+    func aPublicServerNamingAnEndpointOnAnInternalAddressIsRefused(member: String) async throws {
+        let transport = CannedTransport()
+        transport.enqueue(json: #"{"issuer": "https://as.example", \#(member)}"#)
+        let error = await #expect(throws: OAuth2Error.self) {
+            _ = try await AuthorizationServerMetadata.discover(authorizationServer: "https://as.example", transport: transport)
+        }
+        #expect(error?.code == .insecureEndpoint)
+
+        transport.enqueue(json: #"{"issuer": "https://as.example", \#(member)}"#)
+        let rules = DiscoveryRules(allowsPrivateAuthorizationServers: true)
+        _ = try await AuthorizationServerMetadata.discover(authorizationServer: "https://as.example", rules: rules, transport: transport)
+    }
+
+    @Test func aServerOnLoopbackMayNameEndpointsOnLoopback() async throws {
+        let transport = CannedTransport()
+        transport.enqueue(json: asDocument("http://127.0.0.1:8000"))
+        let metadata = try await AuthorizationServerMetadata.discover(authorizationServer: "http://127.0.0.1:8000", transport: transport)
+        #expect(metadata.tokenEndpoint == url("http://127.0.0.1:8000/token"))
+    }
+
     @Test func aPlainHTTPIssuerThatIsNotLoopbackIsRefused() async throws {
         let transport = CannedTransport()
         let error = await #expect(throws: OAuth2Error.self) {
