@@ -34,6 +34,9 @@ struct FuzzTarget: Sendable {
         FuzzTarget(
             name: "jose", summary: "CompactJWS and JSONWebKeySet: nothing verifies without the key, JOSE codes only, no token in errors",
             run: JOSETarget.run),
+        FuzzTarget(
+            name: "resource-metadata", summary: "ProtectedResourceMetadata: resource matches, only allowed authorization servers",
+            run: ResourceMetadataTarget.run),
     ]
 
     static func named(_ name: String) -> FuzzTarget? {

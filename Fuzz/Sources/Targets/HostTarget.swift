@@ -32,7 +32,9 @@ import OAuth2
 ///   judgement of its own: `localhost`, 127.0.0.0/8, ::1), and a URL the
 ///   library deems secure is https or http to such a host for libcurl;
 /// - `URLParts`, where it reads the same string, sees the same host and port;
-/// - `HTTPTarget`, where it reads a plain URL's text, reads what `URL` reads.
+/// - `HTTPTarget`, where it reads a plain URL's text, reads what `URL` reads;
+/// - `HostAddress` (discovery's SSRF rule): a host it calls a name is a name
+///   to libcurl, one it calls a public address is that address to libcurl.
 /// A URL that only one side parses is no leak: Foundation refusing means no
 /// request; libcurl refusing means the request fails before any connection.
 /// The other way round, a host libcurl calls loopback and the library does
@@ -82,7 +84,26 @@ enum HostTarget {
             guard Address(decoded) == Address(curl.host), port == curl.port else {
                 violation("URLParts reads \(host):\(port), libcurl \(curl.host):\(curl.port)")
             }
+            checkAddressClass(host, curl: Address(curl.host))
         }
+    }
+}
+
+/// Discovery's SSRF rule (`HostAddress`) against libcurl: a host it calls a
+/// name is no address to libcurl, and one it calls a public address is that
+/// very address, not loopback. (Internal and ambiguous hosts are refused, so
+/// any reading of them is safe.)
+private func checkAddressClass(_ host: Substring, curl: Address) {
+    switch HostAddress(host: host) {
+    case .name:
+        if case .name = curl { return }
+        violation("HostAddress calls \(host) a name, libcurl connects to an address")
+    case .publicAddress:
+        guard Address(String(host)) == curl, !curl.isLoopback else {
+            violation("HostAddress calls \(host) a public address, libcurl reads another one")
+        }
+    case .internalAddress, .ambiguous:
+        return
     }
 }
 

@@ -163,7 +163,7 @@ extension ProtectedResourceMetadata {
     ///
     /// - Throws: the status errors of ``ProviderResponse/requireSuccess(_:endpoint:maxBodySize:now:)``;
     ///   `invalid_resource_metadata`; `resource_mismatch`.
-    static func parse(
+    package static func parse(
         _ response: HTTPTransportResponse,
         requestedURL: URL,
         rules: DiscoveryRules
