@@ -42,7 +42,9 @@ public final class ProtectedResourceMetadataCache: Sendable {
     /// is younger than the rules' lifetime, else fetched and checked by
     /// ``ProtectedResourceMetadata/fetch(for:metadataURL:rules:transport:)``.
     ///
-    /// - Parameter metadataURL: a challenge's `resource_metadata`, when the resource sent one.
+    /// - Parameters:
+    ///   - requestedURL: the URL the app asked for.
+    ///   - metadataURL: a challenge's `resource_metadata`, when the resource sent one.
     /// - Throws: what ``ProtectedResourceMetadata/fetch(for:metadataURL:rules:transport:)`` throws.
     public func metadata(for requestedURL: URL, metadataURL: URL? = nil) async throws(OAuth2Error) -> ProtectedResourceMetadata {
         let key = Self.key(requestedURL)
