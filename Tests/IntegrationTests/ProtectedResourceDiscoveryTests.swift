@@ -103,6 +103,20 @@ struct ProtectedResourceDiscoveryTests {
         #expect(asked.contains("\(env.issuer)/.well-known/oauth-authorization-server"))
     }
 
+    @Test func theCacheReadsAResourcesMetadataOnceForEveryCallToIt() async throws {
+        let env = try Resources.main()
+        let transport = RecordingTransport()
+        defer { Task { await transport.inner.shutdown() } }
+        let a = try env.resource("a")
+        let cache = ProtectedResourceMetadataCache(transport: transport)
+        let first = try await cache.metadata(for: try url(a.hello), metadataURL: try url(a.metadata))
+        let second = try await cache.metadata(for: try url(a.hello), metadataURL: try url(a.metadata))
+        let third = try await cache.metadata(for: try url(a.hello))
+        #expect(first.resource == a.resource)
+        #expect(second == first && third == first)
+        #expect(transport.requests.map(\.url.absoluteString) == [a.metadata])
+    }
+
     @Test func mcpDiscoveryWithoutResourceMetadataInTheChallengeReadsThePathInsertedWellKnownURI() async throws {
         let env = try Resources.main()
         let transport = CurlTransport()
