@@ -7,7 +7,7 @@ import Foundation
 extension OAuth2Configuration {
     /// The binding every token this configuration obtains is stamped with.
     public var binding: TokenBinding {
-        TokenBinding(tokenEndpoint: tokenEndpoint.absoluteString, clientID: clientID)
+        TokenBinding(tokenEndpoint: tokenEndpoint.absoluteString, clientID: clientID, resource: boundResource?.absoluteString)
     }
 }
 

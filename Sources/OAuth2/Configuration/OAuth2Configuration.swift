@@ -66,6 +66,14 @@ public struct OAuth2Configuration: Sendable {
     /// absolute URI without fragment; sent on the authorization request and on
     /// every token and device authorization request. Empty by default.
     public var resources: [URL]
+    /// The one resource every token of this configuration is for (its
+    /// audience), recorded in the tokens' ``TokenBinding/resource``: a
+    /// ``SigningTransport`` sends them only to URLs of that resource (the same
+    /// origin, under its path) and refuses others with `resource_mismatch`, and
+    /// a stored token recording another resource is never used. `nil` (the
+    /// default): tokens record none and go wherever the app sends them, as before.
+    /// ``ProtectedResourceClient`` sets it, with ``resources`` `[resource]`.
+    public var boundResource: URL?
     /// An `audience` parameter for providers that want one (Auth0, some
     /// others) on the authorization and token requests; `nil` by default.
     public var audience: String?

@@ -154,7 +154,9 @@ public struct SigningTransport: HTTPTransport {
         case .none:
             return response
         case .insufficientScope(let scope):
-            throw Self.insufficientScope(scope, status: response.status.code)
+            throw Self.insufficientScope(scope, status: response.status.code, token: token)
+        case .insufficientUserAuthentication(let challenge):
+            throw Self.insufficientUserAuthentication(challenge, status: response.status.code, token: token)
         case .unauthorized:
             throw Self.unauthorized(response, dpopBound: token.dpopKey != nil)
         case .dpopRequired:
@@ -187,7 +189,10 @@ public struct SigningTransport: HTTPTransport {
             return retried
         case .insufficientScope(let scope):
             telemetry.unauthorizedRetryFinished(outcome: OAuth2Error.Code.insufficientScope.rawValue)
-            throw Self.insufficientScope(scope, status: retried.status.code)
+            throw Self.insufficientScope(scope, status: retried.status.code, token: fresh)
+        case .insufficientUserAuthentication(let challenge):
+            telemetry.unauthorizedRetryFinished(outcome: OAuth2Error.Code.insufficientUserAuthentication.rawValue)
+            throw Self.insufficientUserAuthentication(challenge, status: retried.status.code, token: fresh)
         case .dpopRequired:
             telemetry.unauthorizedRetryFinished(outcome: OAuth2Error.Code.dpopRequired.rawValue)
             throw Self.dpopRequired(retried)
@@ -250,10 +255,32 @@ public struct SigningTransport: HTTPTransport {
             httpStatus: response.status.code)
     }
 
-    private static func insufficientScope(_ scope: String?, status: Int) -> OAuth2Error {
+    /// `insufficient_scope`, carrying what to ask for (``OAuth2Error/stepUp``):
+    /// the scopes the token has and the ones the resource named.
+    private static func insufficientScope(_ scope: String?, status: Int, token: AccessToken) -> OAuth2Error {
         let tokens = scope.map(ProviderText.scopeTokens) ?? []
         let needed = tokens.isEmpty ? "" : " (needs: \(tokens.joined(separator: " ")))"
-        return OAuth2Error(code: .insufficientScope, message: "the token lacks the scope this request needs\(needed)", httpStatus: status)
+        var error = OAuth2Error(
+            code: .insufficientScope, message: "the token lacks the scope this request needs\(needed)", httpStatus: status)
+        error.stepUp = StepUpRequest(resource: token.boundResource, scopes: StepUpRequest.union(token.scopes, tokens))
+        return error
+    }
+
+    /// RFC 9470 `insufficient_user_authentication`, carrying the `acr_values`
+    /// and `max_age` the resource asked for (``OAuth2Error/stepUp``); a
+    /// refresh cannot help, as the user must authenticate again.
+    private static func insufficientUserAuthentication(_ challenge: BearerChallenge, status: Int, token: AccessToken) -> OAuth2Error {
+        let acrValues = challenge.acrValues.map(ProviderText.scopeTokens) ?? []
+        var asked: [String] = []
+        if !acrValues.isEmpty { asked.append("acr_values \(acrValues.joined(separator: " "))") }
+        if let maxAge = challenge.maxAge { asked.append("max_age \(maxAge.components.seconds) s") }
+        let what = asked.isEmpty ? "" : " (\(asked.joined(separator: ", ")))"
+        var error = OAuth2Error(
+            code: .insufficientUserAuthentication,
+            message: "the resource server asks for a stronger or more recent authentication of the user\(what)",
+            errorDescription: challenge.errorDescription, httpStatus: status)
+        error.stepUp = StepUpRequest(resource: token.boundResource, scopes: token.scopes, acrValues: acrValues, maxAge: challenge.maxAge)
+        return error
     }
 
     /// Sends with the token, following redirects by hand unless told not to,
@@ -284,6 +311,7 @@ public struct SigningTransport: HTTPTransport {
                 code: .dpopKeyMissing,
                 message: "the token is of type DPoP but has no DPoP key to make proofs with; sign in again to bind a new one")
         }
+        try Self.requireAudience(of: token, for: request.url)
         var current = request
         if current.clientCertificate == nil {
             current.clientCertificate = tokenSource.clientCertificate
@@ -352,8 +380,10 @@ public struct SigningTransport: HTTPTransport {
                 current.redirects = .never
                 // The hop's fields are the caller's (all of them on the token's
                 // origin, the harmless ones elsewhere): sign and trace them again.
-                carriesToken = sameOrigin
-                if sameOrigin {
+                // The audience rule holds on every hop: a redirect on the
+                // token's origin but outside its resource does not get it.
+                carriesToken = sameOrigin && Self.audienceAllows(token, next.url)
+                if carriesToken {
                     current.headers[fields: .authorization] = [authorization]
                 } else {
                     current.headers[.authorization] = nil
@@ -377,6 +407,25 @@ public struct SigningTransport: HTTPTransport {
 }
 
 extension SigningTransport {
+    /// The audience rule: a token obtained for one resource (RFC 8707,
+    /// ``TokenBinding/resource``) goes only to URLs of that resource; any
+    /// other throws `resource_mismatch` before a byte is sent. A token
+    /// recording no resource passes.
+    static func requireAudience(of token: AccessToken, for url: URL) throws(OAuth2Error) {
+        guard !audienceAllows(token, url) else { return }
+        throw OAuth2Error(
+            code: .resourceMismatch,
+            message:
+                "the token was obtained for the resource \(token.boundResource?.redactingQuery ?? "?"), not for \(url.redactingQuery); it is not sent there"
+        )
+    }
+
+    /// Whether `token` may go to `url` under the audience rule.
+    static func audienceAllows(_ token: AccessToken, _ url: URL) -> Bool {
+        guard let resource = token.binding?.resource else { return true }
+        return ProtectedResourceMetadata.matches(resource: resource, requestedURL: url)
+    }
+
     /// RFC 8705 §3: a token bound to a certificate goes only on a request
     /// that presents that certificate, over `https` (where the handshake
     /// presents it); anything else throws `certificate_mismatch` before a
@@ -417,6 +466,8 @@ enum BearerRejection {
     case none
     case invalidToken
     case insufficientScope(String?)
+    /// RFC 9470: the user must authenticate again, as the challenge says.
+    case insufficientUserAuthentication(BearerChallenge)
     case unauthorized
     /// A bearer token was answered with a challenge for DPoP only: the
     /// resource wants DPoP-bound tokens, and refreshing cannot help.
@@ -449,6 +500,10 @@ enum BearerRejection {
                 (error, scope) = (dpop.error, dpop.scope)
             } else if let bearer {
                 (error, scope) = (bearer.error, bearer.scope)
+                if error == "insufficient_user_authentication" {
+                    self = .insufficientUserAuthentication(bearer)
+                    return
+                }
             } else {
                 // RFC 9449 §7.2: a resource that takes only DPoP-bound tokens
                 // challenges with DPoP alone.

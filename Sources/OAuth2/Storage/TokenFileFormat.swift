@@ -212,6 +212,8 @@ package enum TokenFileFormat {
         var fields = ["\(formatName)/\(version)", account]
         if let binding {
             fields += [binding.tokenEndpoint, binding.clientID]
+            // Only when present, so that a file without a resource is sealed as before.
+            if let resource = binding.resource { fields.append(resource) }
         }
         var bytes: [UInt8] = []
         for field in fields {

@@ -15,16 +15,26 @@ import Foundation
 /// The token endpoint names the provider (it is where the refresh token is
 /// redeemed, so it is the one place a token may go back to); the client id
 /// names the client. Neither is a secret.
+///
+/// A token obtained for one protected resource (RFC 8707 `resource`, by a
+/// ``ProtectedResourceClient``) also records that resource: it is only ever
+/// sent to URLs of that resource (``SigningTransport`` refuses the others
+/// with `resource_mismatch`). Tokens and configurations without one behave
+/// as before, and store the same bytes.
 public struct TokenBinding: Sendable, Hashable, Codable {
     /// The token endpoint's URL, as configured.
     public var tokenEndpoint: String
     /// The client id the token was issued to.
     public var clientID: String
+    /// The one resource the token is for (its audience), or `nil` when the
+    /// token is for whatever the configuration's resources are.
+    public var resource: String?
 
     /// Creates a binding.
-    public init(tokenEndpoint: String, clientID: String) {
+    public init(tokenEndpoint: String, clientID: String, resource: String? = nil) {
         self.tokenEndpoint = tokenEndpoint
         self.clientID = clientID
+        self.resource = resource
     }
 }
 
@@ -32,6 +42,8 @@ extension TokenBinding: CustomStringConvertible {
     /// `client "id" at <token endpoint without userinfo or query>`, for messages.
     public var description: String {
         let endpoint = URL(string: tokenEndpoint)?.redactingQuery ?? "(an unreadable URL)"
-        return "client \"\(OAuth2Error.sanitize(String(clientID.prefix(100))))\" at \(endpoint)"
+        let client = "client \"\(OAuth2Error.sanitize(String(clientID.prefix(100))))\" at \(endpoint)"
+        guard let resource else { return client }
+        return client + " for resource \(URL(string: resource)?.redactingQuery ?? "(an unreadable URL)")"
     }
 }

@@ -11,6 +11,7 @@ import Testing
         case .none: return "none"
         case .invalidToken: return "invalidToken"
         case .insufficientScope(let scope): return "insufficientScope(\(scope ?? "-"))"
+        case .insufficientUserAuthentication(let challenge): return "insufficientUserAuthentication(\(challenge.acrValues ?? "-"))"
         case .unauthorized: return "unauthorized"
         case .dpopRequired: return "dpopRequired"
         }
@@ -52,6 +53,12 @@ import Testing
     @Test func insufficientScopeOn401Or403IsInsufficientScope() {
         #expect(rejection(401, [#"Bearer error="insufficient_scope", scope="admin""#]) == "insufficientScope(admin)")
         #expect(rejection(403, [#"Bearer error="insufficient_scope""#]) == "insufficientScope(-)")
+    }
+
+    @Test func insufficientUserAuthenticationOn401KeepsItsChallenge() {
+        #expect(
+            rejection(401, [#"Bearer error="insufficient_user_authentication", acr_values="phr""#])
+                == "insufficientUserAuthentication(phr)")
     }
 
     @Test func anyOther403IsReturned() {

@@ -167,6 +167,36 @@ import Testing
         Self.expectNoSecret(in: error)
     }
 
+    /// A token obtained for one resource keeps it through the file, and an
+    /// encrypted file authenticates it: a file relabelled for another resource does not open.
+    @Test func anEncryptedFileKeepsTheTokensResourceAndDoesNotOpenWhenItIsRemoved() async throws {
+        let scratch = try ScratchDirectory()
+        let store = try FileTokenStoreEncryptionTests.store(scratch, StoreFixtures.randomKeyBytes())
+        var token = StoreFixtures.token(1)
+        token.binding = TokenBinding(
+            tokenEndpoint: Self.binding.tokenEndpoint, clientID: Self.binding.clientID, resource: "https://mcp.example/a")
+        try await store.save(token, account: "alice")
+        #expect(try await store.load(account: "alice")?.binding?.resource == "https://mcp.example/a")
+
+        try Self.rewriteEnvelope(of: scratch.storeFile("alice")) { envelope in
+            envelope["binding"] = ["tokenEndpoint": Self.binding.tokenEndpoint, "clientID": Self.binding.clientID]
+        }
+        let error = try await #require(throws: OAuth2Error.self) { try await store.load(account: "alice") }
+        #expect(error.code == .storeError)
+        #expect(error.message.contains("failed decryption"))
+    }
+
+    /// Tokens stored before bindings recorded a resource decode with none,
+    /// and a binding without one encodes as before (no `resource` key).
+    @Test func aBindingWithoutAResourceIsTheSameBytesAsBefore() throws {
+        let old = #"{"clientID":"app-1","tokenEndpoint":"https://issuer.example/oauth/token"}"#
+        let decoded = try JSONDecoder().decode(TokenBinding.self, from: Data(old.utf8))
+        #expect(decoded == Self.binding)
+        #expect(decoded.resource == nil)
+        let object = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(Self.binding)) as? [String: Any]
+        #expect(object?.keys.sorted() == ["clientID", "tokenEndpoint"])
+    }
+
     // MARK: - Support
 
     static func boundToken(_ index: Int) -> AccessToken {
