@@ -104,14 +104,111 @@ public final class ProtectedResourceClient: Sendable {
         self.logger = logger
     }
 
-    /// Sends `request`, signed with the token for its resource; discovers,
-    /// registers, signs in and steps up as needed.
-    public func send(_ request: HTTPTransportRequest) async throws(OAuth2Error) -> HTTPTransportResponse {
-        throw OAuth2Error(code: .invalidConfiguration, message: "ProtectedResourceClient is not built yet")
+    /// What the client learned in this process, by resource: see ``ResourceSession``.
+    let sessions = LockedValue<[String: ResourceSession]>([:])
+    /// The resource each authorization started here is for, by its `state`,
+    /// so that ``completeAuthorization(redirect:pending:)`` finds it.
+    let pendingResources = LockedValue<[String: String]>([:])
+
+    /// The account name a resource's tokens are kept under in ``store``: the
+    /// authorization server, the resource and the account together, so that a
+    /// token one sign-in got for one resource is never loaded for another, nor
+    /// one server's for another's. Length-prefixed, so no two triples meet.
+    public static func tokenAccount(authorizationServer: String, resource: String, account: String) -> String {
+        "\(account.utf8.count):\(account) \(authorizationServer.utf8.count):\(authorizationServer) \(resource)"
     }
 
-    /// Finishes an authorization the redirect handler left to the app.
+    /// Sends `request`, signed with the token for its resource; discovers,
+    /// registers, signs in and steps up as needed.
+    ///
+    /// A resource the client knows (in this process, or a fresh
+    /// ``DiscoveredResource`` in the store) gets the request signed at once,
+    /// through the same ``SigningTransport`` as ``OAuth2Client/send(_:)``
+    /// (refresh, one `invalid_token` retry, DPoP). Otherwise the request goes
+    /// unsigned; a 401 starts discovery (RFC 9728 from the challenge's
+    /// `resource_metadata`, or the well-known URIs; then RFC 8414), the
+    /// client identifies itself (``ClientIdentity``), signs the user in
+    /// through the redirect handler with PKCE S256 and `resource` (RFC 8707),
+    /// and sends the request again, signed. A 403 `insufficient_scope` or a
+    /// 401 `insufficient_user_authentication` authorizes again once with what
+    /// the resource asked for (``Options/stepUp``).
+    ///
+    /// - Throws: ``OAuth2Error``: discovery's (`invalid_resource_metadata`,
+    ///   `resource_mismatch`, `issuer_mismatch`, …), `no_client_identity`,
+    ///   `invalid_configuration` when the server does not advertise PKCE S256,
+    ///   `authorization_required` (with ``OAuth2Error/stepUp``) when the user
+    ///   must sign in and there is no redirect handler, `insufficient_scope` /
+    ///   `insufficient_user_authentication` (with ``OAuth2Error/stepUp``) when
+    ///   reported or asked again after a step-up, `subject_mismatch`, and
+    ///   the errors of ``OAuth2Client/send(_:)``.
+    public func send(_ request: HTTPTransportRequest) async throws(OAuth2Error) -> HTTPTransportResponse {
+        var session: ResourceSession
+        if let known = try await knownSession(for: request.url) {
+            session = known
+        } else {
+            let response = try await OAuth2Error.performing(request, on: transport)
+            guard response.status.code == 401 else { return response }
+            let challenge = BearerChallenge.parse(response.headers[values: .wwwAuthenticate])
+            logger.debug(
+                "the resource asks for a token; discovering its authorization server",
+                metadata: ["oauth2.url": "\(request.url.redactingQuery)"])
+            session = try await discover(for: request.url, challenge: challenge)
+        }
+        var policy = StepUpPolicy(mode: options.stepUp, canRedirect: redirectHandler != nil)
+        var registeredAgain = false
+        while true {
+            let action: StepUpPolicy.Action
+            do throws(OAuth2Error) {
+                return try await session.client.send(request)
+            } catch {
+                switch error.code {
+                case .notAuthenticated, .reauthorizationRequired, .invalidToken:
+                    action = policy.event(.noToken(initial: session.initialRequest))
+                case .insufficientScope, .insufficientUserAuthentication:
+                    action = policy.event(.challenged(error))
+                case .invalidClient where session.registration != nil && !registeredAgain:
+                    // The server forgot the registration (a refresh said so): register again, once.
+                    registeredAgain = true
+                    session = try await registerAgain(session)
+                    continue
+                default:
+                    throw error
+                }
+            }
+            switch action {
+            case .fail(let error):
+                throw error
+            case .authorize(let asked):
+                do throws(OAuth2Error) {
+                    try await authorize(session, asking: asked)
+                } catch let error where error.code == .invalidClient && session.registration != nil && !registeredAgain {
+                    registeredAgain = true
+                    session = try await registerAgain(session)
+                    try await authorize(session, asking: asked)
+                }
+            }
+        }
+    }
+
+    /// Finishes an authorization the redirect handler left to the app: the
+    /// redirect that came back for `pending` (from
+    /// ``authorizationURL(for:stepUp:redirectURI:)``, on this instance or
+    /// another that shares the store) is validated, its code exchanged, the
+    /// token checked (``Options/expectedSubject``) and kept for its resource.
+    ///
+    /// - Throws: ``OAuth2Error``: the redirect's and the token endpoint's
+    ///   errors, `subject_mismatch`, `state_mismatch` when the client cannot
+    ///   tell which resource `pending` was for.
+    @discardableResult
     public func completeAuthorization(redirect: URL, pending: PendingAuthorization) async throws(OAuth2Error) -> AccessToken {
-        throw OAuth2Error(code: .invalidConfiguration, message: "ProtectedResourceClient is not built yet")
+        let remembered = pendingResources.withLock { $0.removeValue(forKey: pending.state) }
+        guard let resource = remembered ?? Self.resourceParameter(of: pending.url), let resourceURL = URL(string: resource),
+            let session = try await knownSession(for: resourceURL)
+        else {
+            throw OAuth2Error(
+                code: .stateMismatch,
+                message: "the authorization was not started by this client for a resource it knows (no resource for its state)")
+        }
+        return try await finish(session, redirect: redirect, pending: pending)
     }
 }
