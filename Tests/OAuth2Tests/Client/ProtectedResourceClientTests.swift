@@ -233,4 +233,34 @@ import Testing
         _ = try await client.completeAuthorization(redirect: world.approve(pending), pending: pending)
         #expect(try await client.send(get(resourceA)).status == 200)
     }
+
+    // MARK: - Discovery order, registration forgotten
+
+    @Test func mcpClientFallsBackToTheWellKnownURIWhenTheChallengeNamesNoMetadata() async throws {
+        let world = FakeResourceWorld()
+        let quiet = FakeResourceWorld.resourceURL("quiet")
+        let response = try await client(world, identity: ClientIdentity(clientID: "pre-1")).send(get(quiet))
+        #expect(response.status == 200)
+        let wellKnown = world.transport.requests.map(\.url.absoluteString).filter { $0.contains("/.well-known/oauth-protected-resource") }
+        #expect(wellKnown.first == "https://mcp.example/.well-known/oauth-protected-resource/quiet")
+    }
+
+    @Test func aRegistrationTheServerForgotIsDeletedAndMadeAgainOnce() async throws {
+        let world = FakeResourceWorld()
+        let store = RecordingStore()
+        _ = try await client(world, store: store).send(get(resourceA))
+        #expect(try await store.loadRegistration(issuer: FakeResourceWorld.issuer)?.clientID == "dyn-1")
+        world.forget("dyn-1")
+        let account = ProtectedResourceClient.tokenAccount(
+            authorizationServer: FakeResourceWorld.issuer, resource: resourceA.absoluteString, account: "alice")
+        var stored = try #require(try await store.load(account: account))
+        stored.expiresAt = Date(timeIntervalSinceNow: -10)
+        try await store.save(stored, account: account)
+
+        let response = try await client(world, store: store).send(get(resourceA))
+        #expect(response.status == 200)
+        #expect(world.registrations == 2)
+        #expect(try await store.loadRegistration(issuer: FakeResourceWorld.issuer)?.clientID == "dyn-2")
+        #expect(world.authorizeQueries.map { $0["client_id"] } == ["dyn-1", "dyn-2"])
+    }
 }

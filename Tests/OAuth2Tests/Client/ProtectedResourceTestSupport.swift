@@ -60,6 +60,8 @@ final class FakeResourceWorld: Sendable {
         var authorizeQueries: [[String: String]] = []
         var registrations = 0
         var revocations = 0
+        /// Client ids the server no longer knows: their token requests get `invalid_client`.
+        var forgotten: Set<String> = []
     }
 
     static let issuer = "https://auth.example"
@@ -79,6 +81,9 @@ final class FakeResourceWorld: Sendable {
     var authorizeQueries: [[String: String]] { state.withLock { $0.authorizeQueries } }
     var registrations: Int { state.withLock { $0.registrations } }
     var revocations: Int { state.withLock { $0.revocations } }
+
+    /// The server forgets a registration, as a server that was reset does.
+    func forget(_ clientID: String) { state.withLock { _ = $0.forgotten.insert(clientID) } }
     /// The requests to discovery documents and the registration endpoint.
     var discoveryRequests: [HTTPTransportRequest] {
         transport.requests.filter { $0.url.path.contains("/.well-known/") || $0.url.path == "/register" }
@@ -150,6 +155,10 @@ final class FakeResourceWorld: Sendable {
     }
 
     private func token(_ form: [String: String]) -> HTTPTransportResponse {
+        if state.withLock({ $0.forgotten.contains(form["client_id"] ?? "") }) {
+            state.withLock { $0.tokenRequests.append(form) }
+            return json(#"{"error":"invalid_client"}"#, status: 401)
+        }
         let issued: (access: String, refresh: String, grant: Grant)? = state.withLock { state in
             state.tokenRequests.append(form)
             let grant: Grant?
@@ -179,8 +188,9 @@ final class FakeResourceWorld: Sendable {
     private func resource(_ name: String, _ request: HTTPTransportRequest) -> HTTPTransportResponse {
         let metadata = "https://mcp.example/.well-known/oauth-protected-resource/\(name)"
         guard let authorization = request.headers[.authorization], authorization.hasPrefix("Bearer ") else {
-            return HTTPTransportResponse(
-                status: 401, headers: [.wwwAuthenticate: #"Bearer resource_metadata="\#(metadata)""#])
+            // `quiet` names no metadata: the client must find it at the well-known URI.
+            let challenge = name == "quiet" ? #"Bearer realm="quiet""# : #"Bearer resource_metadata="\#(metadata)""#
+            return HTTPTransportResponse(status: 401, headers: [.wwwAuthenticate: challenge])
         }
         let grant = state.withLock { $0.accessTokens[String(authorization.dropFirst("Bearer ".count))] }
         guard let grant, grant.resource == Self.resourceURL(name).absoluteString else {
