@@ -69,7 +69,7 @@ extension OAuth2Configuration {
     /// `self_signed_tls_client_auth`, when the metadata lists only that).
     ///
     /// - Throws: ``OAuth2Error`` `invalid_configuration` when the metadata
-    ///   names no token endpoint; the errors of ``init(clientID:clientSecret:authorizationEndpoint:tokenEndpoint:revocationEndpoint:deviceAuthorizationEndpoint:defaultScopes:clientAuthentication:expirySkew:allowsPasswordGrant:issuer:requiresIssuerInRedirect:maxResponseSize:requestTimeout:assertionGrant:openID:resources:audience:additionalTokenParameters:clientAssertionKey:clientAssertionAudience:clientCertificate:)``.
+    ///   names no token endpoint; the errors of ``init(clientID:clientSecret:authorizationEndpoint:tokenEndpoint:revocationEndpoint:deviceAuthorizationEndpoint:defaultScopes:clientAuthentication:expirySkew:allowsPasswordGrant:issuer:requiresIssuerInRedirect:maxResponseSize:requestTimeout:assertionGrant:openID:resources:audience:additionalTokenParameters:clientAssertionKey:clientAssertionAudience:clientCertificate:signedClientSecret:)``.
     public init(
         metadata: AuthorizationServerMetadata, clientID: String, clientSecret: Secret? = nil, clientCertificate: ClientCertificate? = nil
     ) throws(OAuth2Error) {

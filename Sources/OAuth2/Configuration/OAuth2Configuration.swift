@@ -18,6 +18,10 @@ public struct OAuth2Configuration: Sendable {
     public var clientSecret: Secret? {
         didSet { clientSecret = clientSecret?.opaque }
     }
+    /// A client secret the library signs itself (a JWT, Sign in with Apple's
+    /// client secret), sent as ``clientSecret`` would be and renewed before it
+    /// expires; `nil` (the default) for none. Set it instead of ``clientSecret``.
+    public var signedClientSecret: SignedClientSecret?
     /// The authorization endpoint, for the user-agent (authorization code) flow.
     public var authorizationEndpoint: URL?
     /// The token endpoint.
@@ -29,7 +33,7 @@ public struct OAuth2Configuration: Sendable {
     /// Scopes requested when a call names none.
     public var defaultScopes: [String]
     /// How the client authenticates to the token endpoint; `client_secret_basic` by default,
-    /// `none` whenever there is no secret.
+    /// `client_secret_post` with a ``signedClientSecret``, `none` whenever there is no secret.
     public var clientAuthentication: ClientAuthentication
     /// How long before its expiry a token is refreshed before use. 60 seconds
     /// by default, and at most half the token's lifetime (see ``AccessToken/isExpired(at:skew:)``).
@@ -181,9 +185,11 @@ public struct OAuth2Configuration: Sendable {
         additionalTokenParameters: [(String, String)] = [],
         clientAssertionKey: JWTSigningKey? = nil,
         clientAssertionAudience: String? = nil,
-        clientCertificate: ClientCertificate? = nil
+        clientCertificate: ClientCertificate? = nil,
+        signedClientSecret: SignedClientSecret? = nil
     ) throws(OAuth2Error) {
         self.clientID = clientID
+        self.signedClientSecret = signedClientSecret
         self.clientSecret = clientSecret?.opaque
         self.authorizationEndpoint = authorizationEndpoint
         self.tokenEndpoint = tokenEndpoint
@@ -192,7 +198,9 @@ public struct OAuth2Configuration: Sendable {
         self.defaultScopes = defaultScopes
         self.clientAuthentication =
             clientAuthentication
-            ?? (clientAssertionKey != nil ? .privateKeyJWT : clientSecret == nil ? .none : .clientSecretBasic)
+            ?? (clientAssertionKey != nil
+                ? .privateKeyJWT
+                : signedClientSecret != nil ? .clientSecretPost : clientSecret == nil ? .none : .clientSecretBasic)
         self.expirySkew = expirySkew
         self.allowsPasswordGrant = allowsPasswordGrant
         self.issuer = issuer
@@ -251,7 +259,17 @@ public struct OAuth2Configuration: Sendable {
                 message: "signing request objects (RFC 9101) needs the configuration's clientAssertionKey"
             )
         }
-        if clientAuthentication.usesSecret && (clientSecret?.isEmpty ?? true) {
+        if signedClientSecret != nil {
+            guard clientSecret == nil else {
+                throw OAuth2Error(
+                    code: .invalidConfiguration, message: "a configuration has a client secret or a signed client secret, not both")
+            }
+            guard clientAuthentication == .clientSecretPost || clientAuthentication == .clientSecretBasic else {
+                throw OAuth2Error(
+                    code: .invalidConfiguration,
+                    message: "a signed client secret is sent with client_secret_post or client_secret_basic, not \(clientAuthentication)")
+            }
+        } else if clientAuthentication.usesSecret && (clientSecret?.isEmpty ?? true) {
             throw OAuth2Error(
                 code: .invalidConfiguration,
                 message: "client authentication \(clientAuthentication) needs a client secret"
@@ -319,6 +337,18 @@ public struct OAuth2Configuration: Sendable {
 }
 
 extension OAuth2Configuration {
+    /// The client secret to send at `now`: the ``signedClientSecret``'s
+    /// (made or renewed as needed), else ``clientSecret``; `nil` when there is
+    /// none or it is empty.
+    ///
+    /// - Throws: `invalid_configuration` when the signed secret cannot be signed.
+    func currentClientSecret(at now: Date) throws(OAuth2Error) -> Secret? {
+        if let signedClientSecret {
+            return try signedClientSecret.secret(clientID: clientID, now: now)
+        }
+        return clientSecret.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     /// RFC 8707 `resource` (once per resource) and `audience`, for the
     /// authorization request and every token and device authorization request.
     var targetParameters: [(String, String)] {

@@ -164,7 +164,7 @@ enum TokenRequestBuilder {
         func appendClientID() {
             if !hasClientID { body.append(("client_id", configuration.clientID)) }
         }
-        let secret = configuration.clientSecret.flatMap { $0.isEmpty ? nil : $0 }
+        let secret = try configuration.currentClientSecret(at: now)
         if configuration.clientAuthentication == .clientSecretBasic, let secret {
             headers.append(HTTPField(name: .authorization, value: basicAuthorization(clientID: configuration.clientID, secret: secret)))
         } else if configuration.clientAuthentication == .clientSecretPost, let secret {
