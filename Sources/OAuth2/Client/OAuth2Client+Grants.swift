@@ -27,14 +27,14 @@ extension OAuth2Client {
     @discardableResult
     public func authenticate(_ grant: OAuth2Grant) async throws(OAuth2Error) -> AccessToken {
         var grant = grant
-        if case .authorizationCode(let redirect, nil) = grant.kind {
+        if case .authorizationCode(let callback, nil) = grant.kind {
             guard let pending = machine.withLock({ $0.pendingAuthorization }) else {
                 let error = OAuth2Error(
                     code: .stateMismatch, message: "no authorization is pending (the redirect was already used, or none was started)")
                 notify(machine.withLock { $0.redirectRejected(error) })
                 throw error
             }
-            grant = .authorizationCode(redirect: redirect, pending: pending)
+            grant = OAuth2Grant(kind: .authorizationCode(callback, pending: pending))
         }
         return try await obtain { [grant] () async throws(OAuth2Error) -> AccessToken in
             try await self.provider.token(for: grant)

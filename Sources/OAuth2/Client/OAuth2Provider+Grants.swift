@@ -32,14 +32,14 @@ extension OAuth2Provider {
     ///   and `dpop_downgraded`.
     public func token(for grant: OAuth2Grant) async throws(OAuth2Error) -> AccessToken {
         switch grant.kind {
-        case .authorizationCode(let redirect, let pending):
+        case .authorizationCode(let callback, let pending):
             guard let pending else {
                 throw OAuth2Error(
                     code: .stateMismatch,
                     message: "no authorization is pending: pass the PendingAuthorization that authorizationURL returned"
                 )
             }
-            return try await exchange(redirect, pending: pending)
+            return try await exchange(callback, pending: pending)
         case .password(let username, let password, let scopes):
             guard configuration.allowsPasswordGrant else {
                 throw OAuth2Error(
@@ -80,12 +80,14 @@ extension OAuth2Provider {
         }
     }
 
-    /// Validates the redirect (``OAuth2Grant/authorizationCode(redirect:pending:)-(String,_)``
+    /// Validates the redirect or posted response (``OAuth2Grant/authorizationCode(redirect:pending:)-(String,_)``
     /// says in which order) and exchanges its code.
-    private func exchange(_ redirect: String, pending: PendingAuthorization) async throws(OAuth2Error) -> AccessToken {
+    private func exchange(_ callback: OAuth2Grant.AuthorizationCallback, pending: PendingAuthorization) async throws(OAuth2Error)
+        -> AccessToken
+    {
         let code: Secret
         do throws(OAuth2Error) {
-            code = try RedirectValidator.validate(redirect, pending: pending, issuerRule: configuration.issuerRule)
+            code = try callback.code(for: pending, issuerRule: configuration.issuerRule)
         } catch {
             logger.debug("redirect refused", metadata: ["oauth2.error": "\(error.code)"])
             throw error

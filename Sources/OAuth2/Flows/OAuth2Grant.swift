@@ -27,7 +27,7 @@ public import Foundation
 public struct OAuth2Grant: Sendable, CustomStringConvertible, CustomReflectable {
     /// What the grant sends, as the caller gave it.
     enum Kind: Sendable {
-        case authorizationCode(redirect: String, pending: PendingAuthorization?)
+        case authorizationCode(AuthorizationCallback, pending: PendingAuthorization?)
         case password(username: String, password: Secret, scopes: [String]?)
         case clientCredentials(scopes: [String]?)
         case configuredAssertion(scopes: [String]?)
@@ -52,12 +52,28 @@ public struct OAuth2Grant: Sendable, CustomStringConvertible, CustomReflectable 
     ///     ``OAuth2Client`` for the one its own `authorizationURL` remembers;
     ///     a provider has none to remember and refuses it (`state_mismatch`).
     public static func authorizationCode(redirect: String, pending: PendingAuthorization? = nil) -> OAuth2Grant {
-        OAuth2Grant(kind: .authorizationCode(redirect: redirect, pending: pending))
+        OAuth2Grant(kind: .authorizationCode(.redirect(redirect), pending: pending))
     }
 
     /// The authorization code grant with the redirect as a URL; see ``authorizationCode(redirect:pending:)-(String,_)``.
     public static func authorizationCode(redirect: URL, pending: PendingAuthorization? = nil) -> OAuth2Grant {
         authorizationCode(redirect: redirect.absoluteString, pending: pending)
+    }
+
+    /// The authorization code grant finished by a response the provider posted
+    /// to the redirect URI (`response_mode=form_post`; Sign in with Apple).
+    ///
+    /// The same checks as a redirect's, in the same order, except the URL's:
+    /// `state` present and equal, `iss` compared when sent (RFC 9207) and
+    /// required when the provider promised it, then `error` or `code`; a
+    /// state is accepted once across the provider. Read the response's
+    /// ``FormPostResponse/user`` after this grant succeeded, never before.
+    ///
+    /// - Parameters:
+    ///   - response: the POST's body, parsed.
+    ///   - pending: as for ``authorizationCode(redirect:pending:)-(String,_)``.
+    public static func authorizationCode(formPost response: FormPostResponse, pending: PendingAuthorization? = nil) -> OAuth2Grant {
+        OAuth2Grant(kind: .authorizationCode(.formPost(response), pending: pending))
     }
 
     /// The resource owner password grant (RFC 6749 §4.3).
@@ -112,6 +128,23 @@ public struct OAuth2Grant: Sendable, CustomStringConvertible, CustomReflectable 
     ///   - scopes: the scopes the authorization was started with, recorded with the token.
     public static func deviceCode(_ authorization: DeviceAuthorization, scopes: [String]? = nil) -> OAuth2Grant {
         OAuth2Grant(kind: .deviceCode(authorization, scopes: scopes))
+    }
+
+    /// How the authorization response came back.
+    enum AuthorizationCallback: Sendable {
+        /// The URL the provider redirected the user to, as received or pasted.
+        case redirect(String)
+        /// The body the provider posted (`response_mode=form_post`).
+        case formPost(FormPostResponse)
+
+        /// Validates the response against the pending authorization and returns its code;
+        /// `issuerRule` says which `iss` values name the expected issuer.
+        func code(for pending: PendingAuthorization, issuerRule: IssuerRule = .exact) throws(OAuth2Error) -> Secret {
+            switch self {
+            case .redirect(let redirect): return try RedirectValidator.validate(redirect, pending: pending, issuerRule: issuerRule)
+            case .formPost(let response): return try response.code(for: pending, issuerRule: issuerRule)
+            }
+        }
     }
 
     /// The grant's `grant_type` (the configured assertion grant's type is

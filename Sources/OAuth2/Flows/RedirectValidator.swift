@@ -52,51 +52,74 @@ package enum RedirectValidator {
         } catch {
             throw OAuth2Error(code: .invalidParameter, message: "the redirect's query is malformed: \(error.reason)")
         }
+        let values = try checkedParameters(parameters, of: "redirect")
+        return try code(from: values, pending: pending, of: "redirect", issuerRule: issuerRule)
+    }
+
+    /// The parameters of a redirect or a posted response, each once.
+    ///
+    /// - Parameter source: what carried them, for messages (`redirect`, `posted response`).
+    /// - Throws: `invalid_parameter` for a name or value with control
+    ///   characters, or a `code` or `state` outside VSCHAR; `duplicate_parameter`.
+    static func checkedParameters(_ parameters: [(String, String)], of source: String) throws(OAuth2Error) -> [String: String] {
         var values: [String: String] = [:]
         for (name, value) in parameters {
-            guard !containsControlCharacter(name), !containsControlCharacter(value) else {
-                throw OAuth2Error(code: .invalidParameter, message: "a redirect parameter contains control characters")
+            guard !containsControlCharacter(name), !containsControlCharacter(value) || name == "user" else {
+                throw OAuth2Error(code: .invalidParameter, message: "a \(source) parameter contains control characters")
             }
             guard name != "code" && name != "state" || isVSCHAR(value) else {
                 throw OAuth2Error(
-                    code: .invalidParameter, message: "the redirect's \(name) has characters outside RFC 6749 Appendix A's VSCHAR (%x20-7E)"
+                    code: .invalidParameter,
+                    message: "the \(source)'s \(name) has characters outside RFC 6749 Appendix A's VSCHAR (%x20-7E)"
                 )
             }
             guard values.updateValue(value, forKey: name) == nil else {
-                throw OAuth2Error(code: .duplicateParameter, message: "the redirect repeats the parameter \(OAuth2Error.sanitize(name))")
+                throw OAuth2Error(code: .duplicateParameter, message: "the \(source) repeats the parameter \(OAuth2Error.sanitize(name))")
             }
         }
+        return values
+    }
 
+    /// Checks the parameters of a redirect or a posted response against the
+    /// pending authorization, in the order of DESIGN.md §5, and returns the code.
+    ///
+    /// - Throws: `state_mismatch`, `issuer_mismatch`, `missing_issuer`, the
+    ///   provider's own `error`, `unexpected_response` (an `access_token`),
+    ///   `missing_code`.
+    /// `issuerRule` says which `iss` values name the pending request's expected issuer.
+    static func code(
+        from values: [String: String], pending: PendingAuthorization, of source: String, issuerRule: IssuerRule = .exact
+    ) throws(OAuth2Error) -> Secret {
         guard let state = nonEmpty(values["state"]), Secret.constantTimeEquals(state, pending.state) else {
             throw OAuth2Error(
                 code: .stateMismatch,
-                message: "the redirect's state is missing or does not match the authorization request"
+                message: "the \(source)'s state is missing or does not match the authorization request"
             )
         }
         if let issuer = nonEmpty(values["iss"]) {
             if let expected = pending.expectedIssuer, !issuerRule.acceptsRedirectIssuer(issuer, configured: expected) {
                 throw OAuth2Error(
                     code: .issuerMismatch,
-                    message: "the redirect's iss \(OAuth2Error.sanitize(issuer)) is not the expected issuer \(expected)"
+                    message: "the \(source)'s iss \(OAuth2Error.sanitize(issuer)) is not the expected issuer \(expected)"
                 )
             }
         } else if pending.requiresIssuer {
-            throw OAuth2Error(code: .missingIssuer, message: "the redirect has no iss parameter, which the provider promised (RFC 9207)")
+            throw OAuth2Error(code: .missingIssuer, message: "the \(source) has no iss parameter, which the provider promised (RFC 9207)")
         }
         if let error = nonEmpty(values["error"]) {
             guard ProviderText.isErrorCode(error) else {
                 throw OAuth2Error(
                     code: .invalidRedirectURL,
-                    message: "the redirect's error parameter has characters RFC 6749 does not allow in an error code"
+                    message: "the \(source)'s error parameter has characters RFC 6749 does not allow in an error code"
                 )
             }
             throw OAuth2Error.provider(error: error, description: values["error_description"], uri: values["error_uri"])
         }
         if values["access_token"] != nil {
-            throw OAuth2Error(code: .unexpectedResponse, message: "the redirect carries an access token in its query (front channel)")
+            throw OAuth2Error(code: .unexpectedResponse, message: "the \(source) carries an access token (front channel)")
         }
         guard let code = nonEmpty(values["code"]) else {
-            throw OAuth2Error(code: .missingCode, message: "the redirect carries neither a code nor an error")
+            throw OAuth2Error(code: .missingCode, message: "the \(source) carries neither a code nor an error")
         }
         return Secret(code)
     }
@@ -151,6 +174,11 @@ package enum RedirectValidator {
 
     /// Whether the text has a C0 or C1 control character or DEL, which no RFC 6749 parameter allows.
     static func containsControlCharacter(_ text: String) -> Bool {
-        text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+        text.unicodeScalars.contains(where: isControl)
+    }
+
+    /// Whether the scalar is a C0 or C1 control character or DEL.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 }
