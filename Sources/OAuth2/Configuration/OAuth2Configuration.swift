@@ -24,6 +24,10 @@ public struct OAuth2Configuration: Sendable {
     public var signedClientSecret: SignedClientSecret?
     /// The authorization endpoint, for the user-agent (authorization code) flow.
     public var authorizationEndpoint: URL?
+    /// How the provider returns the authorization response (`response_mode`);
+    /// `nil` (the default) sends none, and the response comes in the
+    /// redirect's query. ``ResponseMode/formPost`` for Sign in with Apple.
+    public var responseMode: ResponseMode?
     /// The token endpoint.
     public var tokenEndpoint: URL
     /// The revocation endpoint (RFC 7009), when the provider has one.

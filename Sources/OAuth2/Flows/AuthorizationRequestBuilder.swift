@@ -16,7 +16,8 @@ enum AuthorizationRequestBuilder {
     /// Makes a pending authorization whose `url` is the authorize endpoint
     /// (its own query kept) followed by `response_type=code`, `client_id`,
     /// `redirect_uri`, `scope` (space-joined, left out when empty), `state`,
-    /// `code_challenge`, `code_challenge_method=S256`, a fresh `nonce` (256
+    /// `code_challenge`, `code_challenge_method=S256`, the configuration's
+    /// `response_mode` when it has one, a fresh `nonce` (256
     /// bits) when the configuration has OpenID Connect and the scopes include
     /// `openid`, `dpop_jkt` (RFC 9449 §10) when there is a `dpopKey`, the
     /// configuration's `resource`s (RFC 8707) and `audience`, and then
@@ -90,6 +91,7 @@ enum AuthorizationRequestBuilder {
             : nil
         var taken = reservedParameters
         if nonce != nil { taken.insert("nonce") }
+        if configuration.responseMode != nil { taken.insert("response_mode") }
         if !configuration.resources.isEmpty { taken.insert("resource") }
         if configuration.audience != nil { taken.insert("audience") }
         if let query = endpointParts.query {
@@ -128,6 +130,7 @@ enum AuthorizationRequestBuilder {
         parameters.append(("state", state))
         parameters.append(("code_challenge", PKCE.challenge(for: verifier)))
         parameters.append(("code_challenge_method", PKCE.method))
+        if let responseMode = configuration.responseMode { parameters.append(("response_mode", responseMode.rawValue)) }
         if let nonce { parameters.append(("nonce", nonce.value)) }
         if let dpopKey { parameters.append(("dpop_jkt", dpopKey.thumbprint)) }
         parameters.append(contentsOf: configuration.targetParameters)
