@@ -37,11 +37,18 @@ public struct IDToken: Sendable, Hashable, Codable {
     public let authorizedParty: String?
     /// `email`, when the provider shares it (the `email` scope).
     public var email: String? { claims["email"]?.stringValue }
-    /// `email_verified`, when the provider said.
-    public var emailVerified: Bool? {
-        switch claims["email_verified"] {
+    /// `email_verified`, when the provider said, as a boolean or as the
+    /// string `"true"`/`"false"` (``booleanClaim(_:)``).
+    public var emailVerified: Bool? { booleanClaim("email_verified") }
+    /// `is_private_email` (Sign in with Apple: the address is a relay of
+    /// Apple's private email relay service), when the provider said, read as ``booleanClaim(_:)``.
+    public var isPrivateEmail: Bool? { booleanClaim("is_private_email") }
+    /// A boolean claim, sent as a JSON boolean or as the string `"true"` or
+    /// `"false"` (Sign in with Apple sends `email_verified` and
+    /// `is_private_email` either way); `nil` when absent or anything else.
+    public func booleanClaim(_ name: String) -> Bool? {
+        switch claims[name] {
         case .bool(let value)?: return value
-        // Some providers send the boolean as a string.
         case .string("true")?: return true
         case .string("false")?: return false
         default: return nil
