@@ -49,7 +49,10 @@ cli: deps
 # behind a TLS front that checks client certificates (OAUTH2_IT_GLEWLWYD_TLS);
 # its raw-HTTP self-test runs first, so that a broken witness is told apart
 # from a broken client. The same for main's self-configuring side (issue 38:
-# scripts/provider-selftest.sh, raw HTTP). The Hummingbird example (Examples/SignInServer, a
+# scripts/provider-selftest.sh, raw HTTP). Sign in with Apple, which cannot be
+# reached from here, is played by Tests/AppleProvider (scripts/apple-provider.sh:
+# Apple's documented behaviour, with string booleans in its ID tokens, and a
+# second one with JSON booleans). The Hummingbird example (Examples/SignInServer, a
 # package of its own) is then built and tested against main and short. The
 # trap stops the providers whatever happens.
 PROVIDERS = --name main --name short --name rotate --name grace --name oidc
@@ -85,7 +88,7 @@ test: test-deps lint
 	@python3 scripts/public-api.py --swift=$(SWIFT)
 	@SWIFT="$(SWIFT)" scripts/docs.sh
 	@"$$($(SWIFT) build --show-bin-path)/oauth2-fuzz" replay
-	@trap 'scripts/provider-stop.sh $(PROVIDERS) >/dev/null; scripts/entra-provider.sh stop; scripts/glewlwyd.sh stop; scripts/glewlwyd.sh --name tls stop; scripts/postgres.sh stop; scripts/postgres.sh --name restart stop' EXIT; trap 'exit 130' INT TERM; \
+	@trap 'scripts/provider-stop.sh $(PROVIDERS) >/dev/null; scripts/entra-provider.sh stop; scripts/apple-provider.sh stop; scripts/apple-provider.sh --name boolean stop; scripts/glewlwyd.sh stop; scripts/glewlwyd.sh --name tls stop; scripts/postgres.sh stop; scripts/postgres.sh --name restart stop' EXIT; trap 'exit 130' INT TERM; \
 	scripts/postgres.sh start >/dev/null && . "$(CURDIR)/.build/postgres/main/env.sh" && \
 	scripts/glewlwyd.sh start >/dev/null && scripts/glewlwyd.sh --name tls start --tls >/dev/null && \
 	{ scripts/glewlwyd.sh selftest >.build/glewlwyd/main/selftest.log 2>&1 || { cat .build/glewlwyd/main/selftest.log; false; }; } && \
@@ -98,6 +101,9 @@ test: test-deps lint
 	scripts/provider-start.sh --name oidc --reuse-protection >/dev/null && \
 	scripts/entra-provider.sh start >/dev/null && \
 	export OAUTH2_IT_ENTRA="$(CURDIR)/.build/entra-provider/env.json" && \
+	scripts/apple-provider.sh start >/dev/null && scripts/apple-provider.sh --name boolean start --boolean-claims >/dev/null && \
+	export OAUTH2_IT_APPLE_PROVIDER="$(CURDIR)/.build/apple-provider/main/env.json" && \
+	export OAUTH2_IT_APPLE_BOOLEAN_PROVIDER="$(CURDIR)/.build/apple-provider/boolean/env.json" && \
 	export OAUTH2_IT_PROVIDER="$(CURDIR)/.build/provider/main/env.json" && \
 	export OAUTH2_IT_SHORT_PROVIDER="$(CURDIR)/.build/provider/short/env.json" && \
 	export OAUTH2_IT_ROTATE_PROVIDER="$(CURDIR)/.build/provider/rotate/env.json" && \
