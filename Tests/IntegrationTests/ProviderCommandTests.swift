@@ -267,6 +267,21 @@ import Testing
         #expect(bad.status == 64)
     }
 
+    /// "Sign in with Apple REST API": Apple's endpoints, client_secret_post, form_post.
+    @Test func applePresetNamesApplesEndpointsAndAsksForAFormPost() async throws {
+        let cli = try Self.cli()
+        let apple = try #require(try await Self.show(cli, ["apple"])["settings"] as? [String: Any])
+        #expect(apple["authorize_url"] as? String == "https://appleid.apple.com/auth/authorize")
+        #expect(apple["token_url"] as? String == "https://appleid.apple.com/auth/token")
+        #expect(apple["revoke_url"] as? String == "https://appleid.apple.com/auth/revoke")
+        #expect(apple["issuer"] as? String == "https://appleid.apple.com")
+        #expect(apple["auth_method"] == nil)
+        #expect(apple["scope"] as? String == "openid name email")
+        let result = try await cli.run(["authorize", "--print-url", "--provider", "apple", "--client-id", "com.example.web"])
+        let items = URLComponents(string: result.stdout.trimmingCharacters(in: .newlines))?.queryItems ?? []
+        #expect(items.contains(URLQueryItem(name: "response_mode", value: "form_post")), "\(result.stderr)")
+    }
+
     @Test func gitlabPresetAndSelfHosted() async throws {
         let cli = try Self.cli()
         let hosted = try #require(try await Self.show(cli, ["gitlab"])["settings"] as? [String: Any])
@@ -316,7 +331,7 @@ import Testing
             "---completion", "authorize", "--", "--provider", "3", "0", "oauth2", "authorize", "--provider", "",
         ])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.split(separator: "\n") == ["corp", "github", "google", "microsoft", "gitlab"])
+        #expect(result.stdout.split(separator: "\n") == ["corp", "github", "google", "microsoft", "gitlab", "apple"])
     }
 
     @Test func helpDescribesProvidersHelpersAndCompletions() async throws {

@@ -207,7 +207,8 @@ struct Session: Sendable {
             resources: settings.resources,
             audience: settings.audience,
             clientAssertionKey: settings.clientKey,
-            clientCertificate: settings.clientCertificate
+            clientCertificate: settings.clientCertificate,
+            signedClientSecret: settings.signedClientSecret
         )
         // A provider that lists PKCE methods without S256 gets no authorization request (the library refuses it).
         configuration.codeChallengeMethodsSupported = pkceMethods

@@ -65,11 +65,11 @@ extension ClientCertificate {
 
     /// The key file's bytes, after the store's checks on the open file (so
     /// the file checked is the file read).
-    private static func readKeyFile(_ path: String) throws(OAuth2Error) -> [UInt8] {
-        try readFile(path, role: "client key file", flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK) { (status) throws(OAuth2Error) in
+    static func readKeyFile(_ path: String, role: String = "client key file") throws(OAuth2Error) -> [UInt8] {
+        try readFile(path, role: role, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK) { (status) throws(OAuth2Error) in
             do throws(OAuth2Error) {
                 try status.requirePrivateRegularFile(
-                    "the client key file \(path)",
+                    "the \(role) \(path)",
                     ownerAdvice: "refusing to use it",
                     modeAdvice: "refusing it (make it 0600 and consider the key exposed)"
                 )

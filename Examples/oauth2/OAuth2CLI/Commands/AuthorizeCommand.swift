@@ -174,6 +174,8 @@ struct AuthorizeCommand: AsyncParsableCommand {
         StandardOutput.line(pending.url.absoluteString)
         StandardError.line("Open the URL above in a browser and sign in. The browser is then sent to \(redirectURI.absoluteString)?…")
         StandardError.line("(the page may fail to load: that is expected). Copy that whole address from the address bar.")
+        StandardError.line(
+            "A provider that posts its answer there (response_mode=form_post) leaves no URL: paste the posted form body instead.")
         StandardError.write("Paste the redirect URL: ")
         guard let pasted = StandardInput.readLine(limit: 64 * 1024) else {
             throw OAuth2Error(code: .invalidRedirectURL, message: "no redirect URL was pasted (end of input)")
@@ -184,6 +186,11 @@ struct AuthorizeCommand: AsyncParsableCommand {
             StandardError.endLine()
         }
         StandardError.line("Exchanging the code for a token…")
+        // A provider that posts its answer (response_mode=form_post, Sign in
+        // with Apple) leaves a form body to paste, not a URL.
+        if !pasted.contains("://"), pasted.contains("state=") {
+            return try await client.authenticate(.authorizationCode(formPost: try FormPostResponse(body: pasted)))
+        }
         return try await client.authenticate(.authorizationCode(redirect: pasted))
     }
 

@@ -8,7 +8,7 @@ import ArgumentParser
 struct CommonOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "A saved provider (oauth2 provider add) or a preset: github, google, microsoft, gitlab (OAUTH2_PROVIDER).",
+            "A saved provider (oauth2 provider add) or a preset: github, google, microsoft, gitlab, apple (OAUTH2_PROVIDER).",
             discussion: "Its settings fill those not given by a flag or an OAUTH2_* variable; its tokens are kept under its own account."
         ),
         completion: .custom { _, _, _ in ProviderFile.namesForCompletion() }
@@ -41,6 +41,24 @@ struct CommonOptions: ParsableArguments {
             "A hosted domain (Google's hd claim) whose accounts may sign in; repeatable (OAUTH2_HOSTED_DOMAINS, space-separated). Consumer accounts have none."
     )
     var hostedDomains: [String] = []
+
+    @Option(
+        name: .customLong("team-id"),
+        help: "Sign in with Apple: the 10-character team id, the client secret JWT's iss (OAUTH2_TEAM_ID).")
+    var teamID: String?
+
+    @Option(
+        name: .customLong("key-id"), help: "Sign in with Apple: the 10-character id of the key in --key-file, its kid (OAUTH2_KEY_ID).")
+    var keyID: String?
+
+    @Option(
+        name: .customLong("key-file"),
+        help: ArgumentHelp(
+            "Sign in with Apple: the .p8 key file that signs the client secret (OAUTH2_KEY_FILE).",
+            discussion: "Held to the token store's checks: yours, not a symbolic link, 0600 or 0400."
+        )
+    )
+    var keyFile: String?
 
     @Option(
         name: .customLong("gitlab-url"), help: "A self-hosted GitLab for the gitlab preset (OAUTH2_GITLAB_URL; default https://gitlab.com)."

@@ -27,6 +27,9 @@ struct Settings: Sendable {
     var authentication: ClientAuthentication?
     /// The private key of private_key_jwt, when one is given.
     var clientKey: JWTSigningKey?
+    /// The client secret the CLI signs (Sign in with Apple: `--team-id`,
+    /// `--key-id`, `--key-file`), when the three are given.
+    var signedClientSecret: SignedClientSecret?
     var resources: [URL]
     var audience: String?
     var scopes: [String]
@@ -174,6 +177,24 @@ struct Settings: Sendable {
             }
         } else {
             clientKey = nil
+        }
+        switch (pick(options.teamID, "OAUTH2_TEAM_ID"), pick(options.keyID, "OAUTH2_KEY_ID"), pick(options.keyFile, "OAUTH2_KEY_FILE")) {
+        case (nil, nil, nil):
+            signedClientSecret = nil
+        case (let teamID?, let keyID?, let keyFile?):
+            guard let audience = issuer else {
+                throw UsageError("a client secret signed with --key-file needs the issuer it is for: --issuer (the apple preset has it)")
+            }
+            let pem = try PrivateKeyFile.read(keyFile)
+            let key: JWTSigningKey
+            do {
+                key = try JWTSigningKey.ecdsa(pem: pem.value, keyID: keyID)
+            } catch {
+                throw UsageError("--key-file holds no EC private key in PEM (Apple's .p8 file is one)")
+            }
+            signedClientSecret = try SignedClientSecret(issuer: teamID, audience: audience, key: key)
+        default:
+            throw UsageError("--team-id, --key-id and --key-file go together (or OAUTH2_TEAM_ID, OAUTH2_KEY_ID, OAUTH2_KEY_FILE)")
         }
         let resourceTexts =
             options.resources.isEmpty

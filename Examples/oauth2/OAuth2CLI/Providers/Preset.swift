@@ -19,6 +19,7 @@ enum Preset: String, CaseIterable, Sendable {
     case google
     case microsoft
     case gitlab
+    case apple
 
     /// The preset `name` names (`entra` and `azure` are `microsoft`'s other names).
     init?(named name: String) {
@@ -91,6 +92,17 @@ enum Preset: String, CaseIterable, Sendable {
                 record.issuerPlaceholder = "{tenantid}"
                 record.issuerClaim = "tid"
             }
+        case .apple:
+            // "Sign in with Apple REST API": client_secret_post (the library's
+            // default for a signed secret) with a client secret the CLI signs
+            // (--team-id, --key-id, --key-file), and the answer posted as a
+            // form whenever name or email is asked for.
+            record.authorizeURL = "https://appleid.apple.com/auth/authorize"
+            record.tokenURL = "https://appleid.apple.com/auth/token"
+            record.revokeURL = "https://appleid.apple.com/auth/revoke"
+            record.issuer = "https://appleid.apple.com"
+            record.scope = "openid name email"
+            record.authorizeParameters = ["response_mode=form_post"]
         case .gitlab:
             var url = gitlabURL ?? Self.defaultGitLabURL
             while url.hasSuffix("/") { url.removeLast() }
@@ -134,6 +146,12 @@ enum Preset: String, CaseIterable, Sendable {
                 "offline_access is in the scopes so that a refresh token is issued.",
                 "ID tokens are verified for every tenant: iss must be the tenant's issuer of the token's tid; --allowed-tenant ID restricts the tenants.",
                 "With a domain name as --tenant, ID tokens are not verified: give the tenant's id instead.",
+            ]
+        case .apple:
+            [
+                "--team-id, --key-id and --key-file (the .p8 key, 0600): the CLI signs the client secret and renews it.",
+                "Apple posts its answer to the redirect URI (an https page of yours; no loopback): paste the posted form body (code=…&state=…).",
+                "email_verified and is_private_email may be strings or booleans; both are read.",
             ]
         case .gitlab:
             [
