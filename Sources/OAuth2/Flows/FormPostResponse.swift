@@ -72,6 +72,11 @@ public struct FormPostResponse: Sendable, CustomStringConvertible, CustomReflect
         try self.init(body: text)
     }
 
+    /// The `state` posted, when there is one: what an app looks its pending
+    /// authorization up by (in the session of the browser that posted). It
+    /// proves nothing by itself; the grant compares it with the pending one.
+    public var state: String? { values["state"] }
+
     /// The names of the parameters posted, sorted; never a value.
     public var parameterNames: [String] { values.keys.sorted() }
 

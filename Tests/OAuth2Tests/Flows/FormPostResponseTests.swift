@@ -40,6 +40,7 @@ import Testing
         #expect(try response.code(for: Self.pending()).value == Self.code)
         #expect(response.user == UnverifiedUser(firstName: "Jane", lastName: "Appleseed", email: "x7@privaterelay.appleid.com"))
         #expect(response.parameterNames == ["code", "id_token", "state", "user"])
+        #expect(response.state == Self.state)
     }
 
     @Test func aLaterSignInHasNoUser() throws {
