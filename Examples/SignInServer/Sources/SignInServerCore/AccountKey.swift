@@ -39,6 +39,11 @@ enum AccountKey {
         account.hasPrefix(subjectPrefix)
     }
 
+    /// Whether the account is a user that `issuer`'s ID token named.
+    static func isSubject(_ account: String, of issuer: String) -> Bool {
+        account.hasPrefix("\(subjectPrefix)\(issuerDigest(issuer)):")
+    }
+
     private static let subjectPrefix = "oidc:"
 
     /// The base64url (unpadded) SHA-256 of the issuer's UTF-8 bytes.

@@ -26,6 +26,8 @@ public final class SignInApp: Sendable {
     public let configuration: SignInConfiguration
     /// The framework's provider, shared by every request.
     public let provider: OAuth2Provider
+    /// Sign in with Apple's provider, sharing the transport and the token store, when configured.
+    public let apple: OAuth2Provider?
     /// The visitors' sessions.
     public let sessions: any SessionStore
     /// The app's logger; it never receives a token, code, session id or secret.
@@ -75,6 +77,9 @@ public final class SignInApp: Sendable {
         let transport = CurlTransport()
         // Should this throw, the transport is released and stops its thread on its own.
         provider = try OAuth2Provider(configuration: configuration.oauth2, store: store, transport: transport, logger: logger)
+        apple = try configuration.apple.map { (apple) throws(OAuth2Error) in
+            try OAuth2Provider(configuration: apple, store: store, transport: transport, logger: logger)
+        }
         self.configuration = configuration
         self.sessions = sessionStore
         self.logger = logger
@@ -103,6 +108,12 @@ public final class SignInApp: Sendable {
         router.get(RouterPath(SignInConfiguration.callbackPath), use: routes.callback)
         router.get("/me", use: routes.me)
         router.post("/logout", use: routes.logout)
+        if let apple {
+            let appleRoutes = AppleSignInRoutes(app: self, apple: apple)
+            router.get("/login/apple", use: appleRoutes.login)
+            router.post(RouterPath(SignInConfiguration.appleCallbackPath), use: appleRoutes.callback)
+            router.post(RouterPath(SignInConfiguration.appleFinishPath), use: appleRoutes.finish)
+        }
         let services: [any Service] = postgres.map { [$0] } ?? []
         return Application(
             router: router,
@@ -111,6 +122,15 @@ public final class SignInApp: Sendable {
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
+    }
+
+    /// The provider whose tokens `account` holds: Apple's for a user Apple's
+    /// ID token named, else the provider's.
+    func provider(for account: String) -> OAuth2Provider {
+        if let apple, let issuer = apple.configuration.issuer, AccountKey.isSubject(account, of: issuer) {
+            return apple
+        }
+        return provider
     }
 
     /// Closes the transport's connections; call it once the application has stopped.

@@ -58,6 +58,18 @@ public struct SignInConfiguration: Sendable {
     /// The path the provider redirects back to.
     public static let callbackPath = "/callback"
 
+    /// Sign in with Apple beside the provider, when configured (``OAuth2Configuration/signInWithApple(clientID:teamID:keyID:privateKeyPEM:server:)``).
+    public var apple: OAuth2Configuration?
+    /// Where Apple posts its answer, on this site: register it with Apple as the Return URL.
+    public static let appleCallbackPath = "/callback/apple"
+    /// Where the bounce page posts Apple's answer again, same-site, with the session cookie.
+    public static let appleFinishPath = "/callback/apple/finish"
+
+    /// The redirect URI sent to Apple: the public origin and ``appleCallbackPath``.
+    public var appleRedirectURI: URL {
+        URL(string: publicOrigin + Self.appleCallbackPath)!
+    }
+
     /// Creates a configuration from values, for code that does not read the environment.
     public init(
         oauth2: OAuth2Configuration,
@@ -69,8 +81,10 @@ public struct SignInConfiguration: Sendable {
         storeKey: FileTokenStore.EncryptionKey? = nil,
         database: Database? = nil,
         host: String = "127.0.0.1",
-        port: Int = 8080
+        port: Int = 8080,
+        apple: OAuth2Configuration? = nil
     ) {
+        self.apple = apple
         self.oauth2 = oauth2
         self.redirectURI = redirectURI
         self.apiURL = apiURL
@@ -192,7 +206,8 @@ public struct SignInConfiguration: Sendable {
             storeKey: settings.storeKey,
             database: settings.database,
             host: settings.host,
-            port: settings.port
+            port: settings.port,
+            apple: settings.apple
         )
     }
 

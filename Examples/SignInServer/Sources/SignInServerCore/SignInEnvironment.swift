@@ -25,6 +25,8 @@ struct SignInEnvironment {
     var skew: Int
     /// The framework's configuration from the variables' endpoints, without discovery.
     var explicitConfiguration: OAuth2Configuration?
+    /// Sign in with Apple, when `SIGNIN_APPLE_CLIENT_ID` is set.
+    var apple: OAuth2Configuration?
 
     /// - Throws: ``ConfigurationError`` naming every missing or unusable variable at once.
     init(environment: [String: String]) throws(ConfigurationError) {
@@ -97,12 +99,15 @@ struct SignInEnvironment {
             }
         }
 
+        let apple = reader.apple()
+
         guard reader.error.isEmpty, let clientID, let redirectURI, storeDirectory != nil || database != nil,
             discover || explicitConfiguration != nil
         else {
             throw reader.error
         }
         self.explicitConfiguration = explicitConfiguration
+        self.apple = apple
         self.clientID = clientID
         self.clientSecret = clientSecret
         self.authorizeURL = authorizeURL

@@ -104,6 +104,15 @@ struct SignInRoutes: Sendable {
             return Responses.html(Page.error("The sign-in did not complete.", code: error.code), status: status)
         }
 
+        return try await complete(token, from: provider, session: sessionID, context: context)
+    }
+
+    /// The end of every sign-in, once the provider's token is in hand:
+    /// learn whose it is, adopt it under that account (revoking the user's
+    /// earlier grant), and start the signed-in session.
+    func complete(_ token: AccessToken, from provider: OAuth2Provider, session sessionID: String?, context: some RequestContext)
+        async throws -> Response
+    {
         // Whose token is it? Only the provider knows: in the ID token it
         // signed, or through its API.
         let account: String
@@ -184,7 +193,7 @@ struct SignInRoutes: Sendable {
         let sessionID = app.cookie.sessionID(in: request)
         if let account = try await sessions.account(of: sessionID) {
             do throws(OAuth2Error) {
-                try await provider.client(account: account).logout()
+                try await app.provider(for: account).client(account: account).logout()
             } catch {
                 context.logger.error("cannot delete the token", metadata: ["oauth2.error": "\(error.code)"])
                 return Responses.html(Page.error("The sign-out failed.", code: error.code), status: .internalServerError)
@@ -203,7 +212,7 @@ struct SignInRoutes: Sendable {
     /// Who the account's user is: by the ID token for an OpenID Connect
     /// account, by the provider's API for the others.
     private func identity(of account: String) async throws(ProfileError) -> (displayName: String, body: Data) {
-        let client = provider.client(account: account)
+        let client = app.provider(for: account).client(account: account)
         if AccountKey.isSubject(account) {
             let profile = try await OpenIDProfile.load(for: client)
             return (profile.displayName, try profile.body)

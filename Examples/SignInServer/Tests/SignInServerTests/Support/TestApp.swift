@@ -42,6 +42,8 @@ struct TestApp: Sendable {
         /// issuer, ``TestApp/openIDScopes``, no authorize, token or API URL
         /// (the revocation URL stays: the discovery document has none).
         var openID = false
+        /// Sign in with Apple beside the provider, against this Apple-behaving provider.
+        var apple: AppleEnvironment?
     }
 
     /// The scopes an OpenID Connect test app asks for.
@@ -105,6 +107,9 @@ struct TestApp: Sendable {
         }
         if !client.clientSecret.isEmpty {
             environment["SIGNIN_CLIENT_SECRET"] = client.clientSecret
+        }
+        if let apple = setup.apple {
+            environment.merge(apple.environment) { _, new in new }
         }
         if let database = setup.database {
             environment.merge(database.environment) { _, new in new }

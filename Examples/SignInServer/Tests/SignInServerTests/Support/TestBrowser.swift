@@ -39,6 +39,17 @@ final class TestBrowser: Sendable {
         try await send(.post, path, headers: headers + [("Content-Type", "application/x-www-form-urlencoded")], body: Data(), at: instance)
     }
 
+    /// POSTs a form body to a path, as a browser does: with the cookies for a
+    /// same-site POST (from one of the app's own pages, `Origin` the app's),
+    /// without them for a cross-site one (`Origin` another site's): a
+    /// `SameSite=Lax` cookie is not sent with a cross-site POST.
+    func postForm(_ path: String, body: String, from origin: String?, at instance: TestApp? = nil) async throws -> HTTPTransportResponse {
+        let sameSite = origin == (instance?.baseURL ?? base).absoluteString.trimmingTrailingSlash
+        var headers = [("Content-Type", "application/x-www-form-urlencoded")]
+        if let origin { headers.append(("Origin", origin)) }
+        return try await send(.post, path, headers: headers, body: Data(body.utf8), at: instance, cookies: sameSite)
+    }
+
     /// GETs the path and query of a URL, whatever its host and port: the
     /// provider's redirect to the app, or to another instance.
     func follow(_ redirect: String, at instance: TestApp? = nil) async throws -> HTTPTransportResponse {
@@ -51,13 +62,14 @@ final class TestBrowser: Sendable {
         _ pathAndQuery: String,
         headers: [(String, String)] = [],
         body: Data? = nil,
-        at instance: TestApp?
+        at instance: TestApp?,
+        cookies: Bool = true
     ) async throws -> HTTPTransportResponse {
         let base = instance?.baseURL ?? base
         let url = try requireValue(URL(string: pathAndQuery, relativeTo: base)?.absoluteURL, "bad path \(pathAndQuery)")
         var fields = HTTPFields(headers.compactMap { name, value in HTTPField.Name(name).map { HTTPField(name: $0, value: value) } })
         let cookieHeader = jar.withLock { $0.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
-        if !cookieHeader.isEmpty {
+        if cookies, !cookieHeader.isEmpty {
             fields.append(HTTPField(name: .cookie, value: cookieHeader))
         }
         let response = try await Self.transport.send(HTTPTransportRequest(method: method, url: url, headers: fields, body: body))
@@ -81,6 +93,11 @@ final class TestBrowser: Sendable {
             }
         }
     }
+}
+
+extension String {
+    /// The text without one trailing `/`: a base URL as an `Origin`.
+    var trimmingTrailingSlash: String { hasSuffix("/") ? String(dropLast()) : self }
 }
 
 extension HTTPTransportResponse {
