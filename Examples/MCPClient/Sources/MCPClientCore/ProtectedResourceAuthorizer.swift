@@ -122,6 +122,7 @@ public final class ProtectedResourceAuthorizer: HTTPClientAuthorizer, Sendable {
     public func handleChallenge(
         statusCode: Int, headers: [String: String], endpoint: URL, operationKey: String?, session: URLSession
     ) async throws -> Bool {
+        challengesHandled.withLock { $0 += 1 }
         var fields = HTTPFields()
         for (name, value) in headers {
             guard let name = HTTPField.Name(name) else { continue }
@@ -172,6 +173,9 @@ public final class ProtectedResourceAuthorizer: HTTPClientAuthorizer, Sendable {
         lastFailure.withLock { $0 }
     }
     let lastFailure = Mutex<OAuth2Error?>(nil)
+    /// How many refusals the SDK has passed on (for the tests: a run that
+    /// holds a token sends no request unsigned first).
+    let challengesHandled = Mutex(0)
 
     func failed(_ error: OAuth2Error) {
         lastFailure.withLock { $0 = error }
