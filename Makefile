@@ -2,7 +2,7 @@
 # and `make test` (every test). Each installs what is missing first.
 SWIFT ?= swift
 
-.PHONY: all build cli deps test-deps lint format api-check api-update docs test test-tsan test-server-example demo clean fuzz fuzz-merge fuzz-replay
+.PHONY: all build cli deps test-deps lint format api-check api-update docs test test-tsan test-server-example test-mcp-example demo clean fuzz fuzz-merge fuzz-replay
 
 all: build
 
@@ -113,7 +113,8 @@ test: test-deps lint
 	export OAUTH2_IT_GLEWLWYD="$(CURDIR)/.build/glewlwyd/main/env.json" && \
 	export OAUTH2_IT_GLEWLWYD_TLS="$(CURDIR)/.build/glewlwyd/tls/env.json" && \
 	OAUTH2_IT_BINARY="$$($(SWIFT) build --show-bin-path)/oauth2" SWIFT="$(SWIFT)" scripts/swift-test.sh && \
-	SWIFT="$(SWIFT)" scripts/test-server-example.sh
+	SWIFT="$(SWIFT)" scripts/test-server-example.sh && \
+	SWIFT="$(SWIFT)" scripts/test-mcp-example.sh
 	$(MAKE) --no-print-directory test-tsan
 
 # The DocC documentation of the library products (Sources/*/*.docc, built by
@@ -134,6 +135,9 @@ test-tsan: deps
 # The Hummingbird example (Examples/SignInServer), its own package, against local providers.
 test-server-example: deps
 	@SWIFT="$(SWIFT)" scripts/test-server-example.sh
+
+test-mcp-example: deps
+	@SWIFT="$(SWIFT)" scripts/test-mcp-example.sh
 
 # The CLI against a local provider, narrated on stderr. `make demo PASTE=1`
 # lets you play the browser yourself and paste the redirect.

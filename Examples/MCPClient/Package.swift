@@ -30,6 +30,16 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        .executableTarget(
+            name: "MCPClient",
+            dependencies: [
+                "MCPClientCore",
+                .product(name: "OAuth2", package: "swift-oauth2"),
+                .product(name: "MCP", package: "swift-sdk"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "MCPClientTests",
             dependencies: [

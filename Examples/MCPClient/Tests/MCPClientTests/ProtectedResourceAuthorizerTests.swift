@@ -67,7 +67,7 @@ import Testing
 @Suite struct EndpointSecurityTests {
     func authorizer() throws -> ProtectedResourceAuthorizer {
         try ProtectedResourceAuthorizer(
-            identity: ClientIdentity(clientID: "example"), redirectHandler: nil, store: MemoryStore(),
+            identity: ClientIdentity(clientID: "example"), redirectHandler: nil, store: InMemoryTokenStore(),
             transport: CannedTransport())
     }
 
