@@ -6,6 +6,10 @@ import Testing
 
 @testable import MCPClientCore
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 @Suite struct ProbeTransportTests {
     let endpoint = URL(string: "http://127.0.0.1:9/mcp")!
 
@@ -83,5 +87,53 @@ import Testing
 
     @Test func nothingIsSignedBeforeAProbeSucceeded() throws {
         #expect(try authorizer().authorizationHeader(for: URL(string: "http://127.0.0.1:9/mcp")!) == nil)
+    }
+}
+
+@Suite struct StepUpLimitTests {
+    let endpoint = URL(string: "http://127.0.0.1:9/mcp")!
+
+    /// The issue's hostile case through the SDK's seam: a resource that asks
+    /// for more scope on every retry gets one step-up per request, then the
+    /// library's typed error, carrying what it asked for, and nobody is sent
+    /// to sign in again.
+    @Test func aSecondStepUpForOneRequestIsRefusedWithoutAnotherSignIn() async throws {
+        let network = CannedTransport()
+        let authorizer = try ProtectedResourceAuthorizer(
+            identity: ClientIdentity(clientID: "example"), redirectHandler: NoRedirect(), store: InMemoryTokenStore(),
+            transport: network)
+        authorizer.state.withLock { $0[endpoint.absoluteString] = .init(authorization: "Bearer held", stepUps: 1) }
+        let headers = ["WWW-Authenticate": #"Bearer error="insufficient_scope", scope="read admin""#]
+
+        await #expect(throws: OAuth2Error.self) {
+            _ = try await authorizer.handleChallenge(
+                statusCode: 403, headers: headers, endpoint: endpoint, operationKey: "tools/call", session: .shared)
+        }
+        let error = try #require(authorizer.lastError)
+        #expect(error.code == .insufficientScope)
+        #expect(error.stepUp?.scopes == ["read", "admin"])
+        #expect(network.requests.isEmpty)
+        #expect(authorizer.authorizationHeader(for: endpoint) == "Bearer held")
+    }
+
+    /// Each request the SDK starts may step up once again.
+    @Test func theNextRequestMayStepUpAgain() async throws {
+        let authorizer = try ProtectedResourceAuthorizer(
+            identity: ClientIdentity(clientID: "example"), redirectHandler: NoRedirect(), store: InMemoryTokenStore(),
+            transport: CannedTransport())
+        authorizer.state.withLock { $0[endpoint.absoluteString] = .init(authorization: nil, signIns: 1, stepUps: 1) }
+        try await authorizer.prepareAuthorization(for: endpoint, session: .shared)
+        let state = authorizer.state.withLock { $0[endpoint.absoluteString] }
+        #expect(state?.stepUps == 0)
+        #expect(state?.signIns == 0)
+    }
+}
+
+/// A redirect handler that fails the test when used.
+struct NoRedirect: AuthorizationRedirectHandler {
+    var redirectURI: URL { URL(string: "http://127.0.0.1/callback")! }
+    func redirect(for pending: PendingAuthorization) async throws(OAuth2Error) -> URL {
+        Issue.record("a sign-in was started")
+        throw OAuth2Error(code: .invalidConfiguration, message: "no sign-in expected")
     }
 }
