@@ -14,6 +14,8 @@ struct MCPServerEnvironment: Sendable {
     let username: String
     let password: String
     let browser: String
+    /// The provider's record of token requests (Tests/Provider/README.md).
+    let tokenRequests: URL?
 
     /// From OAUTH2_IT_MCP_SERVER (the path of the server's env.json), or nil.
     static let current = load("OAUTH2_IT_MCP_SERVER")
@@ -28,7 +30,9 @@ struct MCPServerEnvironment: Sendable {
             let alice = (provider["users"] as? [String: Any])?["alice"] as? [String: Any],
             let username = alice["username"] as? String, let password = alice["password"] as? String
         else { return nil }
-        return MCPServerEnvironment(url: url, resource: resource, username: username, password: password, browser: browser)
+        let tokenRequests = ((provider["endpoints"] as? [String: Any])?["test_token_requests"] as? String).flatMap(URL.init(string:))
+        return MCPServerEnvironment(
+            url: url, resource: resource, username: username, password: password, browser: browser, tokenRequests: tokenRequests)
     }
 
     static var isConfigured: Bool { current != nil }
@@ -132,6 +136,11 @@ struct MCPServerWitnessTests {
         let query = URLComponents(url: authorize, resolvingAgainstBaseURL: false)?.queryItems ?? []
         #expect(query.first { $0.name == "resource" }?.value == environment.resource)
         #expect(query.first { $0.name == "code_challenge_method" }?.value == "S256")
+        // And on the code exchange (RFC 8707 §2.2), as the provider recorded it.
+        let clientID = try #require(answer["client_id"] as? String)
+        let exchanges = try await tokenRequests(of: clientID)
+        #expect(exchanges.map { $0["grant_type"] as? String } == ["authorization_code"])
+        #expect(exchanges.first?["resource"] as? [String] == [environment.resource])
 
         // A new process: a new client on the same store. No sign-in, and its
         // requests are signed from the first one.
@@ -147,6 +156,16 @@ struct MCPServerWitnessTests {
         #expect(network.urls.isEmpty, "the second run fetched \(network.urls)")
         #expect(second.challengesHandled.withLock { $0 } == 0)
         #expect(first.challengesHandled.withLock { $0 } == 1)
+    }
+
+    /// The token requests the provider saw from `clientID`.
+    func tokenRequests(of clientID: String) async throws -> [[String: Any]] {
+        let base = try #require(environment.tokenRequests)
+        var components = try #require(URLComponents(url: base, resolvingAgainstBaseURL: false))
+        components.queryItems = [URLQueryItem(name: "client_id", value: clientID)]
+        let response = try await CurlTransport().send(HTTPTransportRequest(url: try #require(components.url)))
+        let body = try #require(try JSONSerialization.jsonObject(with: response.body) as? [String: Any])
+        return body["requests"] as? [[String: Any]] ?? []
     }
 
     @Test(.enabled(if: MCPServerEnvironment.second != nil, "needs a second MCP server (OAUTH2_IT_MCP_SERVER_B)"))
