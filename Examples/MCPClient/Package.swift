@@ -18,12 +18,11 @@ let package = Package(
     ],
     targets: [
         // The seam: the SDK's HTTPClientAuthorizer, answered by swift-oauth2's
-        // ProtectedResourceClient; and the loopback redirect handler.
+        // ProtectedResourceClient.
         .target(
             name: "MCPClientCore",
             dependencies: [
                 .product(name: "OAuth2", package: "swift-oauth2"),
-                .product(name: "OAuth2Loopback", package: "swift-oauth2"),
                 .product(name: "MCP", package: "swift-sdk"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -35,6 +34,7 @@ let package = Package(
             dependencies: [
                 "MCPClientCore",
                 .product(name: "OAuth2", package: "swift-oauth2"),
+                .product(name: "OAuth2Loopback", package: "swift-oauth2"),
                 .product(name: "MCP", package: "swift-sdk"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -46,6 +46,7 @@ let package = Package(
                 "MCPClientCore",
                 .product(name: "OAuth2", package: "swift-oauth2"),
                 .product(name: "OAuth2Testing", package: "swift-oauth2"),
+                .product(name: "OAuth2Loopback", package: "swift-oauth2"),
                 .product(name: "MCP", package: "swift-sdk"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

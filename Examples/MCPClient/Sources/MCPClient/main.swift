@@ -9,6 +9,7 @@ import Foundation
 import Logging
 import MCPClientCore
 import OAuth2
+import OAuth2Loopback
 
 let usage = """
     usage: MCPClient URL [--store DIR] [--key-file PATH] [--tool NAME] [--account NAME] [--scope SCOPE]...
@@ -82,9 +83,6 @@ LoggingSystem.bootstrap { label in
     return handler
 }
 
-let redirectHandler = LoopbackRedirectHandler { url in
-    FileHandle.standardError.write(Data("open: \(url.absoluteString)\n".utf8))
-}
 let identity = ClientIdentity(
     metadataDocumentURL: metadataURL,
     registrationMetadata: register
@@ -100,7 +98,11 @@ do {
         directory: storePath, encryption: try keyFile.map { .aesGCM(try .fromFile(atPath: $0)) } ?? .plaintext)
     let authorizer = try ProtectedResourceAuthorizer(
         identity: identity,
-        redirectHandler: requireStoredToken ? nil : redirectHandler,
+        redirectHandler: requireStoredToken
+            ? nil
+            : try LoopbackRedirectHandler(redirectURI: URL(string: "http://127.0.0.1/callback")!, applicationName: "MCPClient") {
+                url in FileHandle.standardError.write(Data("open: \(url.absoluteString)\n".utf8))
+            },
         store: store,
         account: account,
         options: ProtectedResourceClient.Options(scopes: scopes.isEmpty ? nil : scopes),

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import OAuth2
+import OAuth2Loopback
 import Synchronization
 import Testing
 
@@ -54,8 +55,10 @@ final class ScriptedBrowser: Sendable {
         self.environment = environment
     }
 
-    var handler: LoopbackRedirectHandler {
-        LoopbackRedirectHandler(timeout: .seconds(60)) { url in self.open(url) }
+    func handler() throws -> LoopbackRedirectHandler {
+        try LoopbackRedirectHandler(redirectURI: URL(string: "http://127.0.0.1/callback")!, timeout: .seconds(60)) { url in
+            self.open(url)
+        }
     }
 
     func open(_ url: URL) {
@@ -121,7 +124,7 @@ struct MCPServerWitnessTests {
         let browser = ScriptedBrowser(environment)
 
         let first = try ProtectedResourceAuthorizer(
-            identity: identity(), redirectHandler: browser.handler, store: store, transport: CurlTransport())
+            identity: identity(), redirectHandler: try browser.handler(), store: store, transport: CurlTransport())
         let result = try await callTool(at: environment.url, authorizer: first, tool: "whoami")
         #expect(browser.failures.withLock { $0 }.isEmpty)
         #expect(browser.opened.withLock { $0.count } == 1, "one browser trip")
@@ -176,7 +179,7 @@ struct MCPServerWitnessTests {
         let store = try FileTokenStore(directory: directory.path)
         let browser = ScriptedBrowser(environment)
         let authorizer = try ProtectedResourceAuthorizer(
-            identity: identity(), redirectHandler: browser.handler, store: store, transport: CurlTransport())
+            identity: identity(), redirectHandler: try browser.handler(), store: store, transport: CurlTransport())
 
         let first = try await callTool(at: environment.url, authorizer: authorizer, tool: "whoami")
         let second = try await callTool(at: other.url, authorizer: authorizer, tool: "whoami")
