@@ -282,7 +282,7 @@ public final class FileTokenStore: TokenStore {
     }
 
     /// Creates, fills, fsyncs and closes a fresh temporary file; returns its name.
-    private func writeTemporaryFile(_ bytes: [UInt8], for name: String, subject: String) throws(OAuth2Error) -> String {
+    func writeTemporaryFile(_ bytes: [UInt8], for name: String, subject: String) throws(OAuth2Error) -> String {
         var attempts = 0
         while true {
             attempts += 1

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
 
 /// A ``TokenStore`` that keeps tokens in memory, for tests and for processes
@@ -19,6 +19,8 @@ public final class InMemoryTokenStore: TokenStore {
         var tokens: [[UInt8]: (account: String, token: AccessToken)]
         /// The accounts whose lock is held, by UTF-8 bytes.
         var locked: Set<[UInt8]> = []
+        /// The ``ClientRecordStore`` records, by the UTF-8 bytes of their kind and name.
+        var records: [RecordKey: Data] = [:]
     }
 
     private let state: LockedValue<State>
@@ -86,5 +88,45 @@ public final class InMemoryTokenStore: TokenStore {
         guard !account.isEmpty else {
             throw OAuth2Error.store("the account name is empty; every token is stored under a non-empty account name")
         }
+    }
+}
+
+extension InMemoryTokenStore: ClientRecordStore {
+    /// A record's key by its exact bytes, as accounts are told apart.
+    struct RecordKey: Hashable {
+        var kind: [UInt8]
+        var name: [UInt8]
+
+        init(_ key: ClientRecordKey) throws(OAuth2Error) {
+            guard !key.kind.isEmpty, !key.name.isEmpty else {
+                throw OAuth2Error.store("a record's kind and name must not be empty")
+            }
+            kind = Array(key.kind.utf8)
+            name = Array(key.name.utf8)
+        }
+    }
+
+    /// The record under `key`, or `nil`.
+    ///
+    /// - Throws: `store_error` for an empty kind or name.
+    public func loadRecord(_ key: ClientRecordKey) async throws(OAuth2Error) -> Data? {
+        let key = try RecordKey(key)
+        return state.withLock { $0.records[key] }
+    }
+
+    /// Stores `record` under `key`, replacing what was there.
+    ///
+    /// - Throws: `store_error` for an empty kind or name.
+    public func saveRecord(_ record: Data, for key: ClientRecordKey) async throws(OAuth2Error) {
+        let key = try RecordKey(key)
+        state.withLock { $0.records[key] = record }
+    }
+
+    /// Removes the record under `key`, if any.
+    ///
+    /// - Throws: `store_error` for an empty kind or name.
+    public func deleteRecord(_ key: ClientRecordKey) async throws(OAuth2Error) {
+        let key = try RecordKey(key)
+        state.withLock { $0.records[key] = nil }
     }
 }

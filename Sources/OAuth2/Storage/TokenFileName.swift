@@ -44,6 +44,36 @@ enum TokenFileName {
         return encoded + suffix
     }
 
+    static let recordSuffix = ".record"
+
+    /// The file name of a ``ClientRecordStore`` record: the kind and the name
+    /// encoded as an account is, joined by `.` (which the encoding never
+    /// yields, so the two parts are unambiguous), and `.record`, which no
+    /// token or lock file ends with. Too long, `+sha256-<hex>` of the
+    /// record's authenticated data (kind and name, length-prefixed).
+    static func fileName(for key: ClientRecordKey) throws(OAuth2Error) -> String {
+        guard !key.kind.isEmpty, !key.name.isEmpty else {
+            throw OAuth2Error.store("a record's kind and name must not be empty")
+        }
+        let encoded = encode(key.kind) + "." + encode(key.name)
+        guard encoded.utf8.count <= maximumEncodedLength else {
+            return "+sha256-" + SHA256.hash(data: RecordFileFormat.authenticatedData(key)).map(hex).joined() + recordSuffix
+        }
+        return encoded + recordSuffix
+    }
+
+    private static func encode(_ text: String) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            if isUnreserved(byte) {
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                encoded += "%" + hex(byte)
+            }
+        }
+        return encoded
+    }
+
     static let lockSuffix = ".lock"
 
     /// The name of `account`'s lock file: its token file's name with `.lock`
@@ -61,7 +91,7 @@ enum TokenFileName {
 
     /// Whether `name` is one of the store's temporary files.
     static func isTemporary(_ name: String) -> Bool {
-        name.hasPrefix(".") && name.hasSuffix(temporarySuffix) && name.contains(suffix + ".")
+        name.hasPrefix(".") && name.hasSuffix(temporarySuffix) && (name.contains(suffix + ".") || name.contains(recordSuffix + "."))
     }
 
     private static func isUnreserved(_ byte: UInt8) -> Bool {

@@ -123,3 +123,26 @@ public struct ClientRegistration: Sendable, Hashable, Codable {
         self.metadata = metadata
     }
 }
+
+extension ClientRegistration {
+    /// Decodes a registration, its client secret opaque again: ``Secret``'s
+    /// own decoding would let the redacted form show the secret's first characters.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            issuer: try container.decode(String.self, forKey: .issuer),
+            clientID: try container.decode(String.self, forKey: .clientID),
+            clientSecret: try container.decodeIfPresent(Secret.self, forKey: .clientSecret)?.opaque,
+            clientSecretExpiresAt: try container.decodeIfPresent(Date.self, forKey: .clientSecretExpiresAt),
+            clientIDIssuedAt: try container.decodeIfPresent(Date.self, forKey: .clientIDIssuedAt),
+            registrationAccessToken: try container.decodeIfPresent(Secret.self, forKey: .registrationAccessToken),
+            registrationClientURI: try container.decodeIfPresent(URL.self, forKey: .registrationClientURI),
+            metadata: try container.decode(ClientMetadata.self, forKey: .metadata)
+        )
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case issuer, clientID, clientSecret, clientSecretExpiresAt, clientIDIssuedAt, registrationAccessToken, registrationClientURI,
+            metadata
+    }
+}

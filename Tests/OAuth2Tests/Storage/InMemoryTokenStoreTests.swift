@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import OAuth2
 
@@ -74,5 +75,22 @@ import Testing
         }
 
         #expect(error.code == .storeError)
+    }
+}
+
+@Suite struct InMemoryTokenStoreRecordsTests {
+    @Test func recordsRoundTripByTheirExactBytes() async throws {
+        let store = InMemoryTokenStore()
+        let composed = ClientRecordKey(kind: "resource", name: "https://caf\u{e9}.example/")
+        let decomposed = ClientRecordKey(kind: "resource", name: "https://cafe\u{301}.example/")
+        #expect(try await store.loadRecord(composed) == nil)
+        try await store.saveRecord(Data("a".utf8), for: composed)
+        #expect(try await store.loadRecord(composed) == Data("a".utf8))
+        #expect(try await store.loadRecord(decomposed) == nil)
+        try await store.saveRegistration(FileTokenStoreRecordsTests.registration)
+        #expect(try await store.loadRegistration(issuer: "https://id.example") == FileTokenStoreRecordsTests.registration)
+        try await store.deleteRecord(composed)
+        #expect(try await store.loadRecord(composed) == nil)
+        #expect(store.accounts.isEmpty, "records are not accounts")
     }
 }
