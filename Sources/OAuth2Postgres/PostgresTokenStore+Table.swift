@@ -120,7 +120,7 @@ extension PostgresTokenStore {
 
     /// The schema of the table `name` resolves to on the `search_path`, nil
     /// when there is none; a table the connecting role does not own is refused.
-    private func ownSchema(of name: String, on connection: PostgresConnection) async throws -> String? {
+    func ownSchema(of name: String, on connection: PostgresConnection) async throws -> String? {
         guard
             let owner = try await values(
                 "SELECT pg_get_userbyid(relowner)::text FROM pg_class WHERE oid = to_regclass(\(name))", as: String.self, on: connection

@@ -97,6 +97,9 @@ public final class PostgresTokenStore: TokenStore {
     /// The tables' qualified names, once they are known to exist at
     /// ``schemaVersion`` and to be owned by the role the store connects as.
     private let preparedNames = Mutex<PreparedNames?>(nil)
+    /// The records table's qualified name, once it is known to exist and to
+    /// be owned by the role the store connects as.
+    let preparedRecordTable = Mutex<String?>(nil)
     var prepared: PreparedNames? {
         get { preparedNames.withLock { $0 } }
         set { preparedNames.withLock { $0 = newValue } }
