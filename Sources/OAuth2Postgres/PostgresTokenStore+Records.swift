@@ -13,7 +13,7 @@ import Synchronization
 /// record's kind and name as authenticated data, so a row whose key columns
 /// were changed does not decrypt (or, plaintext, is refused).
 ///
-/// Records are not scoped to the store's ``binding``: a registration is what
+/// Records are not scoped to the store's ``PostgresTokenStore/binding``: a registration is what
 /// a client id comes from, so it is kept for the authorization server, by
 /// its issuer, whatever configuration reads it. The table is made on first
 /// use, with the token table's owner rule (a table of that name another

@@ -12,12 +12,12 @@ public import Foundation
 #endif
 
 /// Records (registrations, discovered resources) kept beside the tokens:
-/// one file per record, named by ``TokenFileName/fileName(for:)-(ClientRecordKey)``
-/// (`<kind>.<name>.record`, which no account's `.token` or `.lock` file can
-/// be), under the same rules as a token file: 0600 whatever the umask,
+/// one file per record, named `<kind>.<name>.record` (kind and name
+/// percent-encoded as account names are; no account's `.token` or `.lock`
+/// file can have that name), under the same rules as a token file: 0600 whatever the umask,
 /// written to a temporary file, fsynced and renamed, refused when it is a
 /// link, someone else's, open to others, over 1 MiB or damaged, and sealed
-/// with the store's key (``RecordFileFormat``: the record's key as
+/// with the store's key (the record's kind and name as
 /// authenticated data, so a record file copied over another does not load).
 extension FileTokenStore: ClientRecordStore {
     /// The record under `key`, or `nil` when it has no file.
