@@ -6,7 +6,7 @@ public import Foundation
 public import Logging
 
 /// Where a client that configures itself sends its user to sign in: a CLI's
-/// loopback receiver (``OAuth2Loopback``), a server's redirect.
+/// loopback receiver (the `OAuth2Loopback` product's `LoopbackRedirectHandler`), a server's redirect.
 public protocol AuthorizationRedirectHandler: Sendable {
     /// The redirect URI the client registers and sends.
     var redirectURI: URL { get }

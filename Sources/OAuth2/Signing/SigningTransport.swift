@@ -255,6 +255,28 @@ public struct SigningTransport: HTTPTransport {
             httpStatus: response.status.code)
     }
 
+    /// What a resource's answer to a request that carried `token` says, as
+    /// the error a signed request would throw (`insufficient_scope` and
+    /// `insufficient_user_authentication` with ``OAuth2Error/stepUp``,
+    /// `invalid_token`, `unauthorized`, `dpop_required`), or `nil` when it
+    /// is no refusal. For requests another HTTP stack sent with the token.
+    package static func refusal(_ response: borrowing HTTPTransportResponse, token: AccessToken) -> OAuth2Error? {
+        switch BearerRejection(response, dpopBound: token.dpopKey != nil) {
+        case .none:
+            return nil
+        case .insufficientScope(let scope):
+            return insufficientScope(scope, status: response.status.code, token: token)
+        case .insufficientUserAuthentication(let challenge):
+            return insufficientUserAuthentication(challenge, status: response.status.code, token: token)
+        case .unauthorized:
+            return unauthorized(response, dpopBound: token.dpopKey != nil)
+        case .dpopRequired:
+            return dpopRequired(response)
+        case .invalidToken:
+            return OAuth2Error(code: .invalidToken, message: "the resource server refused the token", httpStatus: response.status.code)
+        }
+    }
+
     /// `insufficient_scope`, carrying what to ask for (``OAuth2Error/stepUp``):
     /// the scopes the token has and the ones the resource named.
     private static func insufficientScope(_ scope: String?, status: Int, token: AccessToken) -> OAuth2Error {
