@@ -16,31 +16,24 @@ import FoundationNetworking
 /// the sign-in with PKCE and `resource` (RFC 8707), the tokens kept per
 /// resource in the store, refresh and step-up all happen in the library.
 ///
-/// The seam and the library meet awkwardly: the SDK's transport sends each
-/// request itself and asks the authorizer two things, "handle this challenge"
-/// (with the response's headers, not the request) and, synchronously, "the
-/// `Authorization` value for this endpoint", while `ProtectedResourceClient`
-/// offers one call, ``ProtectedResourceClient/send(_:)``, that sends a request
-/// and does everything a refusal needs. So the authorizer asks `send` to send
-/// a *probe* to the endpoint through ``ProbeTransport``, which keeps the probe
-/// in the process: the probe's first attempt is answered with the challenge
-/// the SDK received (so the client discovers, signs in or steps up exactly
-/// as if the resource had refused it), and the first signed attempt after
-/// that is answered 200 and its `Authorization` value kept for the SDK's
-/// requests. Everything else the client sends (metadata, registration,
-/// tokens) goes to the network through the real transport.
+/// The SDK's transport sends each request itself and asks the authorizer two
+/// things, "the `Authorization` value for this endpoint" (synchronously,
+/// before a request) and "handle this refusal" (its status and headers). The
+/// library answers each with one call: ``ProtectedResourceClient/token(for:)``
+/// (the token held for the endpoint's resource, refreshed) before each
+/// request, and ``ProtectedResourceClient/authorize(after:for:)`` (discovery
+/// and a sign-in, or a step-up, as `send` would) on a refusal.
 ///
 /// What this cannot do: DPoP (RFC 9449). A DPoP proof is made for one
 /// request (method, URL, a fresh `jti`), and the SDK's seam carries one
 /// `Authorization` value per endpoint; a client with `Options.dpop` is
 /// refused.
 public final class ProtectedResourceAuthorizer: HTTPClientAuthorizer, Sendable {
-    /// The library's client; its transport is this authorizer's ``ProbeTransport``.
+    /// The library's client.
     public let client: ProtectedResourceClient
-    let probes: ProbeTransport
     let logger: Logger
 
-    /// Per endpoint: the `Authorization` value to send, and the challenges
+    /// Per endpoint: the `Authorization` value to send, and the refusals
     /// handled since the SDK last started a request (its
     /// `prepareAuthorization` call), so that a resource asking for more on
     /// every retry gets one step-up and then an error, not a browser trip a time.
@@ -54,8 +47,8 @@ public final class ProtectedResourceAuthorizer: HTTPClientAuthorizer, Sendable {
     /// At most three tries of one request: a sign-in, then one step-up.
     public var maxAuthorizationAttempts: Int { 3 }
 
-    /// Creates an authorizer whose ``ProtectedResourceClient`` sends through
-    /// `transport` (a ``ProbeTransport`` wraps it).
+    /// Creates an authorizer whose ``ProtectedResourceClient`` fetches
+    /// metadata, registers and asks for tokens through `transport`.
     ///
     /// - Throws: `invalid_configuration` when `options` asks for DPoP, which
     ///   the SDK's seam cannot carry.
@@ -73,12 +66,10 @@ public final class ProtectedResourceAuthorizer: HTTPClientAuthorizer, Sendable {
                 code: .invalidConfiguration,
                 message: "the MCP SDK's HTTPClientAuthorizer carries one Authorization value per endpoint; DPoP needs a proof per request")
         }
-        let probes = ProbeTransport(wrapping: transport)
-        self.probes = probes
         self.logger = logger
         self.client = ProtectedResourceClient(
             identity: identity, redirectHandler: redirectHandler, store: store, account: account, options: options,
-            transport: probes, logger: logger)
+            transport: transport, logger: logger)
     }
 
     /// The MCP spec: an authorization server's endpoints are https; the MCP
@@ -91,26 +82,32 @@ public final class ProtectedResourceAuthorizer: HTTPClientAuthorizer, Sendable {
             code: .invalidConfiguration, message: "an MCP endpoint that gets a token must be https (or http on a loopback address)")
     }
 
-    /// The value kept by the last probe for this endpoint.
+    /// The value kept for this endpoint by the last ``prepareAuthorization(for:session:)``
+    /// or ``handleChallenge(statusCode:headers:endpoint:operationKey:session:)``.
     public func authorizationHeader(for endpoint: URL) -> String? {
         state.withLock { $0[endpoint.absoluteString]?.authorization }
     }
 
-    /// Called by the SDK before each request: the client signs a probe with
-    /// the token it holds for the endpoint's resource, refreshing it when it
-    /// has expired; the request then goes out signed, without a 401 first.
-    /// Holding none, the probe is answered unsigned and nothing is kept.
+    /// Called by the SDK before each request: the token the client holds for
+    /// the endpoint's resource, refreshed when it has expired, so that the
+    /// request goes out signed, without a 401 first. Holding none, nothing is kept.
     public func prepareAuthorization(for endpoint: URL, session: URLSession) async throws {
         let key = endpoint.absoluteString
         state.withLock {
             $0[key, default: EndpointState()].signIns = 0
             $0[key, default: EndpointState()].stepUps = 0
         }
-        let authorization = try await probe(endpoint, answering: nil)
-        state.withLock { $0[key, default: EndpointState()].authorization = authorization }
+        let token: AccessToken?
+        do {
+            token = try await client.token(for: endpoint)
+        } catch {
+            failed(error)
+            throw error
+        }
+        state.withLock { $0[key, default: EndpointState()].authorization = token.map(Self.authorization) }
     }
 
-    /// The resource refused a request: the client acts on the challenge (the
+    /// The resource refused a request: the client acts on the refusal (the
     /// first time: discovery, identity, sign-in; a 403 `insufficient_scope`
     /// or `insufficient_user_authentication`: a step-up) and the SDK sends
     /// the request again with the new token.
@@ -128,7 +125,7 @@ public final class ProtectedResourceAuthorizer: HTTPClientAuthorizer, Sendable {
             guard let name = HTTPField.Name(name) else { continue }
             fields.append(HTTPField(name: name, value: value))
         }
-        let challenge = HTTPTransportResponse(status: HTTPResponse.Status(code: statusCode), headers: fields, url: endpoint)
+        let refusal = HTTPTransportResponse(status: HTTPResponse.Status(code: statusCode), headers: fields, url: endpoint)
         let parsed = BearerChallenge.parse(fields[values: .wwwAuthenticate])
         let isStepUp = statusCode == 403 || parsed?.error == "insufficient_scope" || parsed?.error == "insufficient_user_authentication"
         let key = endpoint.absoluteString
@@ -153,15 +150,14 @@ public final class ProtectedResourceAuthorizer: HTTPClientAuthorizer, Sendable {
         logger.debug(
             "the MCP endpoint refused a request; the client acts on its challenge",
             metadata: ["status": "\(statusCode)", "operation": "\(operationKey ?? "-")"])
-        let authorization: String?
+        let token: AccessToken
         do {
-            authorization = try await probe(endpoint, answering: challenge)
+            token = try await client.authorize(after: refusal, for: endpoint)
         } catch {
             failed(error)
             throw error
         }
-        guard let authorization else { return false }
-        state.withLock { $0[key, default: EndpointState()].authorization = authorization }
+        state.withLock { $0[key, default: EndpointState()].authorization = Self.authorization(token) }
         return true
     }
 
@@ -181,16 +177,9 @@ public final class ProtectedResourceAuthorizer: HTTPClientAuthorizer, Sendable {
         lastFailure.withLock { $0 = error }
     }
 
-    /// Sends a probe through ``ProtectedResourceClient/send(_:)`` and returns
-    /// the `Authorization` value its signed attempt carried, if any.
-    func probe(_ endpoint: URL, answering challenge: HTTPTransportResponse?) async throws(OAuth2Error) -> String? {
-        let id = probes.open(challenge: challenge)
-        defer { probes.close(id) }
-        var request = HTTPTransportRequest(method: .post, url: endpoint)
-        request.headers[ProbeTransport.marker] = id
-        let response = try await client.send(request)
-        guard response.status == .ok else { return nil }
-        return probes.authorization(of: id)
+    /// The `Authorization` value of a bearer token (DPoP was refused at `init`).
+    static func authorization(_ token: AccessToken) -> String {
+        "Bearer \(token.accessToken.value)"
     }
 
     static func stepUpRefused(_ challenge: BearerChallenge?) -> OAuth2Error {
@@ -208,60 +197,5 @@ public final class ProtectedResourceAuthorizer: HTTPClientAuthorizer, Sendable {
     static func isLoopback(_ host: String) -> Bool {
         let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
-    }
-}
-
-/// The transport under the authorizer's ``ProtectedResourceClient``: a request
-/// marked as a probe never leaves the process; any other goes to the wrapped
-/// transport.
-public final class ProbeTransport: HTTPTransport {
-    /// The header that marks a probe (and names it).
-    static let marker = HTTPField.Name("X-Swift-OAuth2-Probe")!
-
-    struct Probe {
-        var challenge: HTTPTransportResponse?
-        var attempts = 0
-        var authorization: String?
-    }
-    let inner: any HTTPTransport
-    let probes = Mutex<[String: Probe]>([:])
-
-    init(wrapping inner: any HTTPTransport) {
-        self.inner = inner
-    }
-
-    func open(challenge: HTTPTransportResponse?) -> String {
-        let id = UUID().uuidString
-        probes.withLock { $0[id] = Probe(challenge: challenge) }
-        return id
-    }
-
-    func close(_ id: String) {
-        probes.withLock { _ = $0.removeValue(forKey: id) }
-    }
-
-    func authorization(of id: String) -> String? {
-        probes.withLock { $0[id]?.authorization }
-    }
-
-    /// A probe's first attempt gets the challenge it was opened with (when
-    /// it has one); a later attempt, or a first without a challenge, gets 200
-    /// and its `Authorization` value is kept.
-    public func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
-        guard let id = request.headers[Self.marker] else {
-            return try await inner.send(request)
-        }
-        return probes.withLock { probes in
-            guard var probe = probes[id] else {
-                return HTTPTransportResponse(status: .internalServerError, url: request.url)
-            }
-            defer { probes[id] = probe }
-            probe.attempts += 1
-            if probe.attempts == 1, let challenge = probe.challenge {
-                return challenge
-            }
-            probe.authorization = request.headers[.authorization]
-            return HTTPTransportResponse(status: .ok, url: request.url)
-        }
     }
 }

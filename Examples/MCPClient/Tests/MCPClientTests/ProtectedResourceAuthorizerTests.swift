@@ -10,64 +10,6 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite struct ProbeTransportTests {
-    let endpoint = URL(string: "http://127.0.0.1:9/mcp")!
-
-    @Test func aProbeNeverLeavesTheProcessAndItsSignedAttemptIsKept() async throws {
-        let network = CannedTransport()
-        let probes = ProbeTransport(wrapping: network)
-        var challengeHeaders = HTTPFields()
-        challengeHeaders[.wwwAuthenticate] =
-            #"Bearer error="invalid_token", resource_metadata="http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp""#
-        let id = probes.open(challenge: HTTPTransportResponse(status: .unauthorized, headers: challengeHeaders, url: endpoint))
-        var request = HTTPTransportRequest(method: .post, url: endpoint)
-        request.headers[ProbeTransport.marker] = id
-
-        let first = try await probes.send(request)
-        #expect(first.status == .unauthorized)
-        #expect(first.headers[.wwwAuthenticate] == challengeHeaders[.wwwAuthenticate])
-
-        request.headers[.authorization] = "Bearer token-for-mcp"
-        let second = try await probes.send(request)
-        #expect(second.status == .ok)
-        #expect(probes.authorization(of: id) == "Bearer token-for-mcp")
-        #expect(network.requests.isEmpty)
-
-        probes.close(id)
-        #expect(probes.authorization(of: id) == nil)
-    }
-
-    @Test func aProbeWithoutAChallengeIsAnsweredAtOnce() async throws {
-        let probes = ProbeTransport(wrapping: CannedTransport())
-        let id = probes.open(challenge: nil)
-        var request = HTTPTransportRequest(method: .post, url: endpoint)
-        request.headers[ProbeTransport.marker] = id
-        let response = try await probes.send(request)
-        #expect(response.status == .ok)
-        #expect(probes.authorization(of: id) == nil)
-    }
-
-    @Test func everyOtherRequestGoesToTheNetwork() async throws {
-        let network = CannedTransport()
-        let metadata = URL(string: "http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp")!
-        network.enqueue(json: #"{"resource":"http://127.0.0.1:9/mcp","authorization_servers":["http://127.0.0.1:8"]}"#, for: metadata)
-        let probes = ProbeTransport(wrapping: network)
-        let response = try await probes.send(HTTPTransportRequest(url: metadata))
-        #expect(response.status == .ok)
-        #expect(network.requests(for: metadata).count == 1)
-    }
-
-    @Test func anUnknownProbeIsNotSentAnywhere() async throws {
-        let network = CannedTransport()
-        let probes = ProbeTransport(wrapping: network)
-        var request = HTTPTransportRequest(method: .post, url: endpoint)
-        request.headers[ProbeTransport.marker] = "no-such-probe"
-        let response = try await probes.send(request)
-        #expect(response.status == .internalServerError)
-        #expect(network.requests.isEmpty)
-    }
-}
-
 @Suite struct EndpointSecurityTests {
     func authorizer() throws -> ProtectedResourceAuthorizer {
         try ProtectedResourceAuthorizer(
@@ -85,7 +27,7 @@ import FoundationNetworking
         #expect(throws: OAuth2Error.self) { try authorizer().validateEndpointSecurity(for: URL(string: url)!) }
     }
 
-    @Test func nothingIsSignedBeforeAProbeSucceeded() throws {
+    @Test func nothingIsSignedBeforeATokenIsHeld() throws {
         #expect(try authorizer().authorizationHeader(for: URL(string: "http://127.0.0.1:9/mcp")!) == nil)
     }
 }
