@@ -38,6 +38,12 @@ package struct OAuth2Command: AsyncParsableCommand {
             an account named after it. The configuration directory is
             $OAUTH2_CONFIG_DIR, else $XDG_CONFIG_HOME/oauth2, else ~/.config/oauth2.
 
+            From a URL alone: "oauth2 call URL" with no provider configured finds
+            the resource's authorization server (RFC 9728), identifies itself (a
+            client ID metadata document with --client-metadata-url, or a dynamic
+            registration), signs in and keeps what it learned as a provider named
+            after the server; "oauth2 register" registers explicitly (RFC 7591).
+
             Credential helpers: "oauth2 git-credential" is a git credential helper;
             "oauth2 token --format kubernetes" is a kubectl exec credential plugin.
 
@@ -76,6 +82,7 @@ package struct OAuth2Command: AsyncParsableCommand {
             UserinfoCommand.self,
             RevokeCommand.self,
             LogoutCommand.self,
+            RegisterCommand.self,
             ProviderCommand.self,
             GitCredentialCommand.self,
         ]

@@ -21,6 +21,21 @@ struct CallCommand: AsyncParsableCommand {
         commandName: "call",
         abstract: "Send a request signed with the stored token and print the response body.",
         discussion: """
+            With no provider configured (no --provider, --token-url or --issuer),
+            the call configures itself from the URL: the resource's 401 names its
+            metadata (RFC 9728), that names the authorization server (RFC 8414),
+            the CLI identifies itself there (a client ID metadata document with
+            --client-metadata-url when the server supports them, else a dynamic
+            registration, RFC 7591, else --client-id), and signs in with PKCE and
+            the resource (RFC 8707): the authorize URL is the first line of stdout
+            and the redirect is pasted on stdin, as with "oauth2 authorize", or
+            received with --listen. What it learned is kept (the registration
+            sealed in the store, the provider in providers.json under a name made
+            from the server's issuer: host, -port, -path segments), so the next
+            call to that resource just works. A resource answering
+            insufficient_scope gets one new sign-in with the union of the scopes
+            (another URL line on stdout), unless --no-step-up.
+
             The token is refreshed first when it is about to expire, and once more
             if the server rejects it. Redirects are followed (at most 10); the
             token goes along only to the URL's own origin, and a redirect from
@@ -35,6 +50,7 @@ struct CallCommand: AsyncParsableCommand {
 
             Example:
               oauth2 call https://api.example/me
+              oauth2 call --listen https://mcp.example/mcp
               oauth2 call https://api.example/items --method POST \\
                   --header "Content-Type: application/json" --data '{"name": "x"}'
             """
@@ -60,6 +76,36 @@ struct CallCommand: AsyncParsableCommand {
     )
     var followRedirects = true
 
+    @Flag(help: "When the call signs in by itself: receive the redirect on a loopback listener instead of reading it from stdin.")
+    var listen = false
+
+    @Option(name: .customLong("listen-timeout"), help: "How long --listen waits for the browser, in seconds.")
+    var listenTimeout: Int = 300
+
+    @Option(
+        name: .customLong("client-metadata-url"),
+        help: ArgumentHelp(
+            "When the call signs in by itself: identify with the client ID metadata document at this https URL (OAUTH2_CLIENT_METADATA_URL).",
+            discussion:
+                "Used as the client_id at an authorization server that advertises client_id_metadata_document_supported; others get a dynamic registration."
+        )
+    )
+    var clientMetadataURL: String?
+
+    @Flag(
+        name: .customLong("no-step-up"),
+        help:
+            "When the resource asks for more scope or a stronger sign-in, fail with insufficient_scope (or insufficient_user_authentication) instead of signing in again."
+    )
+    var refusesStepUp = false
+
+    func validate() throws {
+        guard (1...86_400).contains(listenTimeout) else {
+            throw ValidationError("--listen-timeout must be between 1 and 86400 seconds")
+        }
+        _ = try metadataDocumentURL()
+    }
+
     /// The largest response body printed.
     static let maxResponseSize = 64 << 20
 
@@ -84,8 +130,12 @@ struct CallCommand: AsyncParsableCommand {
         request.maxResponseSize = Self.maxResponseSize
         try await Session.run(common) { session in
             request.timeout = session.settings.timeout
-            let client = try await session.client()
-            let response = try await client.send(request)
+            let response: HTTPTransportResponse
+            if signsInByItself(session.settings) {
+                response = try await sendDiscovering(request, session: session)
+            } else {
+                response = try await session.client().send(request)
+            }
             StandardOutput.write(Array(response.body))
             if (300..<400).contains(response.status.code), let location = response.headers[.location] {
                 // Only reached with --no-follow-redirects (or a 3xx that is not a redirect).

@@ -110,7 +110,10 @@ struct Settings: Sendable {
         hostedDomains = domains.isEmpty ? nil : Set(domains)
         scopes = pick(options.scope, "OAUTH2_SCOPE", saved.scope).map { $0.split(whereSeparator: \.isWhitespace).map(String.init) } ?? []
         // Each provider's tokens under an account of its own, so that two never replace each other's.
-        account = pick(options.account, "OAUTH2_ACCOUNT", provider?.name) ?? "default"
+        // A provider `oauth2 call` saved keeps its tokens where the call did: per
+        // resource, under the account given, or "default".
+        let providerAccount = provider.flatMap { DiscoveredProvider.isDiscovered($0.record) ? nil : $0.name }
+        account = pick(options.account, "OAUTH2_ACCOUNT", providerAccount) ?? "default"
         authorizeParameters = try (saved.authorizeParameters ?? []).map { parameter in
             guard let equals = parameter.firstIndex(of: "="), equals != parameter.startIndex else {
                 throw UsageError("the provider's authorize parameter \(parameter) is not NAME=VALUE")

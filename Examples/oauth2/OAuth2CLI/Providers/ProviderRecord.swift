@@ -41,6 +41,15 @@ struct ProviderRecord: Codable, Equatable, Sendable {
     var gitHost: String?
     /// The username `oauth2 git-credential` answers with.
     var gitUsername: String?
+    /// The protected resources (RFC 9728 `resource`) `oauth2 call` found behind
+    /// this authorization server: set only on a provider it saved itself.
+    var resources: [String]?
+    /// The https URL of the client ID metadata document the client identifies
+    /// with (its `client_id` at servers that support them).
+    var clientMetadataURL: String?
+    /// What was registered dynamically (RFC 7591): never a secret, only
+    /// whether one is kept (sealed, in the token store).
+    var registration: RegistrationSummary?
 
     enum CodingKeys: String, CodingKey {
         case preset, tenant
@@ -62,6 +71,9 @@ struct ProviderRecord: Codable, Equatable, Sendable {
         case authorizeParameters = "authorize_parameters"
         case gitHost = "git_host"
         case gitUsername = "git_username"
+        case resources
+        case clientMetadataURL = "client_metadata_url"
+        case registration
     }
 
     /// `self` over `base`: each field of `self`, else `base`'s.
@@ -76,8 +88,42 @@ struct ProviderRecord: Codable, Equatable, Sendable {
             clientSecretFile: clientSecretFile ?? base.clientSecretFile, clientSecretEnv: clientSecretEnv ?? base.clientSecretEnv,
             authMethod: authMethod ?? base.authMethod, audience: audience ?? base.audience,
             authorizeParameters: authorizeParameters ?? base.authorizeParameters,
-            gitHost: gitHost ?? base.gitHost, gitUsername: gitUsername ?? base.gitUsername
+            gitHost: gitHost ?? base.gitHost, gitUsername: gitUsername ?? base.gitUsername,
+            resources: resources ?? base.resources, clientMetadataURL: clientMetadataURL ?? base.clientMetadataURL,
+            registration: registration ?? base.registration
         )
+    }
+}
+
+/// A dynamic registration as `providers.json` shows it: where it is managed
+/// and whether secrets are kept, never the secrets (the client secret and
+/// the registration access token stay sealed in the token store).
+struct RegistrationSummary: Codable, Equatable, Sendable {
+    /// `client_id_issued_at`, seconds since 1970.
+    var clientIDIssuedAt: Int?
+    /// RFC 7592's `registration_client_uri`, where `oauth2 register --show/--delete` go.
+    var registrationClientURI: String?
+    /// Whether a client secret was issued (kept in the token store).
+    var hasClientSecret: Bool
+    /// Whether a registration access token was issued (kept in the token store).
+    var hasRegistrationAccessToken: Bool
+    /// `token_endpoint_auth_method` as registered.
+    var tokenEndpointAuthMethod: String?
+
+    enum CodingKeys: String, CodingKey {
+        case clientIDIssuedAt = "client_id_issued_at"
+        case registrationClientURI = "registration_client_uri"
+        case hasClientSecret = "has_client_secret"
+        case hasRegistrationAccessToken = "has_registration_access_token"
+        case tokenEndpointAuthMethod = "token_endpoint_auth_method"
+    }
+
+    init(_ registration: ClientRegistration) {
+        clientIDIssuedAt = registration.clientIDIssuedAt.map { Int($0.timeIntervalSince1970) }
+        registrationClientURI = registration.registrationClientURI?.absoluteString
+        hasClientSecret = registration.clientSecret != nil
+        hasRegistrationAccessToken = registration.registrationAccessToken != nil
+        tokenEndpointAuthMethod = registration.metadata.tokenEndpointAuthMethod
     }
 }
 

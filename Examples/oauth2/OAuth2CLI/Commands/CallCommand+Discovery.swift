@@ -1,0 +1,123 @@
+import OAuth2
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `oauth2 call URL` with nothing configured: the library's
+/// ``ProtectedResourceClient`` does the MCP authorization spec's dance, and
+/// the CLI saves what it learned as a provider.
+extension CallCommand {
+    /// Whether the call configures itself from the URL: no provider says where
+    /// the authorization server is (no token endpoint, no issuer), or the
+    /// provider is one such a call saved.
+    func signsInByItself(_ settings: Settings) -> Bool {
+        if let record = settings.provider?.record, DiscoveredProvider.isDiscovered(record) { return true }
+        return settings.tokenURL == nil && settings.issuer == nil
+    }
+
+    /// `--client-metadata-url` (or `OAUTH2_CLIENT_METADATA_URL`): an https URL
+    /// with a path, as the client ID metadata document draft requires of a
+    /// `client_id`.
+    func metadataDocumentURL() throws -> URL? {
+        guard let text = clientMetadataURL ?? EnvironmentVariables.value("OAUTH2_CLIENT_METADATA_URL") else { return nil }
+        guard let url = URL(string: text), url.scheme?.lowercased() == "https", url.host?.isEmpty == false, url.path.count > 1,
+            url.fragment == nil, url.user == nil
+        else {
+            throw UsageError(
+                "--client-metadata-url (or OAUTH2_CLIENT_METADATA_URL) must be an https URL with a path, such as https://app.example/oauth-client.json"
+            )
+        }
+        return url
+    }
+
+    /// Sends `request` through a ``ProtectedResourceClient`` that discovers,
+    /// identifies itself, signs in and steps up as needed, then saves the
+    /// provider it used.
+    func sendDiscovering(_ request: HTTPTransportRequest, session: Session) async throws -> HTTPTransportResponse {
+        let settings = session.settings
+        guard case .directory = settings.store else {
+            throw UsageError(
+                "a call that configures itself keeps what it learns in a store directory; a PostgreSQL store holds one provider's tokens: save the provider first (oauth2 provider add)"
+            )
+        }
+        guard let store = try session.store(for: nil) as? any TokenStore & ClientRecordStore else {
+            throw UsageError("this token store cannot keep registrations and discovered resources")
+        }
+        let saved = settings.provider.map(\.record).flatMap { DiscoveredProvider.isDiscovered($0) ? $0 : nil }
+        let documentURL = try metadataDocumentURL() ?? saved?.clientMetadataURL.flatMap { URL(string: $0) }
+        let handler: any AuthorizationRedirectHandler =
+            listen
+            ? try ListenerRedirectHandler(redirectURI: settings.redirectURI, timeout: .seconds(listenTimeout))
+            : PastedRedirectHandler(redirectURI: settings.redirectURI)
+        // The registered redirect URI is the configured one: a loopback
+        // provider matches it on any port (RFC 8252 §7.3), so one registration
+        // serves pasted and --listen runs alike.
+        let registration = ClientMetadata(
+            redirectURIs: [settings.redirectURI],
+            clientName: "oauth2 (swift-oauth2)",
+            scope: settings.scopes.isEmpty ? nil : settings.scopes.joined(separator: " "),
+            softwareID: "swift-oauth2-cli",
+            softwareVersion: OAuth2Command.version
+        )
+        // A saved provider's client id came from registration or a metadata
+        // document: the library finds those itself. A client id given by hand is pre-registered.
+        let preregistered = saved == nil || saved?.registration == nil && saved?.clientMetadataURL == nil
+        let identity = ClientIdentity(
+            metadataDocumentURL: documentURL,
+            registrationMetadata: registration,
+            clientID: preregistered ? settings.clientID : nil,
+            clientSecret: preregistered ? settings.clientSecret : nil
+        )
+        var rules = DiscoveryRules(timeout: settings.timeout)
+        // A provider saved for one authorization server sends no token to another.
+        if let issuer = saved?.issuer { rules.allowedAuthorizationServers = [issuer] }
+        let client = ProtectedResourceClient(
+            identity: identity,
+            redirectHandler: handler,
+            store: store,
+            account: settings.account,
+            options: ProtectedResourceClient.Options(
+                stepUp: refusesStepUp ? .report : .automatic,
+                scopes: settings.scopes.isEmpty ? nil : settings.scopes,
+                rules: rules
+            ),
+            transport: session.transport,
+            logger: session.logger
+        )
+        let response = try await client.send(request)
+        await remember(request.url, identity: identity, store: store, settings: settings, logger: session)
+        return response
+    }
+
+    /// Saves the provider the call used, from what the library kept in the
+    /// store; a call that learned nothing (a resource that wanted no token)
+    /// saves nothing. A failure here costs the provider list an entry, not
+    /// the call its answer.
+    private func remember(_ url: URL, identity: ClientIdentity, store: any ClientRecordStore, settings: Settings, logger session: Session)
+        async
+    {
+        do {
+            guard let discovered = try await store.loadDiscoveredResource(url) else { return }
+            let server = discovered.authorizationServer
+            let registration = try await store.loadRegistration(issuer: server.issuer)
+            let clientID: String?
+            if let document = identity.metadataDocumentURL, server.clientIDMetadataDocumentSupported {
+                clientID = document.absoluteString
+            } else if let registration {
+                clientID = registration.clientID
+            } else {
+                clientID = identity.clientID
+            }
+            let name = try DiscoveredProvider.remember(
+                server: server, resource: discovered.metadata.resource, clientID: clientID,
+                clientMetadataURL: identity.metadataDocumentURL, registration: registration,
+                redirectURI: settings.redirectURI, scopes: settings.scopes)
+            session.logger.debug("saved the provider", metadata: ["oauth2.provider": "\(name)"])
+        } catch {
+            StandardError.line("note: the provider could not be saved in providers.json: \(error)")
+        }
+    }
+}
