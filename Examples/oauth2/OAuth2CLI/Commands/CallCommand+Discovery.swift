@@ -100,7 +100,15 @@ extension CallCommand {
         async
     {
         do {
-            guard let discovered = try await store.loadDiscoveredResource(url) else { return }
+            var found: DiscoveredResource?
+            for key in Self.recordKeys(for: url) where found == nil {
+                if let record = try await store.loadDiscoveredResource(key),
+                    ProtectedResourceMetadata.matches(resource: record.metadata.resource, requestedURL: url)
+                {
+                    found = record
+                }
+            }
+            guard let discovered = found else { return }
             let server = discovered.authorizationServer
             let registration = try await store.loadRegistration(issuer: server.issuer)
             let clientID: String?
@@ -119,5 +127,29 @@ extension CallCommand {
         } catch {
             StandardError.line("note: the provider could not be saved in providers.json: \(error)")
         }
+    }
+
+    /// Where the library may have kept what it learned about `url`: the URL
+    /// as asked, without its query, then each parent path down to the origin
+    /// (a record is also kept under its resource's identifier).
+    static func recordKeys(for url: URL) -> [URL] {
+        var keys = [url]
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return keys }
+        components.query = nil
+        components.fragment = nil
+        var path = components.path
+        while true {
+            components.path = path
+            if let key = components.url, !keys.contains(key) { keys.append(key) }
+            guard !path.isEmpty else { break }
+            if path.hasSuffix("/") {
+                path.removeLast()
+            } else if let slash = path.lastIndex(of: "/") {
+                path = String(path[...slash])
+            } else {
+                path = ""
+            }
+        }
+        return keys
     }
 }

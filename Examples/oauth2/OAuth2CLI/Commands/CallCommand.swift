@@ -103,7 +103,11 @@ struct CallCommand: AsyncParsableCommand {
         guard (1...86_400).contains(listenTimeout) else {
             throw ValidationError("--listen-timeout must be between 1 and 86400 seconds")
         }
-        _ = try metadataDocumentURL()
+        do {
+            _ = try metadataDocumentURL()
+        } catch let error as UsageError {
+            throw ValidationError(error.message)
+        }
     }
 
     /// The largest response body printed.
