@@ -80,9 +80,11 @@ struct RegisterCommand: AsyncParsableCommand {
             else {
                 throw UsageError("registrations are kept in a store directory (--store DIRECTORY), not in a PostgreSQL store")
             }
-            let server = try await MetadataCache(transport: session.transport).metadata(issuer: issuer, timeout: settings.timeout)
-            let registrar = ClientRegistrar(
-                metadata: server, transport: session.transport, rules: DiscoveryRules(timeout: settings.timeout))
+            // RFC 8414 first (the MCP order): an OpenID configuration may leave the registration endpoint out.
+            let rules = DiscoveryRules(timeout: settings.timeout)
+            let server = try await AuthorizationServerMetadata.discover(
+                authorizationServer: issuer, rules: rules, transport: session.transport)
+            let registrar = ClientRegistrar(metadata: server, transport: session.transport, rules: rules)
             if show {
                 try await showRegistration(registrar, store: store, issuer: server.issuer)
             } else if delete {
