@@ -226,25 +226,27 @@ struct CallDiscoveryCommandTests {
         let resources = try ProtectedResources.main()
         let a = try resources.resource("a")
         let cli = try Self.cli()
-        let server = try ClientMetadataDocumentServer { url in
-            """
-            {"client_id": "\(url)", "client_name": "oauth2 CLI test", "redirect_uris": ["http://127.0.0.1/callback"],
-             "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"], "token_endpoint_auth_method": "none"}
-            """
-        }
+        let server = try await ClientMetadataDocumentServer.start()
+        try server.serve(
+            Data(
+                """
+                {"client_id": "\(server.url())", "client_name": "oauth2 CLI test", "redirect_uris": ["http://127.0.0.1/callback"],
+                 "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"], "token_endpoint_auth_method": "none"}
+                """.utf8))
         try await resources.trustForClientMetadata(server.caPEM)
 
         let (result, urls) = try await Self.call(
-            a.hello, cli, provider, signIns: 1, arguments: ["--client-metadata-url", server.documentURL])
+            a.hello, cli, provider, signIns: 1, arguments: ["--client-metadata-url", server.url()])
         #expect(result.status == 0, "\(result.stderr)")
         let authorizeURL = try #require(urls.first)
-        #expect(Self.parameter("client_id", in: authorizeURL) == [server.documentURL])
-        #expect(try Self.answer(result).string("client_id") == server.documentURL)
+        #expect(Self.parameter("client_id", in: authorizeURL) == [server.url()])
+        #expect(try Self.answer(result).string("client_id") == server.url())
         let (shown, text) = try await Self.show(try Self.providerName(resources.issuer), cli)
         let settings = try #require(shown["settings"] as? [String: Any])
-        #expect(settings["client_metadata_url"] as? String == server.documentURL)
-        #expect(settings["client_id"] as? String == server.documentURL)
+        #expect(settings["client_metadata_url"] as? String == server.url())
+        #expect(settings["client_id"] as? String == server.url())
         #expect(!text.contains("\"registration\""))
+        await server.stop()
     }
 
     /// Every token in the CLI's store (plaintext, as the tests keep it), whatever account it is under.

@@ -9,31 +9,6 @@ import Testing
 struct ClientIDMetadataDocumentTests {
     static let callback = URL(string: "http://127.0.0.1:8765/callback")!
 
-    /// Makes a CA and a certificate for 127.0.0.1 with openssl, then serves `<directory>/www` over https; prints the port.
-    static let server = """
-        import http.server, os, ssl, subprocess, sys
-        os.chdir(sys.argv[1])
-        def run(*a): subprocess.run(a, check=True, capture_output=True)
-        run('openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'ca.key',
-            '-out', 'ca.pem', '-days', '1', '-subj', '/CN=reg-it CA', '-addext', 'basicConstraints=critical,CA:TRUE',
-            '-addext', 'keyUsage=critical,keyCertSign')
-        run('openssl', 'req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'leaf.key',
-            '-out', 'leaf.csr', '-subj', '/CN=127.0.0.1')
-        open('ext', 'w').write('subjectAltName=IP:127.0.0.1\\nbasicConstraints=CA:FALSE\\n')
-        run('openssl', 'x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'leaf.pem',
-            '-days', '1', '-extfile', 'ext')
-        os.makedirs('www', exist_ok=True)
-        os.chdir('www')
-        class Quiet(http.server.SimpleHTTPRequestHandler):
-            def log_message(self, *a): pass
-        httpd = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Quiet)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain('../leaf.pem', '../leaf.key')
-        httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
-        print(httpd.server_address[1], flush=True)
-        httpd.serve_forever()
-        """
-
     @Test func theProviderTakesTheDocumentAsTheClient() async throws {
         let provider = try Provider.main()
         let environment = try #require(ProcessInfo.processInfo.environment["OAUTH2_IT_PROVIDER"])
@@ -42,21 +17,14 @@ struct ClientIDMetadataDocumentTests {
         let endpoints = try #require(env["endpoints"] as? [String: Any])
         let trust = try #require((endpoints["test_cimd_trust"] as? String).flatMap(URL.init(string:)))
 
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reg-cimd-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try Subprocess(
-            "/usr/bin/python3", ["-c", Self.server, directory.path], environment: ProcessInfo.processInfo.environment)
-        let port = try await server.firstLineOfStdout().trimmingCharacters(in: .whitespacesAndNewlines)
-
-        let clientID = try #require(URL(string: "https://127.0.0.1:\(port)/client.json"))
+        let server = try await ClientMetadataDocumentServer.start()
+        let clientID = try #require(URL(string: server.url("client.json")))
         let document = try ClientIDMetadataDocument(
             clientID: clientID, metadata: ClientMetadata(redirectURIs: [Self.callback], clientName: "reg-it cimd"))
-        try document.json().write(to: directory.appendingPathComponent("www/client.json"))
+        try server.serve(try document.json(), as: "client.json")
 
         let transport = CurlTransport()
-        let ca = try Data(contentsOf: directory.appendingPathComponent("ca.pem"))
-        let trusted = try await transport.send(HTTPTransportRequest(method: .post, url: trust, body: ca, redirects: .never))
+        let trusted = try await transport.send(HTTPTransportRequest(method: .post, url: trust, body: server.caPEM, redirects: .never))
         #expect(trusted.status.code == 200, "\(trusted.bodyText)")
 
         var components = try #require(URLComponents(string: provider.endpoints.authorize))
@@ -83,12 +51,12 @@ struct ClientIDMetadataDocumentTests {
 
         // A document that is not there is no client: the browser never comes back with a code.
         components.queryItems = components.queryItems?.map {
-            $0.name == "client_id" ? URLQueryItem(name: "client_id", value: "https://127.0.0.1:\(port)/missing.json") : $0
+            $0.name == "client_id" ? URLQueryItem(name: "client_id", value: server.url("missing.json")) : $0
         }
         let unknown = try? await provider.browse(try #require(components.url).absoluteString)
         #expect(unknown?.contains("code=") != true)
 
         _ = try await transport.send(HTTPTransportRequest(method: .delete, url: trust, redirects: .never))
-        _ = try await server.killHard()
+        await server.stop()
     }
 }

@@ -92,10 +92,10 @@ struct ProtectedResources: Decodable, Sendable {
     }
 
     /// Makes the provider trust `caPEM` for client ID metadata documents on 127.0.0.1.
-    func trustForClientMetadata(_ caPEM: String) async throws {
+    func trustForClientMetadata(_ caPEM: Data) async throws {
         var request = HTTPTransportRequest(method: .post, url: try #require(URL(string: endpoints.testCIMDTrust)))
         request.headers.append(HTTPField(name: .contentType, value: "application/x-pem-file"))
-        request.body = Data(caPEM.utf8)
+        request.body = caPEM
         let response = try await Provider.send(request)
         guard response.status == 200 else {
             throw ProviderError(
@@ -126,88 +126,79 @@ extension Subprocess {
     }
 }
 
-/// A client ID metadata document served over https on 127.0.0.1 by the test
-/// itself, with a throw-away CA (the provider is told to trust it through
-/// /test/cimd-trust): python3's http.server, one document.
-final class ClientMetadataDocumentServer: @unchecked Sendable { // the process is only stopped once, from deinit
+/// Client ID metadata documents served over https on 127.0.0.1 by the test
+/// itself, with a throw-away CA that the provider is told to trust through
+/// /test/cimd-trust: python3's http.server, and openssl for the CA.
+///
+/// Started and waited for without blocking a thread (the tests run on the
+/// cooperative pool, two threads on a two-core machine); ``stop()`` ends it,
+/// and the child is killed when the value goes away if a test failed first.
+final class ClientMetadataDocumentServer: @unchecked Sendable { // the process is stopped once; the rest is immutable
     let directory: URL
     let port: Int
-    private let process: Process
+    private let process: Subprocess
 
-    /// The document's URL, which is also the client id.
-    var documentURL: String { "https://127.0.0.1:\(port)/oauth-client.json" }
+    /// Makes a CA and a certificate for 127.0.0.1 with openssl, then serves
+    /// `<directory>/www` over https; prints the port.
+    private static let script = """
+        import http.server, os, ssl, subprocess, sys
+        os.chdir(sys.argv[1])
+        def run(*a): subprocess.run(a, check=True, capture_output=True)
+        run('openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'ca.key',
+            '-out', 'ca.pem', '-days', '1', '-subj', '/CN=cimd-test CA', '-addext', 'basicConstraints=critical,CA:TRUE',
+            '-addext', 'keyUsage=critical,keyCertSign')
+        run('openssl', 'req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'leaf.key',
+            '-out', 'leaf.csr', '-subj', '/CN=127.0.0.1')
+        open('ext', 'w').write('subjectAltName=IP:127.0.0.1\\nbasicConstraints=CA:FALSE\\n')
+        run('openssl', 'x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'leaf.pem',
+            '-days', '1', '-extfile', 'ext')
+        os.makedirs('www', exist_ok=True)
+        os.chdir('www')
+        class Quiet(http.server.SimpleHTTPRequestHandler):
+            extensions_map = {".json": "application/json"}
+            def log_message(self, *a): pass
+        httpd = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Quiet)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain('../leaf.pem', '../leaf.key')
+        httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+        print(httpd.server_address[1], flush=True)
+        httpd.serve_forever()
+        """
+
+    private init(directory: URL, port: Int, process: Subprocess) {
+        self.directory = directory
+        self.port = port
+        self.process = process
+    }
+
+    /// Starts a server with its own CA.
+    static func start() async throws -> ClientMetadataDocumentServer {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cimd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let process = try Subprocess(
+            "/usr/bin/env", ["python3", "-c", script, directory.path], environment: ProcessInfo.processInfo.environment)
+        let line = try await process.firstLineOfStdout()
+        guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            _ = try? await process.killHard()
+            throw ProviderError(description: "the client metadata document server did not start: \(process.stderr)")
+        }
+        return ClientMetadataDocumentServer(directory: directory, port: port, process: process)
+    }
+
+    /// The URL of the document `name` (also the client id it names).
+    func url(_ name: String = "oauth-client.json") -> String { "https://127.0.0.1:\(port)/\(name)" }
+
+    /// Serves `json` as the document `name`.
+    func serve(_ json: Data, as name: String = "oauth-client.json") throws {
+        try json.write(to: directory.appendingPathComponent("www/\(name)"))
+    }
 
     /// The CA that signed the server's certificate, PEM.
-    var caPEM: String { (try? String(contentsOf: directory.appendingPathComponent("ca.pem"), encoding: .utf8)) ?? "" }
+    var caPEM: Data { (try? Data(contentsOf: directory.appendingPathComponent("ca.pem"))) ?? Data() }
 
-    /// Starts the server; `document` gets the document's URL and returns its JSON.
-    init(document: (String) -> String) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("cimd-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try Self.shell(
-            """
-            set -e
-            ec="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
-            openssl req -x509 $ec -keyout ca.key -out ca.pem -days 2 -subj /CN=cimd-test-ca \
-                -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
-            openssl req $ec -keyout server.key -out server.csr -subj /CN=127.0.0.1
-            printf 'subjectAltName=IP:127.0.0.1\\n' > server.ext
-            openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile server.ext
-            mkdir www
-            """, in: directory)
-        let portFile = directory.appendingPathComponent("port")
-        let script = """
-            import http.server, ssl, sys, os
-            os.chdir(sys.argv[1] + "/www")
-            class Handler(http.server.SimpleHTTPRequestHandler):
-                extensions_map = {".json": "application/json"}
-                def log_message(self, *args): pass
-            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            context.load_cert_chain(sys.argv[1] + "/server.pem", sys.argv[1] + "/server.key")
-            server.socket = context.wrap_socket(server.socket, server_side=True)
-            open(sys.argv[1] + "/port.tmp", "w").write(str(server.server_address[1]))
-            os.rename(sys.argv[1] + "/port.tmp", sys.argv[1] + "/port")
-            server.serve_forever()
-            """
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, directory.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var port = 0
-        for _ in 0..<400 {
-            if let text = try? String(contentsOf: portFile, encoding: .utf8), let value = Int(text) {
-                port = value
-                break
-            }
-            Thread.sleep(forTimeInterval: 0.025)
-        }
-        guard port > 0 else {
-            process.terminate()
-            throw ProviderError(description: "the client metadata document server did not start")
-        }
-        self.port = port
-        let url = "https://127.0.0.1:\(port)/oauth-client.json"
-        try Data(document(url).utf8).write(to: directory.appendingPathComponent("www/oauth-client.json"))
-    }
-
-    deinit {
-        process.terminate()
-        process.waitUntilExit()
+    /// Stops the server and removes its files.
+    func stop() async {
+        _ = try? await process.killHard()
         try? FileManager.default.removeItem(at: directory)
-    }
-
-    private static func shell(_ script: String, in directory: URL) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", script]
-        process.currentDirectoryURL = directory
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ProviderError(description: "openssl failed making the test CA") }
     }
 }
