@@ -9,25 +9,19 @@ import Testing
 @Suite(.enabled(if: ConformanceProvider.isConfigured, ConformanceProvider.requirement))
 struct OIDCCClientDynamicTests {
     /// "The client is expected to register using the registration endpoint":
-    /// the registered client then signs in, its ID token for it.
-    ///
-    /// Later: RFC 7591 registration is issue 38's, and `ClientRegistrar` on
-    /// main is a stub that throws. The known issue is that throw; once
-    /// registration is built this test reports that the known issue did not
-    /// occur, and the `withKnownIssue` is to be removed.
+    /// the registered client (``ClientRegistrar``, RFC 7591) then signs in,
+    /// its ID token for it.
     @Test("oidcc-client-test-dynamic-registration") func theClientRegistersThenSignsIn() async throws {
         let run = try ConformanceProvider.run("oidcc-client-test-dynamic-registration")
         let metadata = try await MetadataCache(transport: ModuleRun.transport).metadata(issuer: run.issuer)
         #expect(metadata.registrationEndpoint?.absoluteString == run.issuer + "/register")
-        await withKnownIssue("RFC 7591 registration (issue 38): ClientRegistrar is a stub on main") {
-            let registration = try await ClientRegistrar(metadata: metadata, transport: ModuleRun.transport).register(
-                ClientMetadata(redirectURIs: [ModuleRun.redirectURI], clientName: "oidf-rp", tokenEndpointAuthMethod: "client_secret_basic")
-            )
-            let configuration = try OAuth2Configuration(
-                metadata: metadata, clientID: registration.clientID, clientSecret: registration.clientSecret)
-            let token = try await run.signIn(try await run.provider(configuration))
-            #expect(token.idToken?.audience == [registration.clientID])
-            #expect(try await run.calls().prefix(2) == ["discovery", "register"])
-        }
+        let registration = try await ClientRegistrar(metadata: metadata, transport: ModuleRun.transport).register(
+            ClientMetadata(redirectURIs: [ModuleRun.redirectURI], clientName: "oidf-rp", tokenEndpointAuthMethod: "client_secret_basic")
+        )
+        let configuration = try OAuth2Configuration(
+            metadata: metadata, clientID: registration.clientID, clientSecret: registration.clientSecret)
+        let token = try await run.signIn(try await run.provider(configuration))
+        #expect(token.idToken?.audience == [registration.clientID])
+        #expect(try await run.calls().prefix(2) == ["discovery", "register"])
     }
 }
