@@ -1,8 +1,8 @@
 import Logging
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+package import FoundationEssentials
 #else
-import Foundation
+package import Foundation
 #endif
 
 /// Finding what the client knows about a URL, and learning it when it knows nothing.
@@ -40,7 +40,7 @@ extension ProtectedResourceClient {
     /// Where records for `url` may be kept: the URL without query and
     /// fragment, then each parent path down to the origin (a resource's
     /// identifier is its origin or a path prefix, and records are kept under it too).
-    static func recordKeys(for url: URL) -> [URL] {
+    package static func recordKeys(for url: URL) -> [URL] {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return [url] }
         components.query = nil
         components.fragment = nil

@@ -195,26 +195,10 @@ extension ProtectedResourceMetadata {
         }
 
         func strings(_ key: CodingKeys) throws(OAuth2Error) -> [String] {
-            switch object[key.rawValue] {
-            case nil, .null?:
-                return []
-            case .array(let values)?:
-                var strings: [String] = []
-                for value in values {
-                    guard let string = value.stringValue else { throw invalid("has a \(key.rawValue) with a non-string element") }
-                    strings.append(string)
-                }
-                return strings
-            default:
-                throw invalid("has a \(key.rawValue) that is not an array")
-            }
+            try ProviderResponse.strings(key.rawValue, in: object, invalid) ?? []
         }
         func flag(_ key: CodingKeys) throws(OAuth2Error) -> Bool {
-            switch object[key.rawValue] {
-            case nil, .null?: return false
-            case .bool(let value)?: return value
-            default: throw invalid("has a \(key.rawValue) that is not a boolean")
-            }
+            try ProviderResponse.flag(key.rawValue, in: object, invalid) ?? false
         }
         let resourceName: String?
         switch object[CodingKeys.resourceName.rawValue] {

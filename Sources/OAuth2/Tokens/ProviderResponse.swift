@@ -73,6 +73,38 @@ package enum ProviderResponse {
         )
     }
 
+    /// The member `name` of a provider's JSON object as an array of strings:
+    /// `nil` when absent or `null`; `invalid` (given what is wrong, "has a
+    /// NAME that is not an array of strings") for any other type or element.
+    static func strings(_ name: String, in object: [String: JSONValue], _ invalid: (String) -> OAuth2Error) throws(OAuth2Error)
+        -> [String]?
+    {
+        switch object[name] {
+        case nil, .null?:
+            return nil
+        case .array(let values)?:
+            var strings: [String] = []
+            strings.reserveCapacity(values.count)
+            for value in values {
+                guard let string = value.stringValue else { throw invalid("has a \(name) that is not an array of strings") }
+                strings.append(string)
+            }
+            return strings
+        default:
+            throw invalid("has a \(name) that is not an array of strings")
+        }
+    }
+
+    /// The member `name` as a boolean: `nil` when absent or `null`;
+    /// `invalid` ("has a NAME that is not a boolean") for any other type.
+    static func flag(_ name: String, in object: [String: JSONValue], _ invalid: (String) -> OAuth2Error) throws(OAuth2Error) -> Bool? {
+        switch object[name] {
+        case nil, .null?: return nil
+        case .bool(let value)?: return value
+        default: throw invalid("has a \(name) that is not a boolean")
+        }
+    }
+
     /// The body as an object: JSON by content type (`application/json`,
     /// `*+json`), form for `application/x-www-form-urlencoded` (GitHub), and
     /// sniffed for `text/plain` or no content type (`{` or `[` first → JSON,

@@ -190,17 +190,7 @@ extension ClientMetadata {
     init(echoed object: [String: JSONValue], over sent: ClientMetadata, _ invalid: (String) -> OAuth2Error) throws(OAuth2Error) {
         typealias Message = RegistrationMessage
         func strings(_ name: String) throws(OAuth2Error) -> [String]? {
-            switch object[name] {
-            case nil, .null?: return nil
-            case .array(let values)?:
-                var strings: [String] = []
-                for value in values {
-                    guard let string = value.stringValue else { throw invalid("has a \(name) that is not an array of strings") }
-                    strings.append(string)
-                }
-                return strings
-            default: throw invalid("has a \(name) that is not an array of strings")
-            }
+            try ProviderResponse.strings(name, in: object, invalid)
         }
         func url(_ name: String) throws(OAuth2Error) -> URL? {
             guard let text = try Message.string(name, in: object, invalid) else { return nil }
@@ -228,10 +218,6 @@ extension ClientMetadata {
         if let id = try Message.string("software_id", in: object, invalid) { softwareID = id }
         if let version = try Message.string("software_version", in: object, invalid) { softwareVersion = version }
         if let contacts = try strings("contacts") { self.contacts = contacts }
-        switch object["dpop_bound_access_tokens"] {
-        case nil, .null?: break
-        case .bool(let value)?: dpopBoundAccessTokens = value
-        default: throw invalid("has a dpop_bound_access_tokens that is not a boolean")
-        }
+        if let bound = try ProviderResponse.flag("dpop_bound_access_tokens", in: object, invalid) { dpopBoundAccessTokens = bound }
     }
 }

@@ -101,7 +101,7 @@ extension CallCommand {
     {
         do {
             var found: DiscoveredResource?
-            for key in Self.recordKeys(for: url) where found == nil {
+            for key in ProtectedResourceClient.recordKeys(for: url) where found == nil {
                 if let record = try await store.loadDiscoveredResource(key),
                     ProtectedResourceMetadata.matches(resource: record.metadata.resource, requestedURL: url)
                 {
@@ -127,29 +127,5 @@ extension CallCommand {
         } catch {
             StandardError.line("note: the provider could not be saved in providers.json: \(error)")
         }
-    }
-
-    /// Where the library may have kept what it learned about `url`: the URL
-    /// as asked, without its query, then each parent path down to the origin
-    /// (a record is also kept under its resource's identifier).
-    static func recordKeys(for url: URL) -> [URL] {
-        var keys = [url]
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return keys }
-        components.query = nil
-        components.fragment = nil
-        var path = components.path
-        while true {
-            components.path = path
-            if let key = components.url, !keys.contains(key) { keys.append(key) }
-            guard !path.isEmpty else { break }
-            if path.hasSuffix("/") {
-                path.removeLast()
-            } else if let slash = path.lastIndex(of: "/") {
-                path = String(path[...slash])
-            } else {
-                path = ""
-            }
-        }
-        return keys
     }
 }
