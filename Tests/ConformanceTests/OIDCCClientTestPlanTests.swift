@@ -110,4 +110,78 @@ struct OIDCCClientTestPlanTests {
         #expect(info.claims["credit_score"] == nil)
         #expect(try await !run.calls().contains("claims_endpoint"))
     }
+
+    /// "send an Authentication Request with response mode set to form_post,
+    /// max_age=0 and prompt=none … consume the HTML form post authorization
+    /// error response, and show an error": the provider refuses a request
+    /// without those three and answers with a form posting
+    /// `error=login_required` and the state to the redirect URI. The app
+    /// hands the posted fields to ``FormPostResponse``; the grant fails with
+    /// the provider's error, and no token request is made.
+    @Test("oidcc-client-test-form-post-error") func aPostedErrorResponseEndsTheSignIn() async throws {
+        let run = try ConformanceProvider.run("oidcc-client-test-form-post-error")
+        var configuration = try await run.discover()
+        configuration.responseMode = .formPost
+        let provider = try await run.provider(configuration)
+        let pending = try await provider.authorizationURL(
+            redirectURI: ModuleRun.redirectURI, scopes: ["openid"], additionalParameters: [("max_age", "0"), ("prompt", "none")])
+        let page = try await ModuleRun.transport.send(HTTPTransportRequest(url: pending.url, redirects: .never))
+        #expect(page.status.code == 200)
+        let form = try #require(PostedForm(html: String(decoding: page.body, as: UTF8.self)))
+        #expect(form.action == ModuleRun.redirectURI.absoluteString)
+        #expect(form.fields.map { $0.0 } == ["error", "state"])
+        let response = try FormPostResponse(body: form.body)
+        let error = await #expect(throws: OAuth2Error.self) {
+            try await provider.token(for: .authorizationCode(formPost: response, pending: pending))
+        }
+        #expect(error?.code == OAuth2Error.Code(rawValue: "login_required"))
+        #expect(try await run.calls() == ["discovery", "authorization"], "no token request after the error")
+        let authorization = try #require(try await run.log().first { $0.event == "authorization" })
+        #expect(authorization["response_mode"] as? String == "form_post")
+        #expect(authorization["max_age"] as? String == "0")
+        #expect(authorization["prompt"] as? String == "none")
+    }
+}
+
+/// The form of a form_post response page (OAuth 2.0 Form Post Response Mode
+/// §2): where it posts and its hidden fields, read as the browser would
+/// submit them. Only the markup op.py writes is understood.
+struct PostedForm {
+    let action: String
+    let fields: [(String, String)]
+
+    init?(html: String) {
+        guard let action = Self.attribute("action", in: html) else { return nil }
+        self.action = action
+        var fields: [(String, String)] = []
+        var rest = html[...]
+        while let start = rest.range(of: "<input ") {
+            let tag = rest[start.lowerBound...].prefix { $0 != ">" }
+            if let name = Self.attribute("name", in: String(tag)), let value = Self.attribute("value", in: String(tag)) {
+                fields.append((name, value))
+            }
+            rest = rest[start.upperBound...]
+        }
+        self.fields = fields
+    }
+
+    /// The `application/x-www-form-urlencoded` body the browser would post.
+    var body: String {
+        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        func encode(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: allowed) ?? "" }
+        return fields.map { encode($0.0) + "=" + encode($0.1) }.joined(separator: "&")
+    }
+
+    private static func attribute(_ name: String, in text: String) -> String? {
+        guard let start = text.range(of: " \(name)=\"") else { return nil }
+        guard let end = text[start.upperBound...].firstIndex(of: "\"") else { return nil }
+        return unescape(String(text[start.upperBound..<end]))
+    }
+
+    /// Python's html.escape, undone; `&amp;` last, so that no entity is decoded twice.
+    private static func unescape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#x27;", with: "'")
+            .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+            .replacingOccurrences(of: "&amp;", with: "&")
+    }
 }

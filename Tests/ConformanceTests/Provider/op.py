@@ -29,6 +29,7 @@ A FAPI 2.0 module is a new entry of MODULES whose options the endpoints read
 
 import base64
 import hashlib
+import html
 import ipaddress
 import json
 import datetime
@@ -97,6 +98,10 @@ ALL_SIGNING_ALGS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256
 #   mtls               mtls_endpoint_aliases names the token endpoint on the mutual TLS
 #                      port (userinfo is there too), and the token endpoint takes
 #                      tls_client_auth only
+#   form_post_error    the authorization request must have response_mode=form_post,
+#                      max_age=0 and prompt=none (the suite's EnsureMaxAgeEqualsZeroAndPromptNone);
+#                      the answer is an HTML form that posts error=login_required and
+#                      the state to the redirect URI (CreateLoginRequiredErrorResponse)
 MODULES = {
     "oidcc-client-test": {},
     "oidcc-client-test-nonce-invalid": {"claims": lambda c: c.update(nonce=c.get("nonce", "") + "1")},
@@ -137,6 +142,7 @@ MODULES = {
     "oidcc-client-test-rp-init-logout": {},
     "oidcc-client-test-mtls-endpoint-aliases": {"mtls": True},
     "oidcc-client-test-dynamic-registration": {},
+    "oidcc-client-test-form-post-error": {"form_post_error": True},
 }
 
 
@@ -371,6 +377,9 @@ class Handler(BaseHTTPRequestHandler):
             scope=params.get("scope", ""),
             nonce=nonce is not None,
             nonce_interoperable=nonce is not None and 0 < len(nonce) <= 43 and all(c.isascii() and (c.isalnum() or c in "-_.~") for c in nonce),
+            response_mode=params.get("response_mode"),
+            max_age=params.get("max_age"),
+            prompt=params.get("prompt"),
         )
         client = session.clients.get(params.get("client_id"))
         if client is None or params.get("redirect_uri") not in client[1]:
@@ -379,6 +388,8 @@ class Handler(BaseHTTPRequestHandler):
         required = session.options.get("require_scope")
         if params.get("response_type") != "code" or "openid" not in scopes or (required and not set(required) & set(scopes)):
             return self.json(400, {"error": "invalid_request", "error_description": "not what this module expects"})
+        if session.options.get("form_post_error"):
+            return self.form_post_error(params)
         code = secrets.token_urlsafe(24)
         with session.lock:
             session.codes[code] = params
@@ -388,6 +399,26 @@ class Handler(BaseHTTPRequestHandler):
             session.make_keys()
         query = urllib.parse.urlencode({"code": code, "state": params.get("state", "")})
         self.reply(302, b"", "text/plain", [("Location", params["redirect_uri"] + "?" + query)])
+
+    def form_post_error(self, params):
+        """oidcc-client-test-form-post-error: max_age=0 with prompt=none cannot be met, so the answer
+        is the form_post response (OAuth 2.0 Form Post Response Mode section 2) of an error,
+        login_required (OpenID Connect Core 3.1.2.6), with the request's state; the suite stops
+        the module when response_mode, max_age or prompt is not as required."""
+        if params.get("response_mode") != "form_post" or params.get("max_age") != "0" or params.get("prompt") != "none":
+            return self.json(400, {"error": "invalid_request", "error_description": "this module needs response_mode=form_post, max_age=0 and prompt=none"})
+        fields = {"error": "login_required"}
+        if "state" in params:
+            fields["state"] = params["state"]
+        inputs = "".join(
+            '<input type="hidden" name="%s" value="%s"/>' % (html.escape(name), html.escape(value)) for name, value in fields.items()
+        )
+        page = (
+            '<!DOCTYPE html><html><head><title>Submit This Form</title></head>'
+            '<body onload="javascript:document.forms[0].submit()">'
+            '<form method="post" action="%s">%s</form></body></html>' % (html.escape(params["redirect_uri"]), inputs)
+        )
+        self.reply(200, page.encode(), "text/html; charset=utf-8")
 
     def client_authentication(self):
         if isinstance(self.connection, ssl.SSLSocket) and "client_secret" not in self.form:
