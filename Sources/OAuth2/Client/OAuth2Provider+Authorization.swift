@@ -69,6 +69,77 @@ extension OAuth2Provider {
         return pending
     }
 
+    /// Starts the user-agent (authorization code) flow with the request
+    /// object passed by reference from a URL the app hosts (RFC 9101 §5.2,
+    /// OpenID Connect Core §6.2): the parameters of
+    /// ``authorizationURL(redirectURI:scopes:additionalParameters:)`` (`state`,
+    /// PKCE, `nonce`, DPoP's `dpop_jkt`) signed as a request object with the
+    /// configuration's ``OAuth2Configuration/clientAssertionKey``, as that
+    /// method signs one by value, and an unguessable URL under `baseURL` for
+    /// the app to serve it at.
+    ///
+    /// The browser's URL carries `response_type`, `client_id`, `request_uri`
+    /// and `scope`: RFC 9101 §5 needs only `client_id` and `request_uri`,
+    /// and OpenID Connect Core §6.2 wants the other two as well (their values
+    /// are the object's). Serve ``HostedRequestObject/jwt`` at
+    /// ``HostedRequestObject/url`` before you send the user to
+    /// ``PendingAuthorization/url``; finish on the callback exactly as with
+    /// the other method (the redirect is checked the same way).
+    ///
+    /// Nothing is sent: the provider fetches the object when the user
+    /// arrives. The library never makes an unsigned request object (it would
+    /// add a fetch and protect nothing), so this needs a key even where the
+    /// provider would take `alg: none`.
+    ///
+    /// - Parameters:
+    ///   - redirectURI: where the provider sends the user back; registered with the provider.
+    ///   - scopes: the scopes to ask for; the configuration's defaults when `nil`.
+    ///   - additionalParameters: more authorization parameters, signed into the object; none
+    ///     may replace one the flow sets.
+    ///   - baseURL: where the app serves request objects: `https` (`http` only to a loopback
+    ///     host), no query or fragment; each object's URL is this, then a random path segment.
+    /// - Returns: the pending authorization to keep in the user's session, and the request
+    ///   object to serve.
+    /// - Throws: ``OAuth2Error`` `insecure_endpoint` for an `http` base URL to another host;
+    ///   `invalid_configuration` for another bad base URL, without a ``OAuth2Configuration/clientAssertionKey``
+    ///   or an ``OAuth2Configuration/issuer`` (the object's `aud`), when the configuration
+    ///   pushes requests (a pushed request is already passed by reference, RFC 9126), and
+    ///   as ``authorizationURL(redirectURI:scopes:additionalParameters:)`` for the parameters.
+    public func authorizationURL(
+        redirectURI: URL,
+        scopes: [String]? = nil,
+        additionalParameters: [(String, String)] = [],
+        hostingRequestObjectUnder baseURL: URL
+    ) throws(OAuth2Error) -> (pending: PendingAuthorization, requestObject: HostedRequestObject) {
+        guard !configuration.pushedAuthorization.pushes(whenRequired: configuration.requiresPushedAuthorizationRequests) else {
+            throw OAuth2Error(
+                code: .invalidConfiguration,
+                message:
+                    "the configuration pushes authorization requests (RFC 9126), which pass them by reference already; a request object the client hosts is for a provider that does not take pushed requests"
+            )
+        }
+        let id = HostedRequestObject.makeID()
+        let url = try HostedRequestObject.url(under: baseURL, id: id)
+        let now = clock.now()
+        let request = try AuthorizationRequestBuilder.prepare(
+            configuration: configuration,
+            redirectURI: redirectURI,
+            scopes: scopes ?? configuration.defaultScopes,
+            additionalParameters: additionalParameters,
+            now: now,
+            dpopKey: try configuration.newDPoPKey()
+        )
+        let object = try RequestObject.sign(parameters: request.parameters, configuration: configuration, now: now)
+        var query: [(String, String)] = [
+            ("response_type", "code"), ("client_id", configuration.clientID), ("request_uri", url.absoluteString),
+        ]
+        if !request.scopes.isEmpty { query.append(("scope", request.scopes.joined(separator: " "))) }
+        let pending = try request.pending(sending: query)
+        logger.debug(
+            "authorization started, request object by reference", metadata: ["oauth2.redirect_uri": "\(redirectURI.redactingQuery)"])
+        return (pending, HostedRequestObject(id: id, url: url, jwt: object.value, expiresAt: RequestObject.expiresAt(signedAt: now)))
+    }
+
     /// POSTs the authorization parameters to the pushed authorization request endpoint (RFC 9126 §2),
     /// with a proof of the grant's DPoP key when it has one (RFC 9449 §10.1), retried once with the
     /// server's nonce when it asks for one.

@@ -55,9 +55,14 @@ enum RequestObject {
         claims["aud"] = .string(issuer)
         claims["iat"] = .number(issuedAt)
         claims["nbf"] = .number(issuedAt)
-        claims["exp"] = .number(issuedAt + lifetime)
+        claims["exp"] = .number(expiresAt(signedAt: now).timeIntervalSince1970)
         claims["jti"] = .string(Base64URL.encode(SecureRandom.bytes(16)))
         return try JWT.sign(claims: claims, key: key, type: type)
+    }
+
+    /// The `exp` of an object signed at `now`: whole seconds, ``lifetime`` after its `iat`.
+    static func expiresAt(signedAt now: Date) -> Date {
+        Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down) + lifetime)
     }
 
     private static func invalidConfiguration(_ message: String) -> OAuth2Error {

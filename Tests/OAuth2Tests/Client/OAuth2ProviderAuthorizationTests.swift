@@ -387,3 +387,105 @@ import Testing
         #expect(claim?.code == .invalidConfiguration)
     }
 }
+
+/// Request objects passed by reference from a URL the app hosts (RFC 9101 §5.2,
+/// OpenID Connect Core §6.2).
+@Suite struct OAuth2ProviderHostedRequestObjectTests {
+    static let base = URL(string: "https://app.example/request-objects")!
+
+    static func configuration(key: JWTSigningKey? = nil, pushed: PushedAuthorization = .never) throws -> OAuth2Configuration {
+        var configuration = try OAuth2ProviderAuthorizationTests.configuration(
+            key: key ?? OAuth2ProviderAuthorizationTests.ecKey(), pushed: pushed)
+        configuration.openID = OpenIDSettings(jwksURI: URL(string: "https://idp.example/jwks")!)
+        return configuration
+    }
+
+    @Test func theBrowsersURLCarriesTheRequestURIAndCore62sParametersOnly() throws {
+        let harness = try ClientHarness(configuration: try Self.configuration())
+        let (pending, object) = try harness.provider.authorizationURL(
+            redirectURI: Fixture.redirectURI, scopes: ["openid", "read"], hostingRequestObjectUnder: Self.base)
+        #expect(harness.transport.requests.isEmpty, "the provider fetches the object; the client sends nothing")
+        let query = try OAuth2ProviderAuthorizationTests.query(pending.url)
+        #expect(query.map(\.0) == ["response_type", "client_id", "request_uri", "scope"])
+        #expect(query.map(\.1) == ["code", "client-1", object.url.absoluteString, "openid read"])
+        #expect(object.url.absoluteString == Self.base.absoluteString + "/" + object.id)
+        #expect(pending.url.absoluteString.hasPrefix(Fixture.authorizeURL.absoluteString + "?"))
+    }
+
+    @Test func theHostedObjectIsSignedAndCarriesTheFlowsParameters() throws {
+        let key = try OAuth2ProviderAuthorizationTests.ecKey()
+        let harness = try ClientHarness(configuration: try Self.configuration(key: key))
+        let (pending, object) = try harness.provider.authorizationURL(
+            redirectURI: Fixture.redirectURI, scopes: ["openid"], additionalParameters: [("login_hint", "alice")],
+            hostingRequestObjectUnder: Self.base)
+        let claims = try OAuth2ProviderAuthorizationTests.verifiedClaims(object.jwt, key: key)
+        let query = Dictionary(uniqueKeysWithValues: try OAuth2ProviderAuthorizationTests.query(pending.url))
+        for name in ["response_type", "client_id", "scope"] {
+            #expect(claims[name] == query[name].map(JSONValue.string), "\(name) is the same in the query and the object")
+        }
+        #expect(claims["redirect_uri"] == .string(Fixture.redirectURI.absoluteString))
+        #expect(claims["state"] == .string(pending.state))
+        #expect(claims["nonce"] == .string(try #require(pending.nonce).value))
+        #expect(claims["code_challenge"] == .string(PKCE.challenge(for: pending.codeVerifier)))
+        #expect(claims["login_hint"] == .string("alice"))
+        #expect(claims["iss"] == .string("client-1"))
+        #expect(claims["aud"] == .string(OAuth2ProviderAuthorizationTests.issuer))
+        #expect(claims["exp"] == .number(object.expiresAt.timeIntervalSince1970))
+        #expect(object.expiresAt.timeIntervalSince1970 == harness.clock.now().timeIntervalSince1970.rounded(.down) + 600)
+        #expect(claims["request_uri"] == nil)
+    }
+
+    @Test func everyAuthorizationGetsItsOwnURL() throws {
+        let harness = try ClientHarness(configuration: try Self.configuration())
+        let objects = try (0..<20).map { _ in
+            try harness.provider.authorizationURL(
+                redirectURI: Fixture.redirectURI, scopes: ["openid"], hostingRequestObjectUnder: Self.base
+            )
+            .requestObject
+        }
+        #expect(Set(objects.map(\.url)).count == objects.count)
+        #expect(objects.allSatisfy { Base64URL.decode($0.id)?.count == 32 })
+    }
+
+    @Test func theRedirectIsCheckedAsForAnyAuthorization() async throws {
+        let harness = try ClientHarness(
+            configuration: try OAuth2ProviderAuthorizationTests.configuration(key: OAuth2ProviderAuthorizationTests.ecKey(), pushed: .never)
+        )
+        let (pending, _) = try harness.provider.authorizationURL(
+            redirectURI: Fixture.redirectURI, scopes: ["read"], hostingRequestObjectUnder: Self.base)
+        let forged = Fixture.redirectURI.absoluteString + "?code=abc&state=not-the-state"
+        let error = await oauth2Error { _ = try await harness.provider.token(for: .authorizationCode(redirect: forged, pending: pending)) }
+        #expect(error?.code == .stateMismatch)
+        #expect(harness.transport.requests.isEmpty)
+    }
+
+    @Test func aBadBaseURLIsRefusedBeforeAnythingIsSigned() async throws {
+        let harness = try ClientHarness(configuration: try Self.configuration())
+        let insecure = await oauth2Error {
+            _ = try harness.provider.authorizationURL(
+                redirectURI: Fixture.redirectURI, hostingRequestObjectUnder: try #require(URL(string: "http://app.example/ro")))
+        }
+        #expect(insecure?.code == .insecureEndpoint)
+        let query = await oauth2Error {
+            _ = try harness.provider.authorizationURL(
+                redirectURI: Fixture.redirectURI, hostingRequestObjectUnder: try #require(URL(string: "https://app.example/ro?id=1")))
+        }
+        #expect(query?.code == .invalidConfiguration)
+    }
+
+    @Test func withoutAKeyOrWhenRequestsArePushedThereIsNoHostedObject() async throws {
+        var configuration = try Self.configuration()
+        configuration.clientAssertionKey = nil
+        let noKey = await oauth2Error {
+            _ = try ClientHarness(configuration: configuration).provider.authorizationURL(
+                redirectURI: Fixture.redirectURI, hostingRequestObjectUnder: Self.base)
+        }
+        #expect(noKey?.code == .invalidConfiguration)
+        let pushing = await oauth2Error {
+            _ = try ClientHarness(configuration: try Self.configuration(pushed: .always)).provider.authorizationURL(
+                redirectURI: Fixture.redirectURI, hostingRequestObjectUnder: Self.base)
+        }
+        #expect(pushing?.code == .invalidConfiguration)
+        #expect(pushing?.message.contains("RFC 9126") == true)
+    }
+}
