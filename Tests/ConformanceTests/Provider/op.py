@@ -42,6 +42,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from cryptography import x509
@@ -55,6 +56,11 @@ CLIENT_SECRET = "oidf-rp-secret-0123456789abcdef0123456789"
 REDIRECT_URI = "https://rp.example/callback"
 MTLS_PORT = None
 POST_LOGOUT_REDIRECT_URI = "https://rp.example/logged-out"
+# The static client's registered key for request objects (its `jwks`, public
+# part): made at start by make_client_request_object_key, the private key left
+# for the client in <folder>/client-request-object.key.
+CLIENT_REQUEST_OBJECT_KID = "oidf-rp-request-object"
+CLIENT_REQUEST_OBJECT_JWK = None
 
 # The user of every module (the suite's own test user has this subject in the
 # aggregated and distributed claims modules).
@@ -102,6 +108,11 @@ ALL_SIGNING_ALGS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256
 #                      max_age=0 and prompt=none (the suite's EnsureMaxAgeEqualsZeroAndPromptNone);
 #                      the answer is an HTML form that posts error=login_required and
 #                      the state to the redirect URI (CreateLoginRequiredErrorResponse)
+#   request_uri        the request comes by reference (OpenID Connect Core 6.2, RFC 9101 5.2):
+#                      the authorization request must carry request_uri, which the provider
+#                      fetches; the object must be signed with this alg by the client's
+#                      registered key (CLIENT_REQUEST_OBJECT_JWK), and its claims take the
+#                      place of the query's parameters (CreateEffectiveAuthorizationRequestParameters)
 MODULES = {
     "oidcc-client-test": {},
     "oidcc-client-test-nonce-invalid": {"claims": lambda c: c.update(nonce=c.get("nonce", "") + "1")},
@@ -143,6 +154,12 @@ MODULES = {
     "oidcc-client-test-mtls-endpoint-aliases": {"mtls": True},
     "oidcc-client-test-dynamic-registration": {},
     "oidcc-client-test-form-post-error": {"form_post_error": True},
+    # Request objects by reference (the request_uri group): the static client is
+    # registered with request_object_signing_alg RS256 and CLIENT_REQUEST_OBJECT_JWK
+    # (EnsureRequestObjectSigningAlgIsRS256InClientMetadata). The module's
+    # -signed-none sibling does not apply (README.md): the library signs every
+    # request object it makes.
+    "oidcc-client-test-request-uri-signed-rs256": {"request_uri": "RS256"},
 }
 
 
@@ -232,6 +249,9 @@ class Session:
             "userinfo_signing_alg_values_supported": ALL_SIGNING_ALGS,
             "code_challenge_methods_supported": ["S256"],
         }
+        if self.options.get("request_uri"):
+            # SetRequestUriParameterSupportedToTrueInServerConfiguration.
+            document.update(request_uri_parameter_supported=True, require_request_uri_registration=False)
         if self.options.get("mtls"):
             # The suite's endpoints are all https, its token endpoint's alias on
             # the mutual TLS host; here the https one is the TLS port, where
@@ -369,6 +389,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def authorize(self, session):
         params = self.query
+        if session.options.get("request_uri"):
+            params = self.request_object_by_reference(session, params)
+            if params is None:
+                return
         nonce = params.get("nonce")
         # What the suite warns about in oidcc-client-test (CheckForInvalidCharsInNonce,
         # CheckNonceMaximumLength): URL-safe characters only, at most 43 of them.
@@ -399,6 +423,78 @@ class Handler(BaseHTTPRequestHandler):
             session.make_keys()
         query = urllib.parse.urlencode({"code": code, "state": params.get("state", "")})
         self.reply(302, b"", "text/plain", [("Location", params["redirect_uri"] + "?" + query)])
+
+    def request_object_by_reference(self, session, query):
+        """The request_uri modules: fetch the request object (FetchRequestUriAndExtractRequestObject),
+        check it (AbstractOIDCCClientTest.validateRequestObject, EnsureRequestObjectWasSignedWith<alg>,
+        EnsureAuthorizationHttpRequestContainsOpenIDScope, EnsureRequiredAuthorizationRequestParametersMatchRequestObject)
+        and answer the effective parameters: the query's, replaced by the object's claims
+        (CreateEffectiveAuthorizationRequestParameters). What the suite only warns about (iss, aud,
+        other parameters that differ) is recorded, not refused. None after an error answer."""
+        def refuse(description, error="invalid_request_object", **details):
+            session.record("request_object", refused=description, **details)
+            self.json(400, {"error": error, "error_description": description})
+
+        uri = query.get("request_uri", "")
+        if "request" in query or not uri:
+            return refuse("the authorization request has no request_uri", "invalid_request")
+        if urllib.parse.urlsplit(uri).scheme not in ("http", "https"):
+            return refuse("request_uri is not an http(s) URL", "invalid_request_uri")
+        try:
+            with urllib.request.urlopen(urllib.request.Request(uri, method="GET"), timeout=10) as answer:
+                content_type = answer.headers.get("Content-Type", "")
+                text = answer.read(65536).decode("ascii").strip()
+        except (OSError, ValueError, UnicodeError) as error:
+            return refuse("could not fetch request_uri: %s" % error, "invalid_request_uri")
+        parts = text.split(".")
+        try:
+            header = json.loads(b64url_decode(parts[0]))
+            claims = json.loads(b64url_decode(parts[1])) if len(parts) == 3 else None
+        except (ValueError, IndexError):
+            header = claims = None
+        if not isinstance(header, dict) or not isinstance(claims, dict):
+            return refuse("the request object is not a JWS with a JSON object as claims", content_type=content_type)
+        alg = session.options["request_uri"]
+        if header.get("alg") != alg:
+            return refuse("the request object must be signed with %s" % alg, alg=header.get("alg"))
+        try:
+            verified = jws.JWS()
+            verified.deserialize(text)
+            verified.verify(jwk.JWK(**CLIENT_REQUEST_OBJECT_JWK), alg=alg)
+        except Exception as error:  # jwcrypto's InvalidJWSSignature, InvalidJWSObject, ...
+            return refuse("the request object's signature is not the client's registered key's: %s" % type(error).__name__, alg=alg)
+        now = time.time()
+        skew = 300
+        if not isinstance(claims.get("exp"), (int, float)) or claims["exp"] < now - skew:
+            return refuse("the request object has no exp or has expired")
+        if isinstance(claims.get("iat"), (int, float)) and claims["iat"] > now + skew:
+            return refuse("the request object's iat is in the future")
+        if "openid" not in query.get("scope", "").split():
+            return refuse("the query's scope must have openid (OpenID Connect Core 6.1, 6.2)")
+        for name in ("response_type", "client_id"):
+            if name not in query or (name in claims and claims[name] != query[name]):
+                return refuse("the query's %s must be the request object's" % name)
+        differing = sorted(
+            name for name, value in query.items()
+            if name not in ("response_type", "client_id", "request_uri") and name in claims and claims[name] != value
+            and not (name == "scope" and value == "openid")
+        )
+        session.record(
+            "request_object",
+            request_uri=uri,
+            content_type=content_type,
+            alg=alg,
+            kid=header.get("kid"),
+            typ=header.get("typ"),
+            iss_is_client=claims.get("iss") == query.get("client_id"),
+            aud_is_issuer=claims.get("aud") == session.issuer or (isinstance(claims.get("aud"), list) and session.issuer in claims["aud"]),
+            query=sorted(query),
+            differing=differing,
+            has_request_or_request_uri="request" in claims or "request_uri" in claims,
+        )
+        effective = {name: value for name, value in query.items() if name != "request_uri"}
+        effective.update({name: value for name, value in claims.items() if isinstance(value, str)})
+        return effective
 
     def form_post_error(self, params):
         """oidcc-client-test-form-post-error: max_age=0 with prompt=none cannot be met, so the answer
@@ -598,10 +694,23 @@ def make_certificates(folder):
     write("client.key", key_pem(client_key), 0o600)
 
 
+def make_client_request_object_key(folder):
+    """The static client's RSA key for request objects: the public JWK registered here, the
+    private key (PKCS#8 PEM) in <folder>/client-request-object.key for the client to sign with."""
+    global CLIENT_REQUEST_OBJECT_JWK
+    key = jwk.JWK.generate(kty="RSA", size=2048, kid=CLIENT_REQUEST_OBJECT_KID, use="sig")
+    path = os.path.join(folder, "client-request-object.key")
+    with open(path, "wb") as out:
+        out.write(key.export_to_pem(private_key=True, password=None))
+    os.chmod(path, 0o600)
+    CLIENT_REQUEST_OBJECT_JWK = key.export_public(as_dict=True)
+
+
 def main():
     global MTLS_PORT
     folder = tempfile.mkdtemp(prefix="oidf-op-")
     make_certificates(folder)
+    make_client_request_object_key(folder)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     mtls = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
