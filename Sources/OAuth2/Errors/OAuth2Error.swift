@@ -195,6 +195,18 @@ public struct OAuth2Error: Error, Sendable, Hashable {
         /// The ID token's `hd` (hosted domain) is missing or not one of
         /// ``OpenIDSettings/allowedHostedDomains``.
         public static let hostedDomainMismatch: Code = "hosted_domain_mismatch"
+
+        // OpenID Provider Issuer Discovery by WebFinger (issue 39, OpenID Connect Discovery 1.0 §2, RFC 7033).
+        /// A user identifier for issuer discovery (``OpenIDIssuer/webFinger(_:rules:transport:)``)
+        /// that cannot be normalized (empty, too long, not visible ASCII, a
+        /// scheme other than `acct`, `https` or `http`, no host), or whose
+        /// host the discovery rules do not allow to be asked.
+        public static let invalidIdentifier: Code = "invalid_identifier"
+        /// A WebFinger answer (RFC 7033 §4.4) that is not a JSON object with
+        /// `links`, names no OpenID Connect issuer, or names one that is not
+        /// an `https` URL (loopback `http` from a loopback host) without user
+        /// info, query or fragment, or that the discovery rules do not allow.
+        public static let webFingerFailed: Code = "webfinger_failed"
     }
 
     /// The stable error code.
