@@ -7,6 +7,9 @@ import Testing
 /// `response_type=code`): discovery, the key set it names, and signing-key
 /// rotation. `oidcc-client-test-idtoken-sig-none`, also in this plan, is in
 /// ``OIDCCClientBasicTests``.
+///
+/// The Dynamic plan's WebFinger modules, discovery modules of the suite's
+/// `config` package too, are here.
 @Suite(.enabled(if: ConformanceProvider.isConfigured, ConformanceProvider.requirement))
 struct OIDCCClientConfigTests {
     /// "The client is expected to retrieve and use the OpenID Provider
@@ -40,6 +43,27 @@ struct OIDCCClientConfigTests {
         let error = await #expect(throws: OAuth2Error.self) { try await run.discover() }
         #expect(error?.code == .issuerMismatch)
         #expect(try await run.calls() == ["discovery"])
+    }
+
+    /// "The client is expected to use WebFinger (RFC7033) and OpenID Provider
+    /// Issuer Discovery to determine the location of the OpenID Provider
+    /// configuration … using acct URI syntax as user input identifier",
+    /// `acct:ALIAS.MODULE@HOST`: the issuer op.py's WebFinger answer names (a
+    /// random last segment, as the suite's) is discovered, and the sign-in
+    /// goes on with it as the other Config modules do.
+    @Test("oidcc-client-test-discovery-webfinger-acct") func theIssuerIsFoundByWebFingerFromAnAcctIdentifier() async throws {
+        let run = try ConformanceProvider.run("oidcc-client-test-discovery-webfinger-acct")
+        let identifier = "acct:\(run.alias).\(run.module)@\(run.host)"
+        try await run.signInByWebFinger(identifier)
+    }
+
+    /// The same from "URL syntax as user input identifier", the suite's
+    /// `https://HOST/ALIAS/MODULE`: op.py is loopback `http`, so `http://`
+    /// here; the lookup itself goes to the identifier's host, over `http`
+    /// only because it is loopback.
+    @Test("oidcc-client-test-discovery-webfinger-url") func theIssuerIsFoundByWebFingerFromAURL() async throws {
+        let run = try ConformanceProvider.run("oidcc-client-test-discovery-webfinger-url")
+        try await run.signInByWebFinger(run.issuer)
     }
 
     /// "Keys will be rotated right before signing the id_token so the client
@@ -95,5 +119,30 @@ struct OIDCCClientConfigTests {
         _ = try await run.signIn(provider)
         #expect(try await run.signIn(provider).idToken != nil)
         #expect(try await run.calls().filter { $0 == "jwks" }.count == 2)
+    }
+}
+
+extension ModuleRun {
+    /// The run's alias, the path segment before the module's name.
+    var alias: String { String(issuer.split(separator: "/").dropLast().last ?? "") }
+    /// The provider's `host:port`.
+    var host: String { String(issuer.split(separator: "/")[1]) }
+
+    /// The WebFinger modules' flow: from `identifier` to the issuer
+    /// (``OpenIDIssuer/webFinger(_:rules:transport:)``, allowed to ask a
+    /// loopback host), its discovery, and a sign-in; op.py must have seen
+    /// the WebFinger request with the identifier and the issuer `rel`, then
+    /// the discovery of the issuer it named, then the flow.
+    func signInByWebFinger(_ identifier: String) async throws {
+        let configuration = try await OAuth2Configuration.discover(
+            webFinger: identifier, clientID: Self.clientID, clientSecret: Self.clientSecret,
+            rules: DiscoveryRules(allowsPrivateAuthorizationServers: true), transport: Self.transport)
+        let issuer = try #require(configuration.issuer)
+        #expect(issuer.hasPrefix(self.issuer + "/") && issuer.count == self.issuer.count + 11)
+        #expect(try await signIn(try await provider(configuration)).idToken?.issuer == issuer)
+        let log = try await log()
+        #expect(log.map(\.event) == ["webfinger", "discovery", "authorization", "token", "jwks"])
+        #expect(log.first?["resource"] as? String == identifier)
+        #expect(log.first?["rel"] as? String == OpenIDIssuer.linkRelation)
     }
 }

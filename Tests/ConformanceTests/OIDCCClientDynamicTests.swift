@@ -3,10 +3,10 @@ import OAuth2
 import Testing
 
 /// The Dynamic RP certification profile (the suite's OIDCCClientDynamicTestPlan:
-/// `response_type=code`, `client_registration=dynamic_client`). Its discovery,
-/// `none`, rotation and signed userinfo modules are in the other suites; its
-/// WebFinger modules and `request_uri` signed with `none` do not apply
-/// (README.md); `request_uri` signed with RS256 is in +RequestURI.swift.
+/// `response_type=code`, `client_registration=dynamic_client`). Its discovery
+/// (WebFinger too), `none`, rotation and signed userinfo modules are in the
+/// other suites; `request_uri` signed with `none` does not apply (README.md);
+/// `request_uri` signed with RS256 is in +RequestURI.swift.
 @Suite(.enabled(if: ConformanceProvider.isConfigured, ConformanceProvider.requirement))
 struct OIDCCClientDynamicTests {
     /// "The client is expected to register using the registration endpoint":

@@ -34,6 +34,7 @@ import ipaddress
 import json
 import datetime
 import os
+import re
 import secrets
 import shutil
 import ssl
@@ -104,6 +105,11 @@ ALL_SIGNING_ALGS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256
 #   mtls               mtls_endpoint_aliases names the token endpoint on the mutual TLS
 #                      port (userinfo is there too), and the token endpoint takes
 #                      tls_client_auth only
+#   webfinger          (WebFinger group) the syntax the module's WebFinger request must use for its
+#                      resource, "acct" or "https" (the suite's validateWebfingerRequestResource); the
+#                      issuer then has a random suffix of 10 characters as its last path segment
+#                      (AddRandomSuffixToIssuerInServerConfiguration), where its discovery document
+#                      is served; the other endpoints stay at <alias>/<module>/
 #   form_post_error    the authorization request must have response_mode=form_post,
 #                      max_age=0 and prompt=none (the suite's EnsureMaxAgeEqualsZeroAndPromptNone);
 #                      the answer is an HTML form that posts error=login_required and
@@ -160,6 +166,10 @@ MODULES = {
     # -signed-none sibling does not apply (README.md): the library signs every
     # request object it makes.
     "oidcc-client-test-request-uri-signed-rs256": {"request_uri": "RS256"},
+    # WebFinger group (OpenID Connect Discovery 1.0 section 2): the client finds the
+    # issuer from a user identifier, then discovers it.
+    "oidcc-client-test-discovery-webfinger-acct": {"webfinger": "acct"},
+    "oidcc-client-test-discovery-webfinger-url": {"webfinger": "https"},
 }
 
 
@@ -182,9 +192,13 @@ class Session:
     """One run of one module: its keys, codes, tokens and what the client asked."""
 
     def __init__(self, issuer, module):
-        self.issuer = issuer
         self.module = module
         self.options = MODULES[module]
+        # Where the endpoints are; the issuer is the same but for the WebFinger modules' suffix.
+        self.base = issuer
+        suffix = secrets.token_hex(5) if self.options.get("webfinger") else ""
+        self.issuer = issuer + "/" + suffix if suffix else issuer
+        self.discovery_path = (suffix + "/" if suffix else "") + ".well-known/openid-configuration"
         self.lock = threading.Lock()
         self.log = []
         self.codes = {}
@@ -229,7 +243,7 @@ class Session:
         self.public_keys = [k.export_public(as_dict=True) for k in signing + encryption]
 
     def metadata(self):
-        base = self.issuer + "/"
+        base = self.base + "/"
         document = {
             "issuer": self.issuer,
             "authorization_endpoint": base + "authorize",
@@ -330,6 +344,14 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         self.dispatch()
 
+    def session_for(self, alias, module):
+        issuer = "http://%s/%s/%s" % (self.headers.get("Host"), alias, module)
+        with SESSIONS_LOCK:
+            session = SESSIONS.get((alias, module))
+            if session is None:
+                session = SESSIONS[(alias, module)] = Session(issuer, module)
+        return session
+
     def dispatch(self):
         url = urllib.parse.urlsplit(self.path)
         parts = url.path.strip("/").split("/")
@@ -339,16 +361,14 @@ class Handler(BaseHTTPRequestHandler):
         self.form = {}
         if self.headers.get("Content-Type", "").startswith("application/x-www-form-urlencoded"):
             self.form = dict(urllib.parse.parse_qsl(self.body.decode(), keep_blank_values=True))
+        if url.path == "/.well-known/webfinger":
+            return self.webfinger()
         if len(parts) < 3 or parts[1] not in MODULES:
             return self.json(404, {"error": "not_found"})
         alias, module, endpoint = parts[0], parts[1], "/".join(parts[2:])
-        issuer = "http://%s/%s/%s" % (self.headers.get("Host"), alias, module)
-        with SESSIONS_LOCK:
-            session = SESSIONS.get((alias, module))
-            if session is None:
-                session = SESSIONS[(alias, module)] = Session(issuer, module)
+        session = self.session_for(alias, module)
         handler = {
-            ".well-known/openid-configuration": self.discovery,
+            session.discovery_path: self.discovery,
             session.jwks_path: self.jwks,
             "authorize": self.authorize,
             "token": self.token,
@@ -378,6 +398,27 @@ class Handler(BaseHTTPRequestHandler):
     def discovery(self, session):
         session.record("discovery")
         self.json(200, session.metadata())
+
+    def webfinger(self):
+        """WebFinger group: GET /.well-known/webfinger at the root of the host (RFC 7033 section 4),
+        as the suite's TestDispatcher serves it: the resource names the run, as
+        acct:ALIAS.MODULE@HOST or http(s)://HOST/ALIAS/MODULE; the answer is a JRD whose one link
+        of rel http://openid.net/specs/connect/1.0/issuer has the module's issuer as its href
+        (CreateWebfingerResponse; OpenID Connect Discovery 1.0 section 2)."""
+        resource = self.query.get("resource")
+        if resource is None:
+            return self.json(400, {"error": "resource parameter missing"})
+        acct = re.match(r"^acct:([a-zA-Z0-9_-]+)\.([a-zA-Z0-9_-]+)@.*$", resource, re.IGNORECASE)
+        url = re.match(r"^https?://.*/([a-zA-Z0-9_-]+)/([a-zA-Z0-9_-]+)$", resource, re.IGNORECASE)
+        match, syntax = (acct, "acct") if acct else (url, "https") if url else (None, None)
+        if match is None or match.group(2) not in MODULES:
+            return self.json(404 if match else 400, {"error": "no module run for this resource"})
+        session = self.session_for(match.group(1), match.group(2))
+        session.record("webfinger", resource=resource, rel=self.query.get("rel"), syntax=syntax)
+        if session.options.get("webfinger") not in (None, syntax):
+            return self.json(400, {"error": "invalid_request", "error_description": "this module expects a WebFinger request using %s syntax" % session.options["webfinger"]})
+        jrd = {"subject": resource, "links": [{"rel": "http://openid.net/specs/connect/1.0/issuer", "href": session.issuer}]}
+        self.reply(200, json.dumps(jrd).encode(), "application/jrd+json")
 
     def jwks(self, session):
         session.record("jwks")
