@@ -67,7 +67,9 @@ extension OAuth2Client {
     }
 
     /// Asks the OpenID Connect userinfo endpoint about the signed-in user,
-    /// with the account's token (refreshed first if it is about to expire).
+    /// with the account's token (refreshed first if it is about to expire);
+    /// `_claim_names` and `_claim_sources` reach the app as sent, unresolved
+    /// (``userInfo(resolvingClaimSources:)`` resolves them).
     ///
     /// The answer's `sub` must be the ID token's (OpenID Connect Core §5.3.2):
     /// an answer about anyone else is refused. A signed answer
@@ -82,6 +84,34 @@ extension OAuth2Client {
     ///   for a signed answer, `invalid_signature`, `unknown_signing_key`,
     ///   `unsupported_algorithm`, `issuer_mismatch`, `audience_mismatch`, ….
     public func userInfo() async throws(OAuth2Error) -> UserInfo {
+        try await userInfo(resolvingClaimSources: false)
+    }
+
+    /// Asks the userinfo endpoint about the signed-in user as ``userInfo()``
+    /// does and, when `resolvingClaimSources` is set, resolves the answer's
+    /// aggregated and distributed claims (OpenID Connect Core §5.6.2).
+    ///
+    /// A source's claims join ``UserInfo/claims`` (``UserInfo/claimSources``
+    /// says which came from where) only from a JWT that verifies with keys the
+    /// app trusts for it: by default the provider's own key set, with the
+    /// algorithms its ID tokens may use; besides, those of
+    /// ``OpenIDSettings/claimsProviders`` (a JWT whose `iss` names one, or
+    /// served at one's endpoint origin). A JWT naming another issuer, signed
+    /// with `none` or HMAC, or not verifying is not trusted. A distributed
+    /// source is fetched with its own `access_token` in the `Authorization`
+    /// header only (never the account's token), from an `https` endpoint
+    /// (`http` only from a loopback userinfo endpoint to a loopback host; an
+    /// internal address only when the userinfo endpoint is on one, or at a
+    /// claims provider's origin), without following redirects, within the
+    /// request timeout and ``OpenIDSettings/maxIDTokenSize``; at most 16 sources,
+    /// one after the other.
+    ///
+    /// A source that is not trusted, does not verify or cannot be fetched does
+    /// not fail the call: it is in ``UserInfo/unresolvedClaimSources`` with
+    /// its code, and its claims are not resolved.
+    ///
+    /// - Throws: the errors of ``userInfo()``.
+    public func userInfo(resolvingClaimSources: Bool) async throws(OAuth2Error) -> UserInfo {
         guard let endpoint = configuration.openID?.userinfoEndpoint else {
             throw OAuth2Error(code: .invalidConfiguration, message: "the configuration has no userinfo endpoint (OpenID Connect)")
         }
@@ -95,7 +125,7 @@ extension OAuth2Client {
         )
         let response = try await send(request)
         let signed = provider.keySet.map { keys in
-            SignedUserInfoVerification(
+            SignedClaimsVerification(
                 keys: keys,
                 allowedAlgorithms: configuration.openID?.signingAlgorithms ?? [],
                 issuer: configuration.issuer ?? "",
@@ -107,7 +137,32 @@ extension OAuth2Client {
         if let signedIn = try await idToken(), signedIn.subject != info.subject {
             throw OAuth2Error(code: .subjectMismatch, message: "the userinfo answer is about another user (sub) than the ID token's")
         }
-        return info
+        guard resolvingClaimSources, let resolver = claimSourceResolver(userinfoEndpoint: endpoint) else { return info }
+        return await resolver.resolve(info)
+    }
+
+    /// The resolver of the configuration's trusted claims providers, or `nil`
+    /// without OpenID Connect settings and an issuer (no key set to trust).
+    private func claimSourceResolver(userinfoEndpoint: URL) -> ClaimSourceResolver? {
+        guard let openID = configuration.openID, let issuer = configuration.issuer, let keys = provider.keySet else { return nil }
+        let clientID = configuration.clientID
+        return ClaimSourceResolver(
+            openIDProvider: SignedClaimsVerification(
+                keys: keys, allowedAlgorithms: openID.signingAlgorithms, issuer: issuer, clientID: clientID),
+            claimsProviders: zip(openID.claimsProviders, provider.claimsProviderKeys).map { claimsProvider, keys in
+                (
+                    claimsProvider,
+                    SignedClaimsVerification(
+                        keys: keys, allowedAlgorithms: claimsProvider.signingAlgorithms, issuer: claimsProvider.issuer, clientID: clientID)
+                )
+            },
+            transport: provider.transport,
+            clock: provider.clock,
+            clockLeeway: openID.clockLeeway,
+            timeout: configuration.requestTimeout,
+            maxSize: openID.maxIDTokenSize,
+            userinfoEndpoint: userinfoEndpoint
+        )
     }
 
     /// The OpenID Connect RP-initiated logout URL to send the user's browser

@@ -45,6 +45,8 @@ public final class OAuth2Provider: Sendable {
     /// OpenID Connect: the ID token verifier and the provider's key set, when configured.
     let idTokenVerifier: IDTokenVerifier?
     let keySet: KeySetCache?
+    /// The key sets of ``OpenIDSettings/claimsProviders``, in their order: fetched when a claim source first needs one.
+    let claimsProviderKeys: [KeySetCache]
 
     /// Creates a provider.
     ///
@@ -88,6 +90,19 @@ public final class OAuth2Provider: Sendable {
         } else {
             idTokenVerifier = nil
             keySet = nil
+        }
+        claimsProviderKeys = (configuration.openID?.claimsProviders ?? []).map { claimsProvider in
+            KeySetCache(
+                settings: OpenIDSettings(
+                    jwksURI: claimsProvider.jwksURI,
+                    keySetMaxAge: configuration.openID?.keySetMaxAge ?? .seconds(600),
+                    keySetRefetchInterval: configuration.openID?.keySetRefetchInterval ?? .seconds(30)
+                ),
+                transport: transport,
+                clock: clock,
+                timeout: configuration.requestTimeout,
+                maxSize: configuration.maxResponseSize
+            )
         }
     }
 

@@ -66,6 +66,10 @@ public struct OpenIDSettings: Sendable, Hashable {
     /// (`hosted_domain_mismatch`). Google documents `hd` as the claim to check:
     /// an email address's domain is not proof of the account's organisation.
     public var allowedHostedDomains: Set<String>? = nil
+    /// Claims providers besides this provider whose aggregated and
+    /// distributed claims are trusted (OpenID Connect Core §5.6.2); none by
+    /// default: then only claims signed with this provider's own keys are.
+    public var claimsProviders: [ClaimsProvider] = []
 
     /// Creates settings.
     public init(
@@ -120,6 +124,7 @@ public struct OpenIDSettings: Sendable, Hashable {
         if let allowedHostedDomains, allowedHostedDomains.contains(where: \.isEmpty) {
             throw OAuth2Error(code: .invalidConfiguration, message: "an allowed hosted domain is empty")
         }
+        for provider in claimsProviders { try provider.validate() }
         guard clockLeeway >= .zero, maxIDTokenSize > 0, keySetMaxAge > .zero, keySetRefetchInterval >= .zero else {
             throw OAuth2Error(code: .invalidConfiguration, message: "OpenID Connect limits must be positive")
         }

@@ -207,6 +207,15 @@ public struct OAuth2Error: Error, Sendable, Hashable {
         /// an `https` URL (loopback `http` from a loopback host) without user
         /// info, query or fragment, or that the discovery rules do not allow.
         public static let webFingerFailed: Code = "webfinger_failed"
+
+        // Aggregated and distributed claims (issue 39, OpenID Connect Core §5.6.2).
+        /// A claim source's JWT names an issuer the app does not trust
+        /// (neither the OpenID provider nor one of ``OpenIDSettings/claimsProviders``).
+        public static let untrustedClaimSource: Code = "untrusted_claim_source"
+        /// A userinfo answer's `_claim_names` or `_claim_sources` is malformed,
+        /// names a claim a source may not set (`sub`), or a source's verified JWT
+        /// lacks a claim named for it or has expired.
+        public static let invalidClaimSource: Code = "invalid_claim_source"
     }
 
     /// The stable error code.

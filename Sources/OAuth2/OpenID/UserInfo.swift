@@ -9,11 +9,24 @@ import Foundation
 ///
 /// ``OAuth2Client/userInfo()`` returns it only when its `sub` is the
 /// signed-in user's (the ID token's `sub`, §5.3.2). Its `description` shows the subject only.
+///
+/// Aggregated and distributed claims (§5.6.2) are resolved when asked for
+/// (``OAuth2Client/userInfo(resolvingClaimSources:)``): a claim whose source
+/// verified is then in ``claims`` like any other, ``claimSources`` says where
+/// it came from, and ``unresolvedClaimSources`` says what could not be resolved and why.
 public struct UserInfo: Sendable, Hashable, Codable {
     /// `sub`: the user's identifier at the issuer.
     public let subject: String
-    /// Every claim of the answer, as the provider sent it.
-    public let claims: [String: JSONValue]
+    /// Every claim of the answer, as the provider sent it (`_claim_names` and
+    /// `_claim_sources` included), and the claims resolved from its claim
+    /// sources, each of which replaces what the answer itself said of that claim.
+    public private(set) var claims: [String: JSONValue]
+    /// The claims resolved from a claim source, by claim name, and the source each came from.
+    public private(set) var claimSources: [String: ClaimSource] = [:]
+    /// The claim sources, or single claims of one, that were not resolved,
+    /// and why (in source name order): their claims are not in ``claims``
+    /// unless the answer itself had them.
+    public private(set) var unresolvedClaimSources: [UnresolvedClaimSource] = []
 
     /// `email`, when the provider shares it.
     public var email: String? { claims["email"]?.stringValue }
@@ -31,6 +44,32 @@ public struct UserInfo: Sendable, Hashable, Codable {
         }
         self.subject = subject
         self.claims = claims
+    }
+
+    /// What a claim source gave: its claims join ``claims``, each recorded in ``claimSources``.
+    mutating func resolve(_ resolved: [String: JSONValue], from source: ClaimSource) {
+        for (name, value) in resolved {
+            claims[name] = value
+            claimSources[name] = source
+        }
+    }
+
+    /// Records a claim source, or some of its claims, that could not be resolved.
+    mutating func record(_ unresolved: UnresolvedClaimSource) {
+        unresolvedClaimSources.append(unresolved)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case subject, claims, claimSources, unresolvedClaimSources
+    }
+
+    /// Decodes a user, also as encoded before claim sources were resolved (subject and claims only).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        subject = try container.decode(String.self, forKey: .subject)
+        claims = try container.decode([String: JSONValue].self, forKey: .claims)
+        claimSources = try container.decodeIfPresent([String: ClaimSource].self, forKey: .claimSources) ?? [:]
+        unresolvedClaimSources = try container.decodeIfPresent([UnresolvedClaimSource].self, forKey: .unresolvedClaimSources) ?? []
     }
 
     /// Parses the userinfo endpoint's answer: a JSON object, or, when the
@@ -53,7 +92,7 @@ public struct UserInfo: Sendable, Hashable, Codable {
     ///   `unsupported_algorithm`, `invalid_signature`, `unknown_signing_key`,
     ///   the key set's fetch errors), `issuer_mismatch` and `audience_mismatch`.
     static func parse(
-        _ response: HTTPTransportResponse, maxBodySize: Int, now: Date, signed: SignedUserInfoVerification?
+        _ response: HTTPTransportResponse, maxBodySize: Int, now: Date, signed: SignedClaimsVerification?
     ) async throws(OAuth2Error) -> UserInfo {
         let endpoint = "userinfo endpoint"
         try ProviderResponse.requireSuccess(response, endpoint: endpoint, maxBodySize: maxBodySize, now: now)
@@ -74,9 +113,10 @@ public struct UserInfo: Sendable, Hashable, Codable {
     }
 }
 
-/// How a signed userinfo answer is verified: the provider's key set, the
-/// algorithms its ID tokens may use, and whose answer it must be.
-struct SignedUserInfoVerification: Sendable {
+/// How signed claims are verified: a userinfo answer with the provider's
+/// key set, and the JWT of a claim source with the key set of the provider
+/// trusted for it; the algorithms allowed, and whose claims they must be.
+struct SignedClaimsVerification: Sendable {
     let keys: KeySetCache
     let allowedAlgorithms: Set<JWSAlgorithm>
     let issuer: String
@@ -84,11 +124,19 @@ struct SignedUserInfoVerification: Sendable {
 
     /// The claims of a signed userinfo answer, once its signature, `iss` and `aud` are checked.
     func verify(_ text: String, maxSize: Int) async throws(OAuth2Error) -> UserInfo {
-        let jws = try CompactJWS(text, maxSize: maxSize)
+        try UserInfo(claims: try await verifiedClaims(try CompactJWS(text, maxSize: maxSize), of: "the signed userinfo answer"))
+    }
+
+    /// The claims of a JWS, once its signature is verified with ``keys`` and
+    /// an algorithm of ``allowedAlgorithms``, its `iss` (when present) is
+    /// ``issuer`` and its `aud` (when present) names ``clientID``.
+    ///
+    /// - Parameter what: what the JWS is, for the errors' messages.
+    func verifiedClaims(_ jws: CompactJWS, of what: String) async throws(OAuth2Error) -> [String: JSONValue] {
         _ = try await keys.verify(jws, allowedAlgorithms: allowedAlgorithms)
         let claims = try jws.payloadObject()
         if let iss = claims["iss"], iss.stringValue != issuer {
-            throw OAuth2Error(code: .issuerMismatch, message: "the signed userinfo answer's iss is not the configured issuer \(issuer)")
+            throw OAuth2Error(code: .issuerMismatch, message: "\(what)'s iss is not the expected issuer \(issuer)")
         }
         if let aud = claims["aud"] {
             let audience: [String]
@@ -98,10 +146,10 @@ struct SignedUserInfoVerification: Sendable {
             default: audience = []
             }
             guard audience.contains(clientID) else {
-                throw OAuth2Error(code: .audienceMismatch, message: "the signed userinfo answer's aud does not contain this client's id")
+                throw OAuth2Error(code: .audienceMismatch, message: "\(what)'s aud does not contain this client's id")
             }
         }
-        return try UserInfo(claims: claims)
+        return claims
     }
 }
 

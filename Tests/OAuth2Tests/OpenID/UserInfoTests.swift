@@ -11,7 +11,7 @@ import Testing
     static let issuer = "https://id.example"
 
     let key: JWTSigningKey
-    let signed: SignedUserInfoVerification
+    let signed: SignedClaimsVerification
 
     init() throws {
         key = try JWTSigningKey.rsa(pem: JOSEFixtures.rsaKey.pemRepresentation, keyID: "key-1")
@@ -22,7 +22,7 @@ import Testing
         let keys = KeySetCache(
             settings: OpenIDSettings(jwksURI: Self.jwksURI), transport: transport, clock: ManualClock(), timeout: .seconds(5),
             maxSize: 1 << 20)
-        signed = SignedUserInfoVerification(keys: keys, allowedAlgorithms: [.rs256], issuer: Self.issuer, clientID: "app")
+        signed = SignedClaimsVerification(keys: keys, allowedAlgorithms: [.rs256], issuer: Self.issuer, clientID: "app")
     }
 
     func answer(_ text: String) -> HTTPTransportResponse {
@@ -33,7 +33,7 @@ import Testing
         answer(try JWT.sign(claims: claims, key: key ?? self.key).value)
     }
 
-    func parse(_ response: HTTPTransportResponse, signed: SignedUserInfoVerification?) async throws(OAuth2Error) -> UserInfo {
+    func parse(_ response: HTTPTransportResponse, signed: SignedClaimsVerification?) async throws(OAuth2Error) -> UserInfo {
         try await UserInfo.parse(response, maxBodySize: 1 << 20, now: Date(), signed: signed)
     }
 
@@ -86,5 +86,22 @@ import Testing
         let response = HTTPTransportResponse(
             status: 200, headers: [.contentType: "application/json"], body: Data(#"{"sub":"alice","name":"Alice"}"#.utf8))
         #expect(try await parse(response, signed: signed).name == "Alice")
+    }
+}
+
+/// What claim source resolution adds to a user survives encoding, and a user
+/// encoded before it still decodes.
+@Suite struct UserInfoCodingTests {
+    @Test func aUserEncodedBeforeClaimSourcesDecodesAndResolvedOnesRoundTrip() throws {
+        let old = try JSONDecoder().decode(UserInfo.self, from: Data(#"{"subject":"alice","claims":{"sub":"alice"}}"#.utf8))
+        #expect(old.subject == "alice" && old.claimSources.isEmpty && old.unresolvedClaimSources.isEmpty)
+        var info = try UserInfo(claims: ["sub": .string("alice")])
+        info.resolve(
+            ["x": .number(1)], from: ClaimSource(name: "s", issuer: "https://id.example", endpoint: URL(string: "https://c.example/x")))
+        info.record(UnresolvedClaimSource(source: "t", claims: ["z", "y"], code: .invalidSignature, message: "m"))
+        let decoded = try JSONDecoder().decode(UserInfo.self, from: JSONEncoder().encode(info))
+        #expect(decoded == info)
+        #expect(decoded.claims["x"] == .number(1) && decoded.unresolvedClaimSources.first?.claims == ["y", "z"])
+        #expect(decoded.unresolvedClaimSources.first?.error.code == .invalidSignature)
     }
 }
