@@ -87,28 +87,43 @@ struct OIDCCClientTestPlanTests {
     }
 
     /// "process a userinfo response … with aggregated claims": the library
-    /// hands the answer to the app as sent, `_claim_names` and
-    /// `_claim_sources` included, and resolves nothing from the source (here
-    /// a JWT signed with `none`, which it would never trust): no `address`
-    /// or `phone_number` appears as a claim of the user.
-    @Test("oidcc-client-test-aggregated-claims") func aggregatedClaimsAreHandedOverUnresolved() async throws {
+    /// resolves the source and refuses it, since its JWT is signed with
+    /// `none` (the module signs it so, as the old Python suite did): no
+    /// `address` or `phone_number` reaches the app as a claim of the user, the
+    /// source is reported unresolved with `unsupported_algorithm`, and the
+    /// userinfo answer itself is read.
+    @Test("oidcc-client-test-aggregated-claims") func anAggregatedSourceSignedWithNoneIsReportedNotTrusted() async throws {
         let run = try ConformanceProvider.run("oidcc-client-test-aggregated-claims")
         let client = try await run.signedInClient(try await run.provider(), scopes: ["openid", "address", "phone"])
-        let info = try await client.userInfo()
-        #expect(info.claims["_claim_names"] != nil && info.claims["_claim_sources"] != nil)
-        #expect(info.claims["address"] == nil && info.claims["phone_number"] == nil)
+        let info = try await client.userInfo(resolvingClaimSources: true)
+        #expect(info.subject == "user-subject-1234531")
+        #expect(info.claims["address"] == nil && info.claims["phone_number"] == nil && info.claimSources.isEmpty)
+        #expect(info.unresolvedClaimSources.map(\.source) == ["src1"])
+        #expect(info.unresolvedClaimSources.first?.claims == ["address", "phone_number"])
+        #expect(info.unresolvedClaimSources.first?.code == .unsupportedAlgorithm)
     }
 
-    /// "send a request to the claims_endpoint to retrieve the claims": not
-    /// supported (README.md): the library does not fetch distributed claims;
-    /// the app gets `_claim_sources` as sent, and the endpoint is not called.
-    @Test("oidcc-client-test-distributed-claims") func distributedClaimsAreNotFetched() async throws {
+    /// "process a userinfo response with distributed claims and send a
+    /// request to the claims_endpoint to retrieve the claims": the library
+    /// fetches src1's endpoint once, with src1's own access token in the
+    /// `Authorization` header only (op.py checks it as the suite does, and
+    /// refuses it in the query or in two places), verifies the answer with
+    /// the provider's key set, and `credit_score` 650 reaches the app.
+    @Test("oidcc-client-test-distributed-claims") func distributedClaimsAreFetchedWithTheSourcesTokenAndVerified() async throws {
         let run = try ConformanceProvider.run("oidcc-client-test-distributed-claims")
         let client = try await run.signedInClient(try await run.provider())
-        let info = try await client.userInfo()
-        #expect(info.claims["_claim_sources"] != nil)
-        #expect(info.claims["credit_score"] == nil)
-        #expect(try await !run.calls().contains("claims_endpoint"))
+        let info = try await client.userInfo(resolvingClaimSources: true)
+        #expect(info.claims["credit_score"] == .number(650))
+        #expect(info.claimSources["credit_score"]?.name == "src1")
+        #expect(info.claimSources["credit_score"]?.issuer == run.issuer)
+        #expect(info.claimSources["credit_score"]?.endpoint?.absoluteString == run.issuer + "/claims_endpoint")
+        #expect(info.unresolvedClaimSources.isEmpty)
+        let claimsRequests = try await run.log().filter { $0.event == "claims_endpoint" }
+        #expect(claimsRequests.count == 1)
+        #expect(claimsRequests.first?["method"] as? String == "GET")
+        #expect(claimsRequests.first?["token_in"] as? [String] == ["header"])
+        #expect(claimsRequests.first?["token_valid"] as? Bool == true)
+        #expect(try await run.calls() == ["discovery", "authorization", "token", "jwks", "userinfo", "claims_endpoint"])
     }
 
     /// "send an Authentication Request with response mode set to form_post,

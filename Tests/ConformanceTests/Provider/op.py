@@ -205,6 +205,8 @@ class Session:
         self.access_tokens = {}
         self.refresh_tokens = {}
         self.issued_id_tokens = set()
+        # Distributed claims: the access token of the claims source (src1).
+        self.claims_access_token = None
         self.authorization_requests = 0
         # client_id -> (secret or None, redirect_uris, token_endpoint_auth_method)
         self.clients = {CLIENT_ID: (CLIENT_SECRET, [REDIRECT_URI], None)}
@@ -323,9 +325,15 @@ class Session:
         claims.pop("address", None)
         claims.pop("phone_number", None)
 
+    # Distributed claims (oidcc-client-test-distributed-claims; the suite's
+    # OIDCCLoadUserInfoWithDistributedClaims): credit_score from src1, a claims
+    # endpoint of this issuer with an access token of its own, which the
+    # endpoint checks (OIDCCValidateBearerAccessTokenInClaimsEndpointRequest).
     def distributed_claims(self, claims):
+        with self.lock:
+            self.claims_access_token = secrets.token_urlsafe(15)
         claims["_claim_names"] = {"credit_score": "src1"}
-        claims["_claim_sources"] = {"src1": {"endpoint": self.issuer + "/claims_endpoint", "access_token": secrets.token_urlsafe(15)}}
+        claims["_claim_sources"] = {"src1": {"endpoint": self.issuer + "/claims_endpoint", "access_token": self.claims_access_token}}
 
 
 SESSIONS = {}
@@ -676,8 +684,20 @@ class Handler(BaseHTTPRequestHandler):
             answer.update(client_secret=secret, client_secret_expires_at=0)
         self.json(201, answer)
 
+    # Distributed claims: the claims endpoint (OpenID Connect Core 5.6.2).
     def claims_endpoint(self, session):
-        session.record("claims_endpoint")
+        """As the suite's claims endpoint: the source's access token as a bearer token, in the
+        header or the form body but not both, never in the query (the suite fails the module
+        then); the answer a JWT of the claims alone (no iss, no aud), signed as the client's ID
+        tokens are (OIDCCSignClaimsEndpointResponse: RS256 here). The log says where the token
+        came and whether it was the source's, never the token itself."""
+        places, token = self.bearer_token("any")
+        with session.lock:
+            expected = session.claims_access_token
+        valid = token is not None and expected is not None and secrets.compare_digest(token, expected)
+        session.record("claims_endpoint", method=self.command, token_in=places, token_valid=valid)
+        if "query" in places or not valid:
+            return self.json(401, {"error": "invalid_token"}, [("WWW-Authenticate", 'Bearer error="invalid_token"')])
         self.reply(200, session.sign({"credit_score": 650}, "RS256").encode(), "application/jwt")
 
     def end_session(self, session):
