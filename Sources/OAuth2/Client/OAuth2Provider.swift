@@ -47,6 +47,8 @@ public final class OAuth2Provider: Sendable {
     let keySet: KeySetCache?
     /// The key sets of ``OpenIDSettings/claimsProviders``, in their order: fetched when a claim source first needs one.
     let claimsProviderKeys: [KeySetCache]
+    /// The `jti`s of the back-channel logout tokens this provider accepted lately.
+    let logoutTokenReplays = LogoutTokenReplayCache()
 
     /// Creates a provider.
     ///

@@ -128,29 +128,39 @@ extension IssuerRule {
     ///   (template) the tenant claim is missing, not a GUID, or not allowed.
     ///   No message names a claim's value.
     func check(_ token: IDToken, configured issuer: String) throws(OAuth2Error) {
+        try check(token.issuer, claims: token.claims, configured: issuer, of: "the ID token")
+    }
+
+    /// Checks the `iss` of a signed token of the provider's (an ID token, a
+    /// logout token: OpenID Connect Back-Channel Logout §2.6 validates it as
+    /// an ID token's) against the configured issuer; `what` names the token
+    /// in the messages, as "the logout token".
+    ///
+    /// - Throws: as ``check(_:configured:)``.
+    func check(_ tokenIssuer: String, claims: [String: JSONValue], configured issuer: String, of what: String) throws(OAuth2Error) {
         switch kind {
         case .exact:
-            guard token.issuer == issuer else {
-                throw OAuth2Error(code: .issuerMismatch, message: "the ID token's iss is not the configured issuer \(issuer)")
+            guard tokenIssuer == issuer else {
+                throw OAuth2Error(code: .issuerMismatch, message: "\(what)'s iss is not the configured issuer \(issuer)")
             }
         case .anyOf(let alternatives):
-            guard token.issuer == issuer || alternatives.contains(token.issuer) else {
+            guard tokenIssuer == issuer || alternatives.contains(tokenIssuer) else {
                 throw OAuth2Error(
                     code: .issuerMismatch,
-                    message: "the ID token's iss is neither the configured issuer \(issuer) nor another spelling of it")
+                    message: "\(what)'s iss is neither the configured issuer \(issuer) nor another spelling of it")
             }
         case .template(let placeholder, let claim, let allowed):
-            guard let tenant = token.claims[claim]?.stringValue, Self.isGUID(tenant) else {
+            guard let tenant = claims[claim]?.stringValue, Self.isGUID(tenant) else {
                 throw OAuth2Error(
                     code: .issuerMismatch,
-                    message: "the ID token has no \(claim) claim that is a GUID, which the issuer template \(issuer) needs")
+                    message: "\(what) has no \(claim) claim that is a GUID, which the issuer template \(issuer) needs")
             }
-            guard token.issuer == issuer.replacing(placeholder, with: tenant) else {
+            guard tokenIssuer == issuer.replacing(placeholder, with: tenant) else {
                 throw OAuth2Error(
-                    code: .issuerMismatch, message: "the ID token's iss is not the issuer template \(issuer) filled with its \(claim)")
+                    code: .issuerMismatch, message: "\(what)'s iss is not the issuer template \(issuer) filled with its \(claim)")
             }
             if let allowed, !allowed.contains(tenant.lowercased()) {
-                throw OAuth2Error(code: .issuerMismatch, message: "the ID token's \(claim) is not among the tenants this app allows")
+                throw OAuth2Error(code: .issuerMismatch, message: "\(what)'s \(claim) is not among the tenants this app allows")
             }
         }
     }

@@ -216,6 +216,18 @@ public struct OAuth2Error: Error, Sendable, Hashable {
         /// names a claim a source may not set (`sub`), or a source's verified JWT
         /// lacks a claim named for it or has expired.
         public static let invalidClaimSource: Code = "invalid_claim_source"
+
+        // OpenID Connect Back-Channel Logout 1.0 (issue 39, back-channel logout).
+        /// A back-channel logout request or its logout token is not one to act
+        /// on (§2.6): no single `logout_token` in the POSTed form, a `typ` of
+        /// another kind of token, a missing `jti`, `events` member, or `sub`
+        /// and `sid`, a `nonce`, or an `exp` or `iat` outside the clock leeway.
+        /// The token's signature, issuer and audience fail with the ID token's
+        /// codes (`invalid_signature`, `issuer_mismatch`, `audience_mismatch`, …).
+        public static let invalidLogoutToken: Code = "invalid_logout_token"
+        /// A logout token whose `jti` this process accepted already from the
+        /// same issuer, while that token was still valid (§2.6, step 10).
+        public static let logoutTokenReplayed: Code = "logout_token_replayed"
     }
 
     /// The stable error code.

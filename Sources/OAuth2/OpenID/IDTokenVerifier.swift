@@ -131,16 +131,7 @@ struct IDTokenVerifier: Sendable {
     /// can still refuse it.
     func checkIdentity(_ token: IDToken, algorithm: JWSAlgorithm, expectation: Expectation, accessToken: Secret?) throws(OAuth2Error) {
         try issuerRule.check(token, configured: issuer)
-        guard token.audience.contains(clientID) else {
-            throw OAuth2Error(code: .audienceMismatch, message: "the ID token's aud does not contain this client's id")
-        }
-        if let party = token.authorizedParty {
-            guard party == clientID else {
-                throw OAuth2Error(code: .audienceMismatch, message: "the ID token's azp is another client")
-            }
-        } else if token.audience.count > 1 {
-            throw OAuth2Error(code: .audienceMismatch, message: "the ID token has several audiences and no azp naming this client")
-        }
+        try Self.checkAudience(token.audience, authorizedParty: token.authorizedParty, clientID: clientID, of: "the ID token")
         if let domains = settings.allowedHostedDomains {
             guard let domain = token.hostedDomain, domains.contains(where: { $0.lowercased() == domain.lowercased() }) else {
                 throw OAuth2Error(
@@ -168,6 +159,23 @@ struct IDTokenVerifier: Sendable {
             guard Secret.constantTimeEquals(actual, expected) else {
                 throw OAuth2Error(code: .accessTokenHashMismatch, message: "the ID token's at_hash does not match the access token")
             }
+        }
+    }
+
+    /// OpenID Connect Core §3.1.3.7 steps 3–5: `aud` contains the client's
+    /// id, and an `azp` names this client; with several audiences and no
+    /// `azp`, refused. Back-Channel Logout §2.6 validates a logout token's
+    /// `aud` the same way; `what` names the token in the messages.
+    static func checkAudience(_ audience: [String], authorizedParty: String?, clientID: String, of what: String) throws(OAuth2Error) {
+        guard audience.contains(clientID) else {
+            throw OAuth2Error(code: .audienceMismatch, message: "\(what)'s aud does not contain this client's id")
+        }
+        if let party = authorizedParty {
+            guard party == clientID else {
+                throw OAuth2Error(code: .audienceMismatch, message: "\(what)'s azp is another client")
+            }
+        } else if audience.count > 1 {
+            throw OAuth2Error(code: .audienceMismatch, message: "\(what) has several audiences and no azp naming this client")
         }
     }
 
