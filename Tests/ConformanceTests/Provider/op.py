@@ -42,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -119,6 +120,10 @@ ALL_SIGNING_ALGS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256
 #                      fetches; the object must be signed with this alg by the client's
 #                      registered key (CLIENT_REQUEST_OBJECT_JWK), and its claims take the
 #                      place of the query's parameters (CreateEffectiveAuthorizationRequestParameters)
+#   backchannel        back-channel logout (see the block of that group below): ID tokens carry the
+#                      session's sid, and the end-session endpoint POSTs a logout token to the
+#                      client's backchannel_logout_uri, made as this option's dict says:
+#                      "alg" ("none", "wrong": ES256 for this RS256 client) and "claims" (surgery)
 MODULES = {
     "oidcc-client-test": {},
     "oidcc-client-test-nonce-invalid": {"claims": lambda c: c.update(nonce=c.get("nonce", "") + "1")},
@@ -172,6 +177,25 @@ MODULES = {
     "oidcc-client-test-discovery-webfinger-url": {"webfinger": "https"},
 }
 
+# Back-channel logout (OpenID Connect Back-Channel Logout 1.0; the suite's
+# openid/client/logout/*BackChannelLogout*): after the RP-initiated logout's end-session
+# request, a logout token goes to the RP's backchannel_logout_uri; the module expects 200 for
+# the valid one and 400 for each of the others (EnsureBackChannelLogoutUriResponseStatusCodeIs200/400).
+MODULES.update({
+    "oidcc-client-test-rp-backchannel-rpinitlogout": {"backchannel": {}},
+    "oidcc-client-test-rp-backchannel-rpinitlogout-alg-none": {"backchannel": {"alg": "none"}},
+    "oidcc-client-test-rp-backchannel-rpinitlogout-no-event": {"backchannel": {"claims": lambda c: c.pop("events")}},
+    "oidcc-client-test-rp-backchannel-rpinitlogout-with-nonce": {
+        "backchannel": {"claims": lambda c: c.update(nonce="logout_tokens_must_not_contain_a_nonce")},
+    },
+    "oidcc-client-test-rp-backchannel-rpinitlogout-wrong-alg": {"backchannel": {"alg": "wrong"}},
+    "oidcc-client-test-rp-backchannel-rpinitlogout-wrong-aud": {"backchannel": {"claims": lambda c: c.update(aud=c["aud"] + "INVALID")}},
+    "oidcc-client-test-rp-backchannel-rpinitlogout-wrong-event": {
+        "backchannel": {"claims": lambda c: c.update(events={"http://schemas.openid.net/event/foobar": {}})},
+    },
+    "oidcc-client-test-rp-backchannel-rpinitlogout-wrong-iss": {"backchannel": {"claims": lambda c: c.update(iss=c["iss"] + "INVALID")}},
+})
+
 
 def b64url(data):
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
@@ -211,6 +235,10 @@ class Session:
         # client_id -> (secret or None, redirect_uris, token_endpoint_auth_method)
         self.clients = {CLIENT_ID: (CLIENT_SECRET, [REDIRECT_URI], None)}
         self.jwks_path = "jwks" + (secrets.token_hex(5) if self.options.get("jwks_suffix") else "")
+        # Back-channel logout: the OP session's id (the suite's GenerateSessionState makes a VSCHAR
+        # one) and the static client's backchannel_logout_uri, which the test gives through _client.
+        self.sid = secrets.token_urlsafe(15)
+        self.backchannel_logout_uri = None
         self.make_keys()
 
     def record(self, event, **details):
@@ -282,8 +310,10 @@ class Session:
             surgery(self, document)
         return document
 
-    def sign(self, claims, alg):
-        header = {"alg": alg, "typ": "JWT"}
+    def sign(self, claims, alg, typ="JWT"):
+        header = {"alg": alg}
+        if typ:
+            header["typ"] = typ
         if alg == "none":
             return b64url(json.dumps(header).encode()) + "." + b64url(json.dumps(claims).encode()) + "."
         if alg == "HS256":
@@ -304,6 +334,8 @@ class Session:
         claims = {"iss": self.issuer, "sub": USER["sub"], "aud": client_id, "iat": now, "exp": now + 300}
         if nonce:
             claims["nonce"] = nonce
+        if self.options.get("backchannel") is not None:
+            claims["sid"] = self.sid  # the suite's AddSidToIdTokenClaims
         if alg != "none":
             claims["at_hash"] = half_hash(access_token, alg)
         surgery = self.options.get("refresh_claims" if refresh else "claims")
@@ -316,6 +348,52 @@ class Session:
         with self.lock:
             self.issued_id_tokens.add(token)
         return token
+
+    def logout_token(self):
+        """GenerateLogoutTokenClaims, the module's surgery, then OIDCCSignLogoutToken (the client's
+        RS256, a header without typ) or its alg-none and wrong-algorithm variants."""
+        options = self.options["backchannel"]
+        now = int(time.time())
+        claims = {
+            "iss": self.issuer,
+            "sub": USER["sub"],
+            "aud": CLIENT_ID,
+            "jti": secrets.token_hex(16),
+            "sid": self.sid,
+            "events": {"http://schemas.openid.net/event/backchannel-logout": {}},
+            "iat": now,
+            "exp": now + 120,
+            "ignored_claim": "Logout Tokens MAY contain other Claims. Any Claims used that are not understood MUST be ignored.",
+        }
+        surgery = options.get("claims")
+        if surgery:
+            surgery(claims)
+        alg = {"none": "none", "wrong": "ES256"}.get(options.get("alg"), "RS256")
+        return self.sign(claims, alg, typ=None)
+
+    def send_backchannel_logout(self):
+        """CallRPBackChannelLogoutEndpoint: POST logout_token (and a parameter to ignore) to the
+        client's backchannel_logout_uri; the status, body and Cache-Control it got go in the log."""
+        if not self.backchannel_logout_uri:
+            return self.record("backchannel_logout", error="the client has no backchannel_logout_uri")
+        body = urllib.parse.urlencode({
+            "logout_token": self.logout_token(),
+            "ignored_parameter": "The POST body MAY contain other values in addition to logout_token. "
+            "Values that are not understood by the implementation MUST be ignored.",
+        }).encode()
+        request = urllib.request.Request(
+            self.backchannel_logout_uri, data=body, method="POST",
+            headers={"Content-Type": "application/x-www-form-urlencoded"})
+        try:
+            with urllib.request.urlopen(request, timeout=20) as response:
+                status, headers, answer = response.status, response.headers, response.read()
+        except urllib.error.HTTPError as error:
+            status, headers, answer = error.code, error.headers, error.read()
+        except OSError as error:
+            return self.record("backchannel_logout", error=str(error))
+        self.record(
+            "backchannel_logout", status=status, body=answer.decode("utf-8", "replace"),
+            cache_control=headers.get("Cache-Control", ""))
 
     def aggregated_claims(self, claims):
         """OpenID Connect Core 5.6.2's example: address and phone_number from src1, a JWT signed with alg none."""
@@ -385,6 +463,7 @@ class Handler(BaseHTTPRequestHandler):
             "claims_endpoint": self.claims_endpoint,
             "register": self.register,
             "_log": self.show_log,
+            "_client": self.configure_client,
         }.get(endpoint)
         if handler is None:
             return self.json(404, {"error": "not_found"})
@@ -435,6 +514,11 @@ class Handler(BaseHTTPRequestHandler):
     def show_log(self, session):
         with session.lock:
             self.json(200, list(session.log))
+
+    def configure_client(self, session):
+        """The static client's configuration as the suite's tester enters it: its backchannel_logout_uri."""
+        session.backchannel_logout_uri = self.form.get("backchannel_logout_uri")
+        self.json(200, {"backchannel_logout_uri": session.backchannel_logout_uri})
 
     def authorize(self, session):
         params = self.query
@@ -707,6 +791,9 @@ class Handler(BaseHTTPRequestHandler):
         session.record("end_session", hint_issued_here=hint in session.issued_id_tokens, client_id=params.get("client_id"))
         if hint not in session.issued_id_tokens or params.get("client_id", CLIENT_ID) != CLIENT_ID:
             return self.json(400, {"error": "invalid_request", "error_description": "id_token_hint is not an ID token issued here"})
+        if session.options.get("backchannel") is not None:
+            # AbstractOIDCCClientBackChannelLogoutTest: sent before the end-session response.
+            session.send_backchannel_logout()
         target = params.get("post_logout_redirect_uri")
         if target is None:
             return self.reply(200, b"logged out", "text/plain")

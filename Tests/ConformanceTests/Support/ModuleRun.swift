@@ -67,6 +67,18 @@ struct ModuleRun: Sendable {
         return events.map(ProviderEvent.init)
     }
 
+    /// Registers the static client's `backchannel_logout_uri` with op.py, as
+    /// the suite's tester enters it in the client's configuration.
+    func registerBackChannelLogoutURI(_ uri: String) async throws {
+        let url = try #require(URL(string: issuer + "/_client"))
+        let body = "backchannel_logout_uri=" + (uri.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+        let request = HTTPTransportRequest(
+            method: .post, url: url, headers: [.contentType: "application/x-www-form-urlencoded"], body: Data(body.utf8),
+            redirects: .never)
+        let response = try await Self.transport.send(request)
+        #expect(response.status == .ok)
+    }
+
     /// The names of the endpoints the relying party called, in order.
     func calls() async throws -> [String] {
         try await log().map(\.event)
