@@ -19,12 +19,12 @@ public import Foundation
 ///
 /// The object is signed, not encrypted: anyone who has the URL can read the
 /// authorization parameters (a `login_hint`, say). The URL is therefore
-/// unguessable (256 random bits) and different for every authorization, as
-/// RFC 9101 §5.2 asks of a URL the client hosts; its `description` shows
-/// neither the object nor that random part.
+/// unguessable (256 random bits) and different for every authorization:
+/// OpenID Connect Core §6.2 asks a `request_uri` for entropy appropriate to
+/// its lifetime. Its `description` shows neither the object nor that random part.
 public struct HostedRequestObject: Sendable, Codable, Hashable, Identifiable, CustomStringConvertible {
-    /// The media type request objects are served with (RFC 9101 §5.2, the
-    /// type it registers): `application/oauth-authz-req+jwt`.
+    /// The media type request objects are served with, the one RFC 9101
+    /// registers for them: `application/oauth-authz-req+jwt`.
     public static let mediaType = "application/oauth-authz-req+jwt"
     /// The longest URL made: OpenID Connect Core §6.2 caps a `request_uri` at 512 ASCII characters.
     static let maxURLLength = 512
@@ -68,8 +68,9 @@ public struct HostedRequestObject: Sendable, Codable, Hashable, Identifiable, Cu
     /// - Throws: `invalid_configuration` when `base` is not an absolute
     ///   `http(s)` URL with a host, has userinfo, a query or a fragment, or the
     ///   URL would be longer than 512 characters (OpenID Connect Core §6.2);
-    ///   `insecure_endpoint` when it is `http` to a host that is not loopback
-    ///   (RFC 9101 §5.2 wants `https`: the provider must know whom it fetches from).
+    ///   `insecure_endpoint` when it is `http` to a host that is not loopback,
+    ///   the rule of every endpoint here: over plain http anyone on the way
+    ///   reads the object, and could swap an unsigned one.
     static func url(under base: URL, id: String) throws(OAuth2Error) -> URL {
         let text = base.absoluteString
         guard let parts = URLParts(text[...]), parts.isHTTP, let host = parts.host, !host.isEmpty else {
