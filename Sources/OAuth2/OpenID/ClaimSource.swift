@@ -37,7 +37,8 @@ public struct UnresolvedClaimSource: Sendable, Hashable, Codable {
     /// Why: ``OAuth2Error/Code/untrustedClaimSource``,
     /// ``OAuth2Error/Code/invalidClaimSource``, `insecure_endpoint`, or the
     /// code of the verification (`invalid_signature`, `unsupported_algorithm`,
-    /// `issuer_mismatch`, …) or of the fetch (`http_error`, `timeout`, …).
+    /// `issuer_mismatch`, `subject_mismatch` for the provider's JWT about
+    /// another user, …) or of the fetch (`http_error`, `timeout`, …).
     public let code: OAuth2Error.Code
     /// What went wrong, free of secrets (never the source's access token).
     public let message: String

@@ -69,7 +69,7 @@ struct ClaimSourceResolver: Sendable {
                 guard case .object(let description)? = sources[source] else {
                     throw Self.invalid("_claim_sources has no object for the source \(Self.quoted(source))")
                 }
-                let (given, origin) = try await resolve(source: source, description)
+                let (given, origin) = try await resolve(source: source, description, subject: info.subject)
                 let missing = claims.filter { given[$0] == nil }
                 info.resolve(given.filter { claims.contains($0.key) }, from: origin)
                 if !missing.isEmpty {
@@ -85,7 +85,7 @@ struct ClaimSourceResolver: Sendable {
     }
 
     /// The verified claims of one source, and where they came from.
-    private func resolve(source: String, _ description: [String: JSONValue]) async throws(OAuth2Error)
+    private func resolve(source: String, _ description: [String: JSONValue], subject: String) async throws(OAuth2Error)
         -> ([String: JSONValue], ClaimSource)
     {
         let text: String
@@ -104,6 +104,12 @@ struct ClaimSourceResolver: Sendable {
         let jws = try CompactJWS(String(text.trimmingSurroundingWhitespace), maxSize: maxSize)
         let verification = try verification(for: jws, endpoint: endpoint)
         let claims = try await verification.verifiedClaims(jws, of: "the claim source's JWT")
+        // The provider's own JWT about another of its users is not this user's
+        // (a claims provider's `sub`, if any, is in its own namespace).
+        if verification.issuer == openIDProvider.issuer, let sub = claims["sub"], sub.stringValue != subject {
+            throw OAuth2Error(
+                code: .subjectMismatch, message: "the claim source's JWT is about another user (sub) than the userinfo answer")
+        }
         if let exp = claims["exp"] {
             guard case .number(let seconds) = exp, clock.now().timeIntervalSince1970 <= seconds + clockLeeway.timeInterval else {
                 throw Self.invalid("the claim source's JWT has expired, or its exp is not a number")

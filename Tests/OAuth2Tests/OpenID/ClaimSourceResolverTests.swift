@@ -219,7 +219,7 @@ import Testing
         try answer(
             names: ["sub": "s1", "name": "s1", "email": "s1", "x": "missing", "y": "expired"],
             sources: [
-                "s1": aggregated(try jwt(["sub": .string("mallory"), "name": .string("Alice")])),
+                "s1": aggregated(try jwt(["sub": .string("user-1"), "name": .string("Alice")])),
                 "expired": aggregated(try jwt(["y": .number(1), "exp": .number(harness.clock.now().timeIntervalSince1970 - 3600)])),
             ])
         let info = try await resolved()
@@ -232,5 +232,19 @@ import Testing
                 "s1:sub:invalid_claim_source",
             ])
         #expect(info.claims["y"] == nil && info.claims["email"] == nil)
+    }
+
+    @Test func theProvidersJWTAboutAnotherUserIsNotThisUsers() async throws {
+        try answer(
+            names: ["name": "mallory", "score": "bank"],
+            sources: [
+                "mallory": aggregated(try jwt(["sub": .string("mallory"), "name": .string("Mallory")])),
+                "bank": aggregated(
+                    try jwt(["sub": .string("bank-customer-7"), "score": .number(1), "iss": .string(Self.bank.issuer)], key: bankKey)),
+            ])
+        let info = try await resolved()
+        #expect(info.name == nil)
+        #expect(codes(info) == ["mallory": .subjectMismatch])
+        #expect(info.claims["score"] == .number(1), "a claims provider's sub is its own")
     }
 }
