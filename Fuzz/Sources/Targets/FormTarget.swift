@@ -1,10 +1,19 @@
+import Foundation
 import OAuth2
 
 /// `FormURLEncoding`: what decodes, encodes and decodes again to the same
 /// pairs; any text survives `encodeComponent` then `decodeComponent`, with
-/// a space as `+` or as `%20`.
+/// a space as `+` or as `%20`. The same bytes as a back-channel logout
+/// request's body: its `logout_token`, or one of that reader's two codes.
 enum FormTarget {
     static func run(_ bytes: UnsafeRawBufferPointer) {
+        do throws(OAuth2Error) {
+            _ = try BackChannelLogout.logoutToken(fromForm: Data(bytes))
+        } catch {
+            guard error.code == .invalidLogoutToken || error.code == .responseTooLarge else {
+                violation("a back-channel logout body failed with \(error.code)")
+            }
+        }
         let text = String(decoding: bytes, as: UTF8.self)
         if let pairs = try? FormURLEncoding.decode(text[...]) {
             let encoded = FormURLEncoding.encode(pairs)

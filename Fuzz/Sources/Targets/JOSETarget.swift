@@ -49,7 +49,13 @@ enum JOSETarget {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         do throws(OAuth2Error) {
             let jws = try CompactJWS(text)
-            if let claims = try? jws.payloadObject() { _ = try? IDToken(claims: claims) }
+            if let claims = try? jws.payloadObject() {
+                _ = try? IDToken(claims: claims)
+                // A back-channel logout token's claims (OpenID Connect Back-Channel Logout §2.4).
+                do throws(OAuth2Error) { _ = try LogoutToken(claims: claims) } catch {
+                    guard error.code == .invalidLogoutToken else { violation("a logout token's claims failed with \(error.code)") }
+                }
+            }
             try jws.verify(with: keySet, allowedAlgorithms: allowed)
             guard knownGood.contains(text) else { violation("a JWS verified against a key no one holds (alg \(jws.algorithm))") }
         } catch {

@@ -70,7 +70,7 @@ public struct BackChannelLogout: Sendable {
     /// - Throws: ``OAuth2Error`` `response_too_large` over ``maxBodySize``;
     ///   `invalid_logout_token` for a body that is not UTF-8 form encoding, or
     ///   has no `logout_token`, an empty one, or more than one.
-    static func logoutToken(fromForm body: Data) throws(OAuth2Error) -> String {
+    package static func logoutToken(fromForm body: Data) throws(OAuth2Error) -> String {
         guard body.count <= maxBodySize else {
             throw OAuth2Error(code: .responseTooLarge, message: "the back-channel logout request is longer than \(maxBodySize) bytes")
         }

@@ -46,7 +46,7 @@ public struct LogoutToken: Sendable, Hashable {
     ///   and `sid` are both missing (or either is not a string), or a `nonce`
     ///   is present (§2.4 prohibits it, so that an ID token is never taken for
     ///   a logout token). No message names a claim's value.
-    init(claims: [String: JSONValue]) throws(OAuth2Error) {
+    package init(claims: [String: JSONValue]) throws(OAuth2Error) {
         func invalid(_ problem: String) -> OAuth2Error {
             OAuth2Error(code: .invalidLogoutToken, message: "the logout token \(problem)")
         }
