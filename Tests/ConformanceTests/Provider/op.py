@@ -21,7 +21,9 @@ endpoint of the mtls module requires it), with a throw-away CA made at start in
 (`client.pem`, `client.key`, subject CN `oidf-rp`). Besides the
 provider's endpoints, `GET <issuer>/_log` answers what the relying party asked
 of it (endpoint, where the bearer token came, the client authentication), for
-the tests to hold the library to a module's "must not proceed".
+the tests to hold the library to a module's "must not proceed"; and
+`POST <issuer>/_client` (form `backchannel_logout_uri=...`) sets the static
+client's back-channel logout URI, as the suite's tester configures it.
 
 A FAPI 2.0 module is a new entry of MODULES whose options the endpoints read
 (see the comment there); the rest of the provider is shared.
