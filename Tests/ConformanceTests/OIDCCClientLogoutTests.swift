@@ -40,11 +40,23 @@ struct OIDCCClientLogoutTests {
         let idToken: IDToken
         let status: Int?
         let cacheControl: String?
+        let body: String?
         let outcomes: [Result<LogoutToken, OAuth2Error>]
 
         var refusal: OAuth2Error.Code? {
             guard outcomes.count == 1, case .failure(let error) = outcomes[0] else { return nil }
             return error.code
+        }
+
+        /// The module's EnsureBackChannelLogoutUriResponseStatusCodeIs400, and
+        /// §2.8's error object and `Cache-Control: no-store` with it; the
+        /// library refused for `code`, and the app ended nothing.
+        func expectRefused(_ code: OAuth2Error.Code, sourceLocation: SourceLocation = #_sourceLocation) {
+            #expect(status == 400, sourceLocation: sourceLocation)
+            #expect(refusal == code, sourceLocation: sourceLocation)
+            #expect(cacheControl == "no-store", sourceLocation: sourceLocation)
+            let object = (try? JSONSerialization.jsonObject(with: Data((body ?? "").utf8))) as? [String: String]
+            #expect(object == ["error": "invalid_request", "error_description": code.rawValue], sourceLocation: sourceLocation)
         }
     }
 
@@ -71,7 +83,7 @@ struct OIDCCClientLogoutTests {
         #expect(sent["error"] == nil, "op.py could not reach the app: \(sent["error"] ?? "")")
         return BackChannelOutcome(
             idToken: idToken, status: sent["status"] as? Int, cacheControl: sent["cache_control"] as? String,
-            outcomes: receiver.outcomes)
+            body: sent["body"] as? String, outcomes: receiver.outcomes)
     }
 
     /// "at this point the conformance suite will send a back channel logout
@@ -94,8 +106,7 @@ struct OIDCCClientLogoutTests {
     /// "a logout_token signed using alg 'none' which should be rejected": 400.
     @Test("oidcc-client-test-rp-backchannel-rpinitlogout-alg-none") func aLogoutTokenSignedNoneIsAnswered400() async throws {
         let outcome = try await backChannelLogout("oidcc-client-test-rp-backchannel-rpinitlogout-alg-none")
-        #expect(outcome.status == 400)
-        #expect(outcome.refusal == .unsupportedAlgorithm)
+        outcome.expectRefused(.unsupportedAlgorithm)
     }
 
     /// "a logout_token signed using a wrong algorithm which should be
@@ -103,42 +114,36 @@ struct OIDCCClientLogoutTests {
     /// expects RS256 (OIDCCSignLogoutTokenWithWrongAlgorithm): 400.
     @Test("oidcc-client-test-rp-backchannel-rpinitlogout-wrong-alg") func aLogoutTokenWithAnotherAlgorithmIsAnswered400() async throws {
         let outcome = try await backChannelLogout("oidcc-client-test-rp-backchannel-rpinitlogout-wrong-alg")
-        #expect(outcome.status == 400)
-        #expect(outcome.refusal == .unsupportedAlgorithm)
+        outcome.expectRefused(.unsupportedAlgorithm)
     }
 
     /// "without an events claim in the logout_token which should be rejected": 400.
     @Test("oidcc-client-test-rp-backchannel-rpinitlogout-no-event") func aLogoutTokenWithoutEventsIsAnswered400() async throws {
         let outcome = try await backChannelLogout("oidcc-client-test-rp-backchannel-rpinitlogout-no-event")
-        #expect(outcome.status == 400)
-        #expect(outcome.refusal == .invalidLogoutToken)
+        outcome.expectRefused(.invalidLogoutToken)
     }
 
     /// "an invalid events claim" (only `http://schemas.openid.net/event/foobar`): 400.
     @Test("oidcc-client-test-rp-backchannel-rpinitlogout-wrong-event") func aLogoutTokenWithAnotherEventIsAnswered400() async throws {
         let outcome = try await backChannelLogout("oidcc-client-test-rp-backchannel-rpinitlogout-wrong-event")
-        #expect(outcome.status == 400)
-        #expect(outcome.refusal == .invalidLogoutToken)
+        outcome.expectRefused(.invalidLogoutToken)
     }
 
     /// "a nonce claim in the logout_token which should be rejected": 400.
     @Test("oidcc-client-test-rp-backchannel-rpinitlogout-with-nonce") func aLogoutTokenWithANonceIsAnswered400() async throws {
         let outcome = try await backChannelLogout("oidcc-client-test-rp-backchannel-rpinitlogout-with-nonce")
-        #expect(outcome.status == 400)
-        #expect(outcome.refusal == .invalidLogoutToken)
+        outcome.expectRefused(.invalidLogoutToken)
     }
 
     /// "an invalid aud claim" (the client id + `INVALID`): 400.
     @Test("oidcc-client-test-rp-backchannel-rpinitlogout-wrong-aud") func aLogoutTokenForAnotherClientIsAnswered400() async throws {
         let outcome = try await backChannelLogout("oidcc-client-test-rp-backchannel-rpinitlogout-wrong-aud")
-        #expect(outcome.status == 400)
-        #expect(outcome.refusal == .audienceMismatch)
+        outcome.expectRefused(.audienceMismatch)
     }
 
     /// "an invalid iss claim" (the issuer + `INVALID`): 400.
     @Test("oidcc-client-test-rp-backchannel-rpinitlogout-wrong-iss") func aLogoutTokenOfAnotherIssuerIsAnswered400() async throws {
         let outcome = try await backChannelLogout("oidcc-client-test-rp-backchannel-rpinitlogout-wrong-iss")
-        #expect(outcome.status == 400)
-        #expect(outcome.refusal == .issuerMismatch)
+        outcome.expectRefused(.issuerMismatch)
     }
 }
