@@ -62,6 +62,39 @@ import Testing
         #expect(missing.status == 64)
     }
 
+    /// `provider add --webfinger`: the issuer that the identifier's host
+    /// names by WebFinger (OpenID Connect Discovery 1.0 §2, RFC 7033 §4) is saved as `--issuer` is.
+    @Test func webFingerFindsTheIssuerThatIsSaved() async throws {
+        let server = try await WebFingerServer.start(issuer: "https://id.corp.example")
+        let cli = try Self.cli()
+        let identifier = "acct:me@127.0.0.1:\(server.port)"
+        let add = try await cli.run(["provider", "add", "corp", "--webfinger", identifier, "--client-id", "cli"])
+        #expect(add.status == 0, "\(add.stderr)")
+        let settings = try #require(try await Self.show(cli, ["corp"])["settings"] as? [String: Any])
+        #expect(settings["issuer"] as? String == "https://id.corp.example")
+        #expect(settings["client_id"] as? String == "cli")
+        let request = try await server.process.stderrLine(startingWith: "GET ")
+        #expect(request.contains("resource=acct%3Ame%40127.0.0.1%3A\(server.port)"), "\(request)")
+        #expect(request.contains("rel=http%3A%2F%2Fopenid.net%2Fspecs%2Fconnect%2F1.0%2Fissuer"), "\(request)")
+    }
+
+    @Test func aWebFingerAnswerWithoutAnIssuerSavesNothing() async throws {
+        let server = try await WebFingerServer.start(issuer: nil)
+        let cli = try Self.cli()
+        let add = try await cli.run(["provider", "add", "corp", "--webfinger", "acct:me@127.0.0.1:\(server.port)", "--client-id", "cli"])
+        #expect(add.status == 1)
+        #expect(add.errorLines.first?.hasPrefix("error: webfinger_failed: ") == true, "\(add.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: cli.directory + "/config/providers.json"))
+    }
+
+    @Test func webFingerAndIssuerTogetherAreAUsageError() async throws {
+        let cli = try Self.cli()
+        let add = try await cli.run([
+            "provider", "add", "corp", "--webfinger", "me@corp.example", "--issuer", "https://id.corp.example", "--client-id", "cli",
+        ])
+        #expect(add.status == 64)
+    }
+
     @Test func aClientSecretValueIsRefusedAndNothingIsWritten() async throws {
         let cli = try Self.cli()
         let result = try await cli.run([
@@ -347,4 +380,41 @@ import Testing
             #expect(help.stdout.contains("Example:"), "\(command) --help lacks an example")
         }
     }
+}
+
+/// A WebFinger host on 127.0.0.1 (plain http: loopback), python3's
+/// http.server: `/.well-known/webfinger` answers a JRD whose issuer link
+/// names `issuer` (no issuer link when `nil`); each request line goes to stderr.
+struct WebFingerServer {
+    let process: Subprocess
+    let port: Int
+
+    private static let script = """
+        import http.server, json, sys
+        links = [{"rel": "http://openid.net/specs/connect/1.0/issuer", "href": sys.argv[1]}] if sys.argv[1] else []
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a): pass
+            def do_GET(self):
+                print("GET " + self.path, file=sys.stderr, flush=True)
+                found = self.path.startswith("/.well-known/webfinger?")
+                body = json.dumps({"subject": "acct:me@example.com", "links": links} if found else {}).encode()
+                self.send_response(200 if found else 404)
+                self.send_header("Content-Type", "application/jrd+json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        print(server.server_address[1], flush=True)
+        server.serve_forever()
+        """
+
+    static func start(issuer: String?) async throws -> WebFingerServer {
+        let process = try Subprocess(
+            "/usr/bin/env", ["python3", "-c", script, issuer ?? ""], environment: ProcessInfo.processInfo.environment)
+        guard let port = Int(try await process.firstLineOfStdout().trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw ProviderError(description: "the WebFinger server did not start: \(process.stderr)")
+        }
+        return WebFingerServer(process: process, port: port)
+    }
+    // Subprocess kills it when the test releases it.
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import OAuth2
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -15,7 +16,7 @@ import Darwin
 #endif
 
 /// `oauth2 provider add NAME …`.
-struct ProviderAddCommand: ParsableCommand {
+struct ProviderAddCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add",
         abstract: "Save a provider's settings under a name (never its client secret).",
@@ -23,12 +24,15 @@ struct ProviderAddCommand: ParsableCommand {
             Only the settings given are saved; the others come from the preset
             (--preset) or from flags and variables when the provider is used. A
             name already saved is refused unless --force. The secret file's path is
-            saved as an absolute path.
+            saved as an absolute path. --webfinger finds the issuer from your
+            account's identifier (user@host, or a URL) by WebFinger (OpenID Connect
+            Discovery 1.0 §2) and saves it as --issuer would.
 
             Example:
               oauth2 provider add gh --preset github --client-id Iv1.0123456789abcdef --scope "repo read:user"
               oauth2 provider add corp --issuer https://id.corp.example --client-id cli \\
                   --client-secret-env CORP_CLIENT_SECRET --git-host git.corp.example
+              oauth2 provider add work --webfinger me@corp.example --client-id cli
             """
     )
 
@@ -61,6 +65,11 @@ struct ProviderAddCommand: ParsableCommand {
 
     @Option(help: "The issuer (OpenID Connect or RFC 8414 discovery).")
     var issuer: String?
+
+    @Option(
+        name: .customLong("webfinger"),
+        help: "Find the issuer by WebFinger from an account identifier (user@host, acct:user@host, or a URL) instead of --issuer.")
+    var webFinger: String?
 
     @Option(help: "The scopes, space-separated.")
     var scope: String?
@@ -115,8 +124,11 @@ struct ProviderAddCommand: ParsableCommand {
         if clientSecretFile != nil && clientSecretEnv != nil {
             throw ValidationError("--client-secret-file and --client-secret-env cannot be combined")
         }
-        if preset == nil && tokenURL == nil && issuer == nil {
-            throw ValidationError("give --token-url or --issuer, or --preset")
+        if preset == nil && tokenURL == nil && issuer == nil && webFinger == nil {
+            throw ValidationError("give --token-url, --issuer or --webfinger, or --preset")
+        }
+        if webFinger != nil && issuer != nil {
+            throw ValidationError("--webfinger finds the issuer: it cannot be combined with --issuer")
         }
         for (option, value) in [
             ("--authorize-url", authorizeURL), ("--token-url", tokenURL), ("--revoke-url", revokeURL), ("--device-url", deviceURL),
@@ -131,10 +143,15 @@ struct ProviderAddCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         var file = try ProviderFile.load()
         if file.providers[name] != nil && !force {
             throw UsageError("a provider named \(name) is saved already: oauth2 provider remove \(name), or add --force")
+        }
+        var issuer = issuer
+        if let webFinger {
+            issuer = try await Self.issuer(byWebFinger: webFinger)
+            StandardError.line("WebFinger: the issuer is \(issuer ?? "")")
         }
         var record = ProviderRecord()
         record.preset = preset.flatMap { Preset(named: $0)?.rawValue }
@@ -169,6 +186,23 @@ struct ProviderAddCommand: ParsableCommand {
         file.providers[name] = record
         try file.save()
         StandardError.line("Saved the provider \(name) in \(try ProviderFile.path()).")
+    }
+
+    /// The issuer of `identifier`'s OpenID provider. The person running the
+    /// CLI typed the identifier for their own use, so a host on their own
+    /// network (or loopback) may be asked, unlike on a server taking
+    /// identifiers from its users.
+    static func issuer(byWebFinger identifier: String) async throws -> String {
+        let transport = CurlTransport()
+        do {
+            let issuer = try await OpenIDIssuer.webFinger(
+                identifier, rules: DiscoveryRules(allowsPrivateAuthorizationServers: true), transport: transport)
+            await transport.shutdown()
+            return issuer
+        } catch {
+            await transport.shutdown()
+            throw error
+        }
     }
 
     /// `path` from the working directory, for use from any other.
