@@ -53,8 +53,9 @@ struct OIDCCClientConfigTests {
     /// goes on with it as the other Config modules do.
     @Test("oidcc-client-test-discovery-webfinger-acct") func theIssuerIsFoundByWebFingerFromAnAcctIdentifier() async throws {
         let run = try ConformanceProvider.run("oidcc-client-test-discovery-webfinger-acct")
-        let identifier = "acct:\(run.alias).\(run.module)@\(run.host)"
-        try await run.signInByWebFinger(identifier)
+        // The run's issuer is http://HOST/ALIAS/MODULE.
+        let parts = run.issuer.split(separator: "/")
+        try await run.signInByWebFinger("acct:\(parts[2]).\(run.module)@\(parts[1])")
     }
 
     /// The same from "URL syntax as user input identifier", the suite's
@@ -123,11 +124,6 @@ struct OIDCCClientConfigTests {
 }
 
 extension ModuleRun {
-    /// The run's alias, the path segment before the module's name.
-    var alias: String { String(issuer.split(separator: "/").dropLast().last ?? "") }
-    /// The provider's `host:port`.
-    var host: String { String(issuer.split(separator: "/")[1]) }
-
     /// The WebFinger modules' flow: from `identifier` to the issuer
     /// (``OpenIDIssuer/webFinger(_:rules:transport:)``, allowed to ask a
     /// loopback host), its discovery, and a sign-in; op.py must have seen
