@@ -63,7 +63,8 @@ public enum OpenIDIssuer {
     ///   cannot be normalized or whose host may not be asked; `webfinger_failed`
     ///   for an answer that is not a JRD naming a usable issuer;
     ///   `unexpected_redirect`, `response_too_large`, `rate_limited`,
-    ///   `http_error` (a 404 too: the host knows no such identifier);
+    ///   `http_error` (a 404 too: the host knows no such identifier), or the
+    ///   host's own `error` when an error answer carries one;
     ///   `timeout`, `tls_error`, `transport_error` when no answer came.
     public static func webFinger(
         _ identifier: String, rules: DiscoveryRules = DiscoveryRules(), transport: any HTTPTransport
