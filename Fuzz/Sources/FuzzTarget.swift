@@ -37,6 +37,9 @@ struct FuzzTarget: Sendable {
         FuzzTarget(
             name: "resource-metadata", summary: "ProtectedResourceMetadata: resource matches, only allowed authorization servers",
             run: ResourceMetadataTarget.run),
+        FuzzTarget(
+            name: "webfinger", summary: "WebFingerLookup: only the identifier's host asked, query round trip, only usable issuers",
+            run: WebFingerTarget.run),
     ]
 
     static func named(_ name: String) -> FuzzTarget? {

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+package import FoundationEssentials
 #else
-import Foundation
+package import Foundation
 #endif
 
 /// OpenID Provider Issuer Discovery (OpenID Connect Discovery 1.0 §2): from
@@ -78,16 +78,16 @@ public enum OpenIDIssuer {
 }
 
 /// One WebFinger lookup: the normalized identifier, the host it is asked of,
-/// and the reading of the answer.
-struct WebFingerLookup {
+/// and the reading of the answer (package-visible for the fuzz target).
+package struct WebFingerLookup {
     /// The normalized identifier, the WebFinger `resource`.
-    let resource: String
+    package let resource: String
     /// The WebFinger request's URL.
-    let url: URL
+    package let url: URL
     /// The WebFinger host's parts (scheme, host, port), what the issuer is judged against.
-    let host: URLParts
+    package let host: URLParts
 
-    init(identifier: String, rules: DiscoveryRules) throws(OAuth2Error) {
+    package init(identifier: String, rules: DiscoveryRules) throws(OAuth2Error) {
         let (resource, authority) = try Self.normalize(identifier)
         func refused(_ why: String) -> OAuth2Error {
             OAuth2Error(code: .invalidIdentifier, message: "the identifier's WebFinger host \(why)")
@@ -201,7 +201,7 @@ struct WebFingerLookup {
     }
 
     /// The issuer a WebFinger answer names (RFC 7033 §4.4, OpenID Connect Discovery 1.0 §2), checked.
-    func issuer(in response: HTTPTransportResponse, rules: DiscoveryRules) throws(OAuth2Error) -> String {
+    package func issuer(in response: HTTPTransportResponse, rules: DiscoveryRules) throws(OAuth2Error) -> String {
         let endpoint = "WebFinger endpoint"
         try ProviderResponse.requireSuccess(response, endpoint: endpoint, maxBodySize: rules.maxDocumentSize, now: nil)
         func failed(_ problem: String) -> OAuth2Error {
