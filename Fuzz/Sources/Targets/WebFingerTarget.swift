@@ -10,7 +10,7 @@ import OAuth2
 /// body (`application/jrd+json`). Checked: no crash; an identifier is
 /// either refused with `invalid_identifier` or gives a request to
 /// `/.well-known/webfinger` on its host, over `https` (`http` only to a
-/// loopback host), never to an internal or ambiguous host unless the rules
+/// loopback host, for an identifier that does not say `https`), never to an internal or ambiguous host unless the rules
 /// allow it, whose query decodes back to exactly the `resource` (an `acct:`,
 /// `https:` or `http:` URI without a fragment) and the issuer `rel`; an
 /// answer is refused with `webfinger_failed` or names an issuer that is an
@@ -40,7 +40,10 @@ enum WebFingerTarget {
             violation("a WebFinger request to another path: \(lookup.url.absoluteString)")
         }
         let loopback = EndpointPolicy.isLoopback(host: String(host))
-        guard url.scheme == (loopback ? "http" : "https") else { violation("a WebFinger request over \(url.scheme) to \(host)") }
+        let saysHTTPS = lookup.resource.lowercased().hasPrefix("https:")
+        guard url.scheme == (loopback && !saysHTTPS ? "http" : "https") else {
+            violation("a WebFinger request over \(url.scheme) to \(host) for \(lookup.resource)")
+        }
         let hostKind = HostAddress(host: host)
         if !rules.allowsPrivateAuthorizationServers, hostKind == .internalAddress || hostKind == .ambiguous {
             violation("an internal or ambiguous WebFinger host asked under the default rules: \(host)")

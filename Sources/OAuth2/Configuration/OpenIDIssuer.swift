@@ -33,8 +33,10 @@ public enum OpenIDIssuer {
     /// what follows the last `@`), asked
     /// `GET https://HOST/.well-known/webfinger?resource=…&rel=http%3A%2F%2Fopenid.net%2Fspecs%2Fconnect%2F1.0%2Fissuer`
     /// (RFC 7033 §4) — over `https` always (RFC 7033 §9.1, whatever the
-    /// identifier's scheme), `http` only for a loopback host, the library's
-    /// rule everywhere (DESIGN.md §5); no redirect is followed.
+    /// identifier's scheme), but for a loopback host, which the library lets
+    /// use `http` everywhere (DESIGN.md §5): an `acct:` or `http:` identifier
+    /// on one is asked over `http`, an `https:` one (or one without a scheme,
+    /// which §2.1 makes `https:`) over `https`. No redirect is followed.
     ///
     /// The identifier usually comes from a user, and the lookup goes where it
     /// points: unless ``DiscoveryRules/allowsPrivateAuthorizationServers`` is
@@ -105,9 +107,11 @@ package struct WebFingerLookup {
                     "is localhost or a loopback, private, link-local or ambiguous address, which the discovery rules do not allow")
             }
         }
-        // RFC 7033 §4 and §9.1: https, never a fallback to http; loopback http
-        // is the library's one exception (DESIGN.md §5), for local providers and tests.
-        let scheme = EndpointPolicy.isLoopback(host: String(name)) ? "http" : "https"
+        // RFC 7033 §4 and §9.1: https, never a fallback to http. Loopback http is
+        // the library's one exception (DESIGN.md §5), for local providers and
+        // tests: for an identifier on a loopback host that does not say https itself.
+        let saysHTTPS = resource.utf8.prefix(6).elementsEqual("https:".utf8) { ($0 | 0x20) == $1 }
+        let scheme = EndpointPolicy.isLoopback(host: String(name)) && !saysHTTPS ? "http" : "https"
         let query = FormURLEncoding.encode([("resource", resource), ("rel", OpenIDIssuer.linkRelation)], spaceAsPlus: false)
         guard let url = URL(string: "\(scheme)://\(authority)/.well-known/webfinger?\(query)"),
             let host = URLParts("\(scheme)://\(authority)"[...])

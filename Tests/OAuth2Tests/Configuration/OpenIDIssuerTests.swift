@@ -104,6 +104,18 @@ import Testing
         #expect(transport.requests.first?.url.absoluteString.hasPrefix("http://127.0.0.1:8080/.well-known/webfinger?") == true)
     }
 
+    /// A loopback host may use http (the library's rule), but an identifier
+    /// that says https, or has no scheme (§2.1 assumes https), is asked over https.
+    @Test(arguments: ["https://127.0.0.1:8443/me", "localhost:8443/me"])
+    func aLoopbackIdentifierThatSaysHTTPSIsAskedOverHTTPS(identifier: String) async throws {
+        let transport = CannedTransport()
+        transport.enqueue(json: #"{"links": [{"rel": "http://openid.net/specs/connect/1.0/issuer", "href": "https://localhost:8443/op"}]}"#)
+        _ = try await OpenIDIssuer.webFinger(
+            identifier, rules: DiscoveryRules(allowsPrivateAuthorizationServers: true), transport: transport)
+        let url = try #require(transport.requests.first?.url.absoluteString)
+        #expect(url.hasPrefix("https://") && url.contains("8443/.well-known/webfinger?"), "\(url)")
+    }
+
     /// A server that takes identifiers from its users must not be pointed at
     /// its own network by one.
     @Test(arguments: ["joe@localhost", "joe@127.0.0.1", "https://10.0.0.1/joe", "joe@[::1]", "joe@169.254.169.254", "joe@0x7f000001"])
