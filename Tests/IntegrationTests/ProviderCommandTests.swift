@@ -78,6 +78,29 @@ import Testing
         #expect(request.contains("rel=http%3A%2F%2Fopenid.net%2Fspecs%2Fconnect%2F1.0%2Fissuer"), "\(request)")
     }
 
+    /// Over https with the host's own CA (`--ca-file`): a URL identifier that
+    /// says https is asked over https, even on loopback. The JRD is a static
+    /// file here; its content type is sniffed from its `{`.
+    @Test func webFingerOverHTTPSTrustsTheGivenCA() async throws {
+        let server = try await ClientMetadataDocumentServer.start()
+        try FileManager.default.createDirectory(
+            at: server.directory.appendingPathComponent("www/.well-known"), withIntermediateDirectories: true)
+        try server.serve(
+            Data(#"{"links": [{"rel": "http://openid.net/specs/connect/1.0/issuer", "href": "https://id.corp.example"}]}"#.utf8),
+            as: ".well-known/webfinger")
+        let cli = try Self.cli()
+        let caFile = try cli.writeFile("ca.pem", String(decoding: server.caPEM, as: UTF8.self))
+        let identifier = "https://127.0.0.1:\(server.port)/me"
+        let untrusted = try await cli.run(["provider", "add", "corp", "--webfinger", identifier, "--client-id", "cli"])
+        #expect(untrusted.status == 1)
+        #expect(untrusted.errorLines.first?.hasPrefix("error: tls_error: ") == true, "\(untrusted.stderr)")
+        let add = try await cli.run(["provider", "add", "corp", "--webfinger", identifier, "--client-id", "cli", "--ca-file", caFile])
+        #expect(add.status == 0, "\(add.stderr)")
+        let settings = try #require(try await Self.show(cli, ["corp"])["settings"] as? [String: Any])
+        #expect(settings["issuer"] as? String == "https://id.corp.example")
+        await server.stop()
+    }
+
     @Test func aWebFingerAnswerWithoutAnIssuerSavesNothing() async throws {
         let server = try await WebFingerServer.start(issuer: nil)
         let cli = try Self.cli()

@@ -71,6 +71,11 @@ struct ProviderAddCommand: AsyncParsableCommand {
         help: "Find the issuer by WebFinger from an account identifier (user@host, acct:user@host, or a URL) instead of --issuer.")
     var webFinger: String?
 
+    @Option(
+        name: .customLong("ca-file"),
+        help: "A PEM file of certificate authorities to trust for the --webfinger request instead of the system's (OAUTH2_CA_FILE).")
+    var caFile: String?
+
     @Option(help: "The scopes, space-separated.")
     var scope: String?
 
@@ -150,7 +155,7 @@ struct ProviderAddCommand: AsyncParsableCommand {
         }
         var issuer = issuer
         if let webFinger {
-            issuer = try await Self.issuer(byWebFinger: webFinger)
+            issuer = try await Self.issuer(byWebFinger: webFinger, caFile: caFile ?? EnvironmentVariables.value("OAUTH2_CA_FILE"))
             StandardError.line("WebFinger: the issuer is \(issuer ?? "")")
         }
         var record = ProviderRecord()
@@ -192,8 +197,8 @@ struct ProviderAddCommand: AsyncParsableCommand {
     /// CLI typed the identifier for their own use, so a host on their own
     /// network (or loopback) may be asked, unlike on a server taking
     /// identifiers from its users.
-    static func issuer(byWebFinger identifier: String) async throws -> String {
-        let transport = CurlTransport()
+    static func issuer(byWebFinger identifier: String, caFile: String?) async throws -> String {
+        let transport = CurlTransport(configuration: CurlTransport.Configuration(caFile: caFile))
         do {
             let issuer = try await OpenIDIssuer.webFinger(
                 identifier, rules: DiscoveryRules(allowsPrivateAuthorizationServers: true), transport: transport)
