@@ -41,14 +41,8 @@ extension OAuth2Provider {
         additionalParameters: [(String, String)] = []
     ) async throws(OAuth2Error) -> PendingAuthorization {
         let now = clock.now()
-        let request = try AuthorizationRequestBuilder.prepare(
-            configuration: configuration,
-            redirectURI: redirectURI,
-            scopes: scopes ?? configuration.defaultScopes,
-            additionalParameters: additionalParameters,
-            now: now,
-            dpopKey: try configuration.newDPoPKey()
-        )
+        let request = try prepareAuthorization(
+            redirectURI: redirectURI, scopes: scopes, additionalParameters: additionalParameters, now: now)
         var parameters = request.parameters
         if configuration.signsRequestObject || configuration.requiresSignedRequestObject {
             let object = try RequestObject.sign(parameters: parameters, configuration: configuration, now: now)
@@ -121,14 +115,8 @@ extension OAuth2Provider {
         let id = HostedRequestObject.makeID()
         let url = try HostedRequestObject.url(under: baseURL, id: id)
         let now = clock.now()
-        let request = try AuthorizationRequestBuilder.prepare(
-            configuration: configuration,
-            redirectURI: redirectURI,
-            scopes: scopes ?? configuration.defaultScopes,
-            additionalParameters: additionalParameters,
-            now: now,
-            dpopKey: try configuration.newDPoPKey()
-        )
+        let request = try prepareAuthorization(
+            redirectURI: redirectURI, scopes: scopes, additionalParameters: additionalParameters, now: now)
         let object = try RequestObject.sign(parameters: request.parameters, configuration: configuration, now: now)
         var query: [(String, String)] = [
             ("response_type", "code"), ("client_id", configuration.clientID), ("request_uri", url.absoluteString),
@@ -138,6 +126,21 @@ extension OAuth2Provider {
         logger.debug(
             "authorization started, request object by reference", metadata: ["oauth2.redirect_uri": "\(redirectURI.redactingQuery)"])
         return (pending, HostedRequestObject(id: id, url: url, jwt: object.value, expiresAt: RequestObject.expiresAt(signedAt: now)))
+    }
+
+    /// The flow's parameters, state, nonce, PKCE and DPoP key, whichever way
+    /// they then travel (query, request object by value or by reference, pushed).
+    private func prepareAuthorization(
+        redirectURI: URL, scopes: [String]?, additionalParameters: [(String, String)], now: Date
+    ) throws(OAuth2Error) -> AuthorizationRequest {
+        try AuthorizationRequestBuilder.prepare(
+            configuration: configuration,
+            redirectURI: redirectURI,
+            scopes: scopes ?? configuration.defaultScopes,
+            additionalParameters: additionalParameters,
+            now: now,
+            dpopKey: try configuration.newDPoPKey()
+        )
     }
 
     /// POSTs the authorization parameters to the pushed authorization request endpoint (RFC 9126 §2),

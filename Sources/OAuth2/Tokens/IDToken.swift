@@ -97,19 +97,7 @@ public struct IDToken: Sendable, Hashable, Codable {
         }
         issuer = try string("iss")
         subject = try string("sub")
-        switch claims["aud"] {
-        case .string(let value)? where !value.isEmpty:
-            audience = [value]
-        case .array(let values)? where !values.isEmpty:
-            var audience: [String] = []
-            for value in values {
-                guard let text = value.stringValue else { throw invalid("has an aud with a non-string element") }
-                audience.append(text)
-            }
-            self.audience = audience
-        default:
-            throw invalid("has no aud")
-        }
+        audience = try IDToken.audience(in: claims, invalid: invalid)
         guard let expiresAt = try date("exp", required: true), let issuedAt = try date("iat", required: true) else {
             throw invalid("has no exp or iat")
         }
@@ -152,5 +140,25 @@ extension IDToken: CustomReflectable {
                 "expiresAt": expiresAt,
                 "issuedAt": issuedAt,
             ], displayStyle: .struct)
+    }
+}
+
+extension IDToken {
+    /// A JWT's `aud` (RFC 7519 §4.1.3): one string or a non-empty array of
+    /// strings, as ID tokens and back-channel logout tokens both carry it.
+    static func audience(in claims: [String: JSONValue], invalid: (String) -> OAuth2Error) throws(OAuth2Error) -> [String] {
+        switch claims["aud"] {
+        case .string(let value)? where !value.isEmpty:
+            return [value]
+        case .array(let values)? where !values.isEmpty:
+            var audience: [String] = []
+            for value in values {
+                guard let text = value.stringValue else { throw invalid("has an aud with a non-string element") }
+                audience.append(text)
+            }
+            return audience
+        default:
+            throw invalid("has no aud")
+        }
     }
 }

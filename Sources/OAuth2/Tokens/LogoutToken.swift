@@ -68,19 +68,7 @@ public struct LogoutToken: Sendable, Hashable {
             return Date(timeIntervalSince1970: seconds)
         }
         issuer = try string("iss")
-        switch claims["aud"] {
-        case .string(let value)? where !value.isEmpty:
-            audience = [value]
-        case .array(let values)? where !values.isEmpty:
-            var audience: [String] = []
-            for value in values {
-                guard let text = value.stringValue else { throw invalid("has an aud with a non-string element") }
-                audience.append(text)
-            }
-            self.audience = audience
-        default:
-            throw invalid("has no aud")
-        }
+        audience = try IDToken.audience(in: claims, invalid: invalid)
         issuedAt = try date("iat")
         expiresAt = try date("exp")
         tokenID = try string("jti")
