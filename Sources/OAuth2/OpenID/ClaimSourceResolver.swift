@@ -110,9 +110,18 @@ struct ClaimSourceResolver: Sendable {
             throw OAuth2Error(
                 code: .subjectMismatch, message: "the claim source's JWT is about another user (sub) than the userinfo answer")
         }
+        let now = clock.now().timeIntervalSince1970
+        let leeway = clockLeeway.timeInterval
         if let exp = claims["exp"] {
-            guard case .number(let seconds) = exp, clock.now().timeIntervalSince1970 <= seconds + clockLeeway.timeInterval else {
+            guard case .number(let seconds) = exp, now <= seconds + leeway else {
                 throw Self.invalid("the claim source's JWT has expired, or its exp is not a number")
+            }
+        }
+        // The ID token's rule: claims that are not valid yet are not the user's yet.
+        for name in ["nbf", "iat"] {
+            guard let value = claims[name] else { continue }
+            guard case .number(let seconds) = value, seconds - leeway <= now else {
+                throw Self.invalid("the claim source's JWT has its \(name) in the future, beyond the clock leeway, or not a number")
             }
         }
         return (claims, ClaimSource(name: source, issuer: verification.issuer, endpoint: endpoint))

@@ -234,6 +234,23 @@ import Testing
         #expect(info.claims["y"] == nil && info.claims["email"] == nil)
     }
 
+    @Test func aSourceWhoseJWTIsNotValidYetIsReportedAndItsClaimsLeftOut() async throws {
+        let now = harness.clock.now().timeIntervalSince1970
+        try answer(
+            names: ["a": "early", "b": "issuedLater", "c": "textual", "d": "skewed"],
+            sources: [
+                "early": aggregated(try jwt(["a": .number(1), "nbf": .number(now + 3600)])),
+                "issuedLater": aggregated(try jwt(["b": .number(1), "iat": .number(now + 3600)])),
+                "textual": aggregated(try jwt(["c": .number(1), "nbf": .string("soon")])),
+                // Within the 60-second leeway: the provider's clock runs a little ahead.
+                "skewed": aggregated(try jwt(["d": .number(1), "iat": .number(now + 30), "nbf": .number(now + 30)])),
+            ])
+        let info = try await resolved()
+        #expect(codes(info) == ["early": .invalidClaimSource, "issuedLater": .invalidClaimSource, "textual": .invalidClaimSource])
+        #expect(info.claims["a"] == nil && info.claims["b"] == nil && info.claims["c"] == nil)
+        #expect(info.claims["d"] == .number(1))
+    }
+
     @Test func theProvidersJWTAboutAnotherUserIsNotThisUsers() async throws {
         try answer(
             names: ["name": "mallory", "score": "bank"],
