@@ -221,6 +221,7 @@ struct Session: Sendable {
                 mutualTLS: settings.clientCertificate != nil)
             configuration.requiresPushedAuthorizationRequests = metadata.requirePushedAuthorizationRequests
             configuration.requiresSignedRequestObject = metadata.requireSignedRequestObject
+            configuration.requestURIParameterSupported = metadata.requestURIParameterSupported
             configuration.requestObjectSigningAlgValuesSupported = metadata.requestObjectSigningAlgValuesSupported
         }
         try configure?(&configuration)

@@ -97,7 +97,8 @@ extension OAuth2Provider {
     /// - Throws: ``OAuth2Error`` `insecure_endpoint` for an `http` base URL to another host;
     ///   `invalid_configuration` for another bad base URL, without a ``OAuth2Configuration/clientAssertionKey``
     ///   or an ``OAuth2Configuration/issuer`` (the object's `aud`), when the configuration
-    ///   pushes requests (a pushed request is already passed by reference, RFC 9126), and
+    ///   pushes requests (a pushed request is already passed by reference, RFC 9126), when the
+    ///   provider's metadata says it takes no `request_uri` (``OAuth2Configuration/requestURIParameterSupported``), and
     ///   as ``authorizationURL(redirectURI:scopes:additionalParameters:)`` for the parameters.
     public func authorizationURL(
         redirectURI: URL,
@@ -110,6 +111,13 @@ extension OAuth2Provider {
                 code: .invalidConfiguration,
                 message:
                     "the configuration pushes authorization requests (RFC 9126), which pass them by reference already; a request object the client hosts is for a provider that does not take pushed requests"
+            )
+        }
+        guard configuration.requestURIParameterSupported else {
+            throw OAuth2Error(
+                code: .invalidConfiguration,
+                message:
+                    "the provider's metadata says it does not fetch request objects by reference (request_uri_parameter_supported is false): send the request object by value instead"
             )
         }
         let id = HostedRequestObject.makeID()

@@ -48,6 +48,10 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
     /// Whether the provider accepts authorization requests only as signed
     /// request objects (RFC 9101 §10.5, `require_signed_request_object`).
     public let requireSignedRequestObject: Bool
+    /// Whether the provider fetches request objects passed by reference
+    /// (`request_uri_parameter_supported`, OpenID Connect Discovery §3);
+    /// true when it did not say, as that section's default is.
+    public let requestURIParameterSupported: Bool
     /// The JWS algorithms the provider accepts in DPoP proofs (RFC 9449 §5.1);
     /// empty when it did not say. A new DPoP key is made for one of them
     /// (``DPoPKey/algorithm(preferred:providerAlgorithms:)``).
@@ -86,6 +90,7 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
         case requestObjectSigningAlgValuesSupported = "request_object_signing_alg_values_supported"
         case requireSignedRequestObject = "require_signed_request_object"
+        case requestURIParameterSupported = "request_uri_parameter_supported"
         case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
         case mtlsEndpointAliases = "mtls_endpoint_aliases"
         case registrationEndpoint = "registration_endpoint"
@@ -114,6 +119,7 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         requestObjectSigningAlgValuesSupported =
             try container.decodeIfPresent([String].self, forKey: .requestObjectSigningAlgValuesSupported) ?? []
         requireSignedRequestObject = try container.decodeIfPresent(Bool.self, forKey: .requireSignedRequestObject) ?? false
+        requestURIParameterSupported = try container.decodeIfPresent(Bool.self, forKey: .requestURIParameterSupported) ?? true
         dpopSigningAlgValuesSupported = try container.decodeIfPresent([String].self, forKey: .dpopSigningAlgValuesSupported) ?? []
         mtlsEndpointAliases = try container.decodeIfPresent([String: URL].self, forKey: .mtlsEndpointAliases) ?? [:]
         registrationEndpoint = try container.decodeIfPresent(URL.self, forKey: .registrationEndpoint)
@@ -140,6 +146,7 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         requirePushedAuthorizationRequests: Bool = false,
         requestObjectSigningAlgValuesSupported: [String] = [],
         requireSignedRequestObject: Bool = false,
+        requestURIParameterSupported: Bool = true,
         dpopSigningAlgValuesSupported: [String] = [],
         mtlsEndpointAliases: [String: URL] = [:],
         registrationEndpoint: URL? = nil,
@@ -162,6 +169,7 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
         self.requirePushedAuthorizationRequests = requirePushedAuthorizationRequests
         self.requestObjectSigningAlgValuesSupported = requestObjectSigningAlgValuesSupported
         self.requireSignedRequestObject = requireSignedRequestObject
+        self.requestURIParameterSupported = requestURIParameterSupported
         self.dpopSigningAlgValuesSupported = dpopSigningAlgValuesSupported
         self.mtlsEndpointAliases = mtlsEndpointAliases
         self.registrationEndpoint = registrationEndpoint
@@ -261,6 +269,8 @@ public struct AuthorizationServerMetadata: Sendable, Codable, Hashable {
             requirePushedAuthorizationRequests: try flag(.requirePushedAuthorizationRequests),
             requestObjectSigningAlgValuesSupported: try strings(.requestObjectSigningAlgValuesSupported),
             requireSignedRequestObject: try flag(.requireSignedRequestObject),
+            requestURIParameterSupported: try ProviderResponse.flag(CodingKeys.requestURIParameterSupported.rawValue, in: object, invalid)
+                ?? true,
             dpopSigningAlgValuesSupported: try strings(.dpopSigningAlgValuesSupported),
             mtlsEndpointAliases: aliases,
             registrationEndpoint: try endpointURL(.registrationEndpoint, role: "registration endpoint"),

@@ -110,6 +110,7 @@ extension OAuth2Configuration {
             metadata.pushedAuthorizationRequestEndpoint, named: "pushed_authorization_request_endpoint", mutualTLS: mutualTLS)
         requiresPushedAuthorizationRequests = metadata.requirePushedAuthorizationRequests
         requiresSignedRequestObject = metadata.requireSignedRequestObject
+        requestURIParameterSupported = metadata.requestURIParameterSupported
         requestObjectSigningAlgValuesSupported = metadata.requestObjectSigningAlgValuesSupported
         dpopSigningAlgValuesSupported = metadata.dpopSigningAlgValuesSupported.map(JWSAlgorithm.init(rawValue:))
     }

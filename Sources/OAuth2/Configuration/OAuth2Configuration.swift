@@ -143,6 +143,11 @@ public struct OAuth2Configuration: Sendable {
     /// request objects (its metadata's `require_signed_request_object`,
     /// RFC 9101 §10.5): the request is then signed whatever ``signsRequestObject`` says.
     public var requiresSignedRequestObject: Bool = false
+    /// Whether the provider fetches a request object passed by reference
+    /// (its metadata's `request_uri_parameter_supported`, OpenID Connect
+    /// Discovery §3): when false, an authorization URL for a request object
+    /// the app hosts is refused. True by default, as that section's default is.
+    public var requestURIParameterSupported: Bool = true
     /// The algorithms the provider's metadata lists for request objects
     /// (`request_object_signing_alg_values_supported`); empty when it lists
     /// none. When not empty, a request object is signed only with an

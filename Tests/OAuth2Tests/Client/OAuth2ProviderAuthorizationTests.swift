@@ -488,4 +488,38 @@ import Testing
         #expect(pushing?.code == .invalidConfiguration)
         #expect(pushing?.message.contains("RFC 9126") == true)
     }
+
+    /// A configuration from discovery whose metadata says `request_uri_parameter_supported`.
+    static func discovered(requestURIParameterSupported: Bool?) throws -> OAuth2Configuration {
+        let metadata = AuthorizationServerMetadata(
+            issuer: OAuth2ProviderAuthorizationTests.issuer, authorizationEndpoint: Fixture.authorizeURL, tokenEndpoint: Fixture.tokenURL,
+            jwksURI: URL(string: "https://idp.example/jwks")!,
+            requestURIParameterSupported: requestURIParameterSupported ?? true)
+        var configuration = try OAuth2Configuration(metadata: metadata, clientID: "client-1")
+        configuration.clientAssertionKey = try OAuth2ProviderAuthorizationTests.ecKey()
+        return configuration
+    }
+
+    @Test func aProviderWhoseMetadataSaysItTakesNoRequestURIIsRefusedBeforeAnythingIsSigned() async throws {
+        let configuration = try Self.discovered(requestURIParameterSupported: false)
+        #expect(!configuration.requestURIParameterSupported)
+        let harness = try ClientHarness(configuration: configuration)
+        let error = await oauth2Error {
+            _ = try harness.provider.authorizationURL(redirectURI: Fixture.redirectURI, hostingRequestObjectUnder: Self.base)
+        }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message.contains("request_uri_parameter_supported") == true, "\(error?.message ?? "")")
+        // By value it still goes.
+        let pending = try await harness.provider.authorizationURL(redirectURI: Fixture.redirectURI)
+        #expect(try OAuth2ProviderAuthorizationTests.query(pending.url).contains { $0.0 == "request_uri" } == false)
+    }
+
+    @Test func aProviderWhoseMetadataSaysNothingOrTrueTakesAHostedObject() throws {
+        for supported in [nil, true] as [Bool?] {
+            let harness = try ClientHarness(configuration: try Self.discovered(requestURIParameterSupported: supported))
+            let (pending, object) = try harness.provider.authorizationURL(
+                redirectURI: Fixture.redirectURI, hostingRequestObjectUnder: Self.base)
+            #expect(try OAuth2ProviderAuthorizationTests.query(pending.url).contains { $0 == ("request_uri", object.url.absoluteString) })
+        }
+    }
 }

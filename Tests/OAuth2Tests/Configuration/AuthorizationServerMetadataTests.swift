@@ -93,6 +93,24 @@ import Testing
         #expect(error("{\(issuer),\"request_object_signing_alg_values_supported\":\"RS256\"}")?.code == .invalidTokenResponse)
     }
 
+    @Test func readsWhetherRequestURIsAreTakenAndDefaultsToYes() throws {
+        let refusing = try parse(
+            #"{"issuer":"https://server.example.com","token_endpoint":"https://server.example.com/token","request_uri_parameter_supported":false}"#
+        )
+        #expect(!refusing.requestURIParameterSupported)
+        #expect(try JSONDecoder().decode(AuthorizationServerMetadata.self, from: JSONEncoder().encode(refusing)) == refusing)
+        // OpenID Connect Discovery §3: true when the provider does not say.
+        let silent = try parse(#"{"issuer":"https://server.example.com","token_endpoint":"https://server.example.com/token"}"#)
+        #expect(silent.requestURIParameterSupported)
+        #expect(
+            try JSONDecoder().decode(AuthorizationServerMetadata.self, from: Data(#"{"issuer":"https://s.example"}"#.utf8))
+                .requestURIParameterSupported)
+        #expect(try OAuth2Configuration(metadata: refusing, clientID: "client-1").requestURIParameterSupported == false)
+        #expect(try OAuth2Configuration(metadata: silent, clientID: "client-1").requestURIParameterSupported)
+        #expect(
+            error(#"{"issuer":"https://server.example.com","request_uri_parameter_supported":"false"}"#)?.code == .invalidTokenResponse)
+    }
+
     @Test func readsTheDPoPAlgorithms() throws {
         let metadata = try parse(
             #"{"issuer":"https://server.example.com","dpop_signing_alg_values_supported":["ES256","RS256"]}"#)
