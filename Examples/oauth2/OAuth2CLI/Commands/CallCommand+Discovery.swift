@@ -38,55 +38,14 @@ extension CallCommand {
     /// provider it used.
     func sendDiscovering(_ request: HTTPTransportRequest, session: Session) async throws -> HTTPTransportResponse {
         let settings = session.settings
-        guard case .directory = settings.store else {
-            throw UsageError(
-                "a call that configures itself keeps what it learns in a store directory; a PostgreSQL store holds one provider's tokens: save the provider first (oauth2 provider add)"
-            )
-        }
-        guard let store = try session.store(for: nil) as? any TokenStore & ClientRecordStore else {
-            throw UsageError("this token store cannot keep registrations and discovered resources")
-        }
-        let saved = settings.provider.map(\.record).flatMap { DiscoveredProvider.isDiscovered($0) ? $0 : nil }
-        let documentURL = try metadataDocumentURL() ?? saved?.clientMetadataURL.flatMap { URL(string: $0) }
+        let store = try session.resourceStore()
+        let identity = session.resourceIdentity(saved: session.discoveredProvider, metadataDocumentURL: try metadataDocumentURL())
         let handler: any AuthorizationRedirectHandler =
             listen
             ? try ListenerRedirectHandler(redirectURI: settings.redirectURI, timeout: .seconds(listenTimeout))
             : PastedRedirectHandler(redirectURI: settings.redirectURI)
-        // The registered redirect URI is the configured one: a loopback
-        // provider matches it on any port (RFC 8252 §7.3), so one registration
-        // serves pasted and --listen runs alike.
-        let registration = ClientMetadata(
-            redirectURIs: [settings.redirectURI],
-            clientName: "oauth2 (swift-oauth2)",
-            scope: settings.scopes.isEmpty ? nil : settings.scopes.joined(separator: " "),
-            softwareID: "swift-oauth2-cli",
-            softwareVersion: OAuth2Command.version
-        )
-        // A saved provider's client id came from registration or a metadata
-        // document: the library finds those itself. A client id given by hand is pre-registered.
-        let preregistered = saved == nil || saved?.registration == nil && saved?.clientMetadataURL == nil
-        let identity = ClientIdentity(
-            metadataDocumentURL: documentURL,
-            registrationMetadata: registration,
-            clientID: preregistered ? settings.clientID : nil,
-            clientSecret: preregistered ? settings.clientSecret : nil
-        )
-        var rules = DiscoveryRules(timeout: settings.timeout)
-        // A provider saved for one authorization server sends no token to another.
-        if let issuer = saved?.issuer { rules.allowedAuthorizationServers = [issuer] }
-        let client = ProtectedResourceClient(
-            identity: identity,
-            redirectHandler: handler,
-            store: store,
-            account: settings.account,
-            options: ProtectedResourceClient.Options(
-                stepUp: refusesStepUp ? .report : .automatic,
-                scopes: settings.scopes.isEmpty ? nil : settings.scopes,
-                rules: rules
-            ),
-            transport: session.transport,
-            logger: session.logger
-        )
+        let client = session.resourceClient(
+            identity: identity, store: store, redirectHandler: handler, stepUp: refusesStepUp ? .report : .automatic)
         let response = try await client.send(request)
         await remember(request.url, identity: identity, store: store, settings: settings, logger: session)
         return response
