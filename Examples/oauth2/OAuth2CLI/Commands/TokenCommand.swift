@@ -33,6 +33,14 @@ struct TokenCommand: AsyncParsableCommand {
               oauth2 token --format json
               curl -H "Authorization: Bearer $(oauth2 token --print-access-token)" https://api.example/me
               oauth2 token --provider corp --format kubernetes
+
+            The tokens "oauth2 call URL" got by itself are kept per resource:
+            --resource URL (the resource, or a URL under it, as the call took it)
+            prints the one for that resource, and --provider NAME alone does when
+            the provider that call saved has exactly one resource (with several,
+            it is a usage error naming them). They are refreshed the same way;
+            "oauth2 token" never signs in: "oauth2 call" does.
+              oauth2 token --resource https://mcp.example/mcp --print-access-token
             """
     )
 
@@ -71,13 +79,17 @@ struct TokenCommand: AsyncParsableCommand {
     func run() async throws {
         let format = format ?? (printAccessToken ? .accessToken : .text)
         try await Session.run(common) { session in
+            let target = try Self.resourceTarget(session.settings)
+            func usableToken() async throws -> AccessToken {
+                if let target { return try await Self.resourceToken(target, session: session) }
+                return try await session.client().token()
+            }
             switch format {
             case .accessToken:
-                let token = try await session.client().token()
-                StandardOutput.line(token.accessToken.value)
+                StandardOutput.line(try await usableToken().accessToken.value)
                 return
             case .kubernetes:
-                let token = try await session.client().token()
+                let token = try await usableToken()
                 try TokenSummary.refuseBoundToken(token, to: "kubectl")
                 StandardOutput.line(try ExecCredential(token, apiVersion: ExecCredential.requestedAPIVersion()).json())
                 return
@@ -85,8 +97,15 @@ struct TokenCommand: AsyncParsableCommand {
                 break
             }
             let account = session.settings.account
-            guard let token = try await session.storeForReading().load(account: account) else {
-                throw OAuth2Error(code: .notAuthenticated, message: "no token is stored for account \(account)")
+            let stored: AccessToken?
+            if let target {
+                stored = try await session.resourceStore().load(account: Self.storedAccount(target, settings: session.settings))
+            } else {
+                stored = try await session.storeForReading().load(account: account)
+            }
+            guard let token = stored else {
+                let what = target.map { "account \(account) and the resource \($0.resource)" } ?? "account \(account)"
+                throw OAuth2Error(code: .notAuthenticated, message: "no token is stored for \(what)")
             }
             let summary = TokenSummary(token, account: account)
             if format == .json {
