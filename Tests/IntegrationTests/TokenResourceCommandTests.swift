@@ -75,6 +75,34 @@ struct TokenResourceCommandTests {
         #expect(try await refreshes() == 1)
     }
 
+    @Test func aCallThatIdentifiedWithAMetadataDocumentIsFoundByTheResourceAlone() async throws {
+        let provider = try Provider.main()
+        let resources = try ProtectedResources.main()
+        let a = try resources.resource("a")
+        let cli = try Call.cli()
+        let server = try await ClientMetadataDocumentServer.start()
+        try server.serve(
+            Data(
+                """
+                {"client_id": "\(server.url())", "client_name": "oauth2 CLI test", "redirect_uris": ["http://127.0.0.1/callback"],
+                 "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"], "token_endpoint_auth_method": "none"}
+                """.utf8))
+        try await resources.trustForClientMetadata(server.caPEM)
+        let call = try await Call.call(a.hello, cli, provider, signIns: 1, arguments: ["--client-metadata-url", server.url()])
+        #expect(call.result.status == 0, "\(call.result.stderr)")
+        let old = try await cli.expireStoredToken(account: Self.account(resources, a), at: provider)
+
+        // No --provider, no --client-metadata-url: the saved provider says how the call identified itself.
+        let printed = try await Self.printedToken(["--resource", a.hello], cli)
+        #expect(printed != old.accessToken.value)
+        let refreshes = try await resources.tokenRequests(clientID: server.url()).filter { $0.grantType == "refresh_token" }
+        #expect(refreshes.map(\.status) == [200], "refreshed as the metadata document's client")
+        let (shown, text) = try await Call.show(try Call.providerName(resources.issuer), cli)
+        #expect((shown["settings"] as? [String: Any])?["client_id"] as? String == server.url())
+        #expect(!text.contains("\"registration\""), "no client registered")
+        await server.stop()
+    }
+
     @Test func aProviderWithSeveralResourcesNeedsTheResource() async throws {
         let provider = try Provider.main()
         let resources = try ProtectedResources.main()

@@ -56,8 +56,8 @@ extension Session {
         )
     }
 
-    /// The client of the settings' account, restricted to the saved
-    /// provider's authorization server when there is one.
+    /// The client of the settings' account, restricted to one authorization
+    /// server: `authorizationServer`, else the saved provider's, if any.
     ///
     /// - Parameters:
     ///   - redirectHandler: where a sign-in goes; `nil` for a client that never signs in.
@@ -67,12 +67,13 @@ extension Session {
         store: any TokenStore & ClientRecordStore,
         redirectHandler: (any AuthorizationRedirectHandler)?,
         stepUp: ProtectedResourceClient.StepUp = .automatic,
-        cacheLifetime: Duration? = nil
+        cacheLifetime: Duration? = nil,
+        authorizationServer: String? = nil
     ) -> ProtectedResourceClient {
         var rules = DiscoveryRules(timeout: settings.timeout)
         if let cacheLifetime { rules.cacheLifetime = cacheLifetime }
         // A provider saved for one authorization server sends no token to another.
-        if let issuer = discoveredProvider?.issuer { rules.allowedAuthorizationServers = [issuer] }
+        if let issuer = authorizationServer ?? discoveredProvider?.issuer { rules.allowedAuthorizationServers = [issuer] }
         return ProtectedResourceClient(
             identity: identity,
             redirectHandler: redirectHandler,

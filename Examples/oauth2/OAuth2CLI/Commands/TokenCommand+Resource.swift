@@ -14,6 +14,8 @@ extension TokenCommand {
     struct ResourceTarget {
         /// The saved provider's name.
         var providerName: String
+        /// The saved provider: how the call identified itself there.
+        var record: ProviderRecord
         /// The authorization server's issuer.
         var issuer: String
         /// The resource identifier (RFC 9728 `resource`) the token is for.
@@ -45,14 +47,14 @@ extension TokenCommand {
                         "the provider \(name) keeps tokens for several resources (\(resources.joined(separator: ", "))): say which with --resource URL"
                     )
                 }
-                return ResourceTarget(providerName: name, issuer: issuer, resource: resources[0], url: url)
+                return ResourceTarget(providerName: name, record: provider.record, issuer: issuer, resource: resources[0], url: url)
             }
             guard let resource = longestMatch(resources, for: url) else {
                 throw UsageError(
                     "the provider \(name) keeps no token for \(url.redactedForMessages(marksQuery: false)): its resources are \(resources.joined(separator: ", "))"
                 )
             }
-            return ResourceTarget(providerName: name, issuer: issuer, resource: resource, url: url)
+            return ResourceTarget(providerName: name, record: provider.record, issuer: issuer, resource: resource, url: url)
         }
         // A provider configured by flags or variables: --resource is the RFC 8707 parameter, as for every grant.
         guard settings.tokenURL == nil, settings.issuer == nil, let url = try single(given) else { return nil }
@@ -60,7 +62,7 @@ extension TokenCommand {
         var found: [ResourceTarget] = []
         for (name, record) in file.providers.sorted(by: { $0.key < $1.key }) where DiscoveredProvider.isDiscovered(record) {
             guard let issuer = record.issuer, let resource = longestMatch(record.resources ?? [], for: url) else { continue }
-            found.append(ResourceTarget(providerName: name, issuer: issuer, resource: resource, url: url))
+            found.append(ResourceTarget(providerName: name, record: record, issuer: issuer, resource: resource, url: url))
         }
         let longest = found.map(\.resource.utf8.count).max()
         found = found.filter { $0.resource.utf8.count == longest }
@@ -104,12 +106,15 @@ extension TokenCommand {
     /// - Throws: `not_authenticated` when none is kept (or its grant is gone).
     static func resourceToken(_ target: ResourceTarget, session: Session) async throws -> AccessToken {
         let store = try session.resourceStore()
+        // The provider found for the URL, not only one --provider named: a
+        // call that identified with a metadata document must be known by it
+        // here too, or the library would register a client instead.
         // `oauth2 token` discovers nothing: it refreshes at the token endpoint
         // the stored record names, where the token came from, however old the
         // record is (`oauth2 call` brings it up to date).
         let client = session.resourceClient(
-            identity: session.resourceIdentity(saved: session.discoveredProvider, metadataDocumentURL: nil), store: store,
-            redirectHandler: nil, stepUp: .report, cacheLifetime: .seconds(100 * 365 * 86_400))
+            identity: session.resourceIdentity(saved: target.record, metadataDocumentURL: nil), store: store,
+            redirectHandler: nil, stepUp: .report, cacheLifetime: .seconds(100 * 365 * 86_400), authorizationServer: target.issuer)
         guard let token = try await client.token(for: target.url) else {
             throw OAuth2Error(
                 code: .notAuthenticated,
