@@ -103,6 +103,25 @@ struct TokenResourceCommandTests {
         await server.stop()
     }
 
+    @Test func aResourceDiscoveredLongerAgoThanTheCacheLifetimeStillGivesItsToken() async throws {
+        let provider = try Provider.main()
+        let resources = try ProtectedResources.main()
+        let a = try resources.resource("a")
+        let cli = try Call.cli()
+        let call = try await Call.call(a.hello, cli, provider, signIns: 1)
+        #expect(call.result.status == 0, "\(call.result.stderr)")
+        // Two hours ago: past the one hour after which oauth2 call discovers again.
+        let store = try FileTokenStore(directory: cli.store)
+        for key in [a.hello, a.resource] {
+            let url = try #require(URL(string: key))
+            var record = try #require(try await store.loadDiscoveredResource(url))
+            record.fetchedAt = Date().addingTimeInterval(-7200)
+            try await store.saveDiscoveredResource(record)
+        }
+        let stored = try #require(try await cli.storedToken(account: Self.account(resources, a)))
+        #expect(try await Self.printedToken(["--resource", a.hello], cli) == stored.accessToken.value)
+    }
+
     @Test func aProviderWithSeveralResourcesNeedsTheResource() async throws {
         let provider = try Provider.main()
         let resources = try ProtectedResources.main()
