@@ -7,6 +7,8 @@
 //     AllocationGateChild [ITERATIONS]
 //
 // Prints {"counting":false} when this build cannot count (a sanitizer owns malloc).
+// Meant to run with SWIFT_DEBUG_ENABLE_TASK_SLAB_ALLOCATOR=0 (AllocationGateTests
+// sets it): "asyncFramesCounted" says whether the runtime honoured it.
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -56,6 +58,9 @@ struct Measurement: Encodable {
 
 struct Output: Encodable {
     let counting: Bool
+    /// Whether each async frame is a heap allocation of its own, as the gate
+    /// wants, rather than carved out of the task's slab.
+    let asyncFramesCounted: Bool
     let metrics: [Measurement]
 }
 
@@ -88,6 +93,23 @@ func measure(
         if batch.allocations < least?.allocations ?? .max { least = batch }
     }
     return Measurement(metric: metric, operations: perBatch, allocations: least?.allocations ?? 0, bytes: least?.bytes ?? 0)
+}
+
+/// An async function the probe calls: at -Onone every call allocates the
+/// callee's frame through the task allocator.
+@inline(never)
+func asyncFrame(_ value: Int) async -> Int {
+    value &+ 1
+}
+
+/// Whether async frames come from malloc one by one: with the task slab
+/// allocator on, a warmed-up task carves them out of a slab it already has
+/// and 100 calls allocate nothing; with it off, each call allocates one.
+func asyncFramesAreCounted() async -> Bool {
+    var value = await asyncFrame(0)
+    let before = allocation_counter_allocations()
+    for _ in 0..<100 { value = await asyncFrame(value) }
+    return allocation_counter_allocations() - before >= 100 && value > 100
 }
 
 /// Not isolated to the main actor, as the top-level code is: no operation
@@ -147,9 +169,13 @@ probe.value = iterations
 let counting = allocation_counter_compiled_in() == 1 && allocation_counter_allocations() > before && probe.value > 0
 
 var metrics: [Measurement] = []
+var asyncFramesCounted = false
 if counting {
+    asyncFramesCounted = await asyncFramesAreCounted()
     metrics = try await run(iterations: iterations)
 }
 let encoder = JSONEncoder()
 encoder.outputFormatting = [.sortedKeys]
-print(String(decoding: try encoder.encode(Output(counting: counting, metrics: metrics)), as: UTF8.self))
+print(
+    String(
+        decoding: try encoder.encode(Output(counting: counting, asyncFramesCounted: asyncFramesCounted, metrics: metrics)), as: UTF8.self))

@@ -12,6 +12,10 @@ import Testing
     @Test(.enabled(if: Gate.canCount, "this build cannot count allocations (a sanitizer owns malloc)"))
     func hotPathsAllocateNoMoreThanTheirThresholds() throws {
         let output = try Gate.run()
+        #expect(
+            output.asyncFramesCounted,
+            "the child's async frames came from the task's slab: this Swift runtime ignores SWIFT_DEBUG_ENABLE_TASK_SLAB_ALLOCATOR=0, so the counts follow frame sizes"
+        )
         #expect(Set(output.metrics.map(\.metric)) == Set(AllocationThresholds.perOperation.keys))
         for measurement in output.metrics {
             let perOperation = Double(measurement.allocations) / Double(measurement.operations)
@@ -48,6 +52,8 @@ enum Gate {
 
     struct Output: Decodable {
         let counting: Bool
+        /// Whether every async frame was an allocation of its own.
+        let asyncFramesCounted: Bool
         let metrics: [Measurement]
     }
 
@@ -79,14 +85,60 @@ enum Gate {
         return child
     }
 
+    /// The child's whole environment.
+    ///
+    /// Swift seeds its hashing per process, and a DPoP proof's JSON objects
+    /// allocate by the order their keys hash in (647 to 659 per proof from
+    /// run to run): a fixed seed makes every count the same in every run.
+    ///
+    /// Without the task slab allocator every async frame is a malloc of its
+    /// own. With it, a task takes frames out of slabs and mallocs a new slab
+    /// when the next frame does not fit, so the count followed the frame
+    /// sizes of the debug build: a refresh counted 95 or 96 for the same
+    /// work as one function or another on its path grew a few bytes. One
+    /// allocation per frame moves only when the path makes a call more or less.
+    static let environment = [
+        "SWIFT_DETERMINISTIC_HASHING": "1",
+        "SWIFT_DEBUG_ENABLE_TASK_SLAB_ALLOCATOR": "0",
+    ]
+
+    /// util-linux's taskset (Debian's util-linux is essential), which starts
+    /// the child on one CPU.
+    static let taskset = URL(fileURLWithPath: "/usr/bin/taskset")
+
+    /// The first CPU this process may run on, to run the child on alone, or
+    /// `nil` when that cannot be done (then the child runs on every CPU).
+    ///
+    /// On one CPU from its start, Swift's cooperative pool has one thread, so
+    /// a refresh's tasks take turns instead of running side by side. Side by
+    /// side, the lock holder's task sometimes still ends its work when the
+    /// next refresh asks for the lock, which then waits: up to 0.43 of an
+    /// allocation per refresh on two idle cores, in the least batch, near
+    /// the half where rounding would count it; on one, 0 in most runs.
+    static func oneCPU() -> String? {
+        guard FileManager.default.isExecutableFile(atPath: taskset.path),
+            let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") })
+        else { return nil }
+        let first = line.dropFirst("Cpus_allowed_list:".count).drop(while: { $0 == " " || $0 == "\t" }).prefix(while: \.isNumber)
+        return first.isEmpty ? nil : String(first)
+    }
+
     static func run(iterations: Int = 1000) throws -> Output {
         let process = Process()
-        process.executableURL = try binary()
-        process.arguments = [String(iterations)]
-        // Swift seeds its hashing per process, and a DPoP proof's JSON objects
-        // allocate by the order their keys hash in (647 to 659 per proof from
-        // run to run): a fixed seed makes every count the same in every run.
-        process.environment = ProcessInfo.processInfo.environment.merging(["SWIFT_DETERMINISTIC_HASHING": "1"]) { $1 }
+        let child = try binary()
+        if let cpu = oneCPU() {
+            process.executableURL = taskset
+            process.arguments = ["--cpu-list", cpu, child.path, String(iterations)]
+        } else {
+            process.executableURL = child
+            process.arguments = [String(iterations)]
+        }
+        // Nothing inherited: what the runtime and glibc read from the
+        // environment (SWIFT_DEBUG_*, GLIBC_TUNABLES, LD_PRELOAD) would change
+        // what is counted from one shell to another.
+        process.environment = environment
+        process.currentDirectoryURL = URL(fileURLWithPath: "/")
         let stdout = Pipe()
         let stderr = Pipe()
         process.standardOutput = stdout
