@@ -53,25 +53,6 @@ struct ProtectedResourceClientTests {
         }
     }
 
-    /// Tokens and records in memory.
-    final class Store: TokenStore, ClientRecordStore {
-        let tokens = InMemoryTokenStore()
-        private let records = LockedValue<[ClientRecordKey: Data]>([:])
-
-        func load(account: String) async throws(OAuth2Error) -> AccessToken? { try await tokens.load(account: account) }
-        func save(_ token: AccessToken, account: String) async throws(OAuth2Error) { try await tokens.save(token, account: account) }
-        func delete(account: String) async throws(OAuth2Error) { try await tokens.delete(account: account) }
-        func withLock<Result: Sendable>(
-            account: String, timeout: Duration, _ body: () async throws(OAuth2Error) -> Result
-        ) async throws(OAuth2Error) -> Result {
-            try await tokens.withLock(account: account, timeout: timeout, body)
-        }
-        var isPersistent: Bool { false }
-        func loadRecord(_ key: ClientRecordKey) async throws(OAuth2Error) -> Data? { records.withLock { $0[key] } }
-        func saveRecord(_ record: Data, for key: ClientRecordKey) async throws(OAuth2Error) { records.withLock { $0[key] = record } }
-        func deleteRecord(_ key: ClientRecordKey) async throws(OAuth2Error) { _ = records.withLock { $0.removeValue(forKey: key) } }
-    }
-
     /// Counts what goes through, to tell a round trip to discovery from none.
     final class Counting: HTTPTransport {
         let inner: any HTTPTransport
@@ -85,7 +66,7 @@ struct ProtectedResourceClientTests {
     }
 
     private func client(
-        _ provider: Provider, store: Store, transport: any HTTPTransport, options: ProtectedResourceClient.Options = .init()
+        _ provider: Provider, store: InMemoryTokenStore, transport: any HTTPTransport, options: ProtectedResourceClient.Options = .init()
     ) -> ProtectedResourceClient {
         ProtectedResourceClient(
             identity: ClientIdentity(
@@ -99,7 +80,7 @@ struct ProtectedResourceClientTests {
         let resources = try Resources.main()
         let curl = CurlTransport()
         defer { Task { await curl.shutdown() } }
-        let store = Store()
+        let store = InMemoryTokenStore()
         let first = Counting(curl)
         let response = try await client(provider, store: store, transport: first).send(
             HTTPTransportRequest(url: resources.url("a", \.hello)))
@@ -121,7 +102,7 @@ struct ProtectedResourceClientTests {
         let resources = try Resources.main()
         let curl = CurlTransport()
         defer { Task { await curl.shutdown() } }
-        let store = Store()
+        let store = InMemoryTokenStore()
         let client = client(provider, store: store, transport: curl)
         #expect(try await client.send(HTTPTransportRequest(url: resources.url("a", \.hello))).status == 200)
         #expect(try await client.send(HTTPTransportRequest(url: resources.url("b", \.hello))).status == 200)
@@ -160,7 +141,7 @@ struct ProtectedResourceClientTests {
         let resources = try Resources.main()
         let curl = CurlTransport()
         defer { Task { await curl.shutdown() } }
-        let client = client(provider, store: Store(), transport: curl)
+        let client = client(provider, store: InMemoryTokenStore(), transport: curl)
         #expect(try await client.send(HTTPTransportRequest(url: resources.url("a", \.hello))).status == 200)
         let admin = try await client.send(HTTPTransportRequest(url: resources.url("a", \.admin)))
         #expect(admin.status == 200, "\(String(decoding: admin.body, as: UTF8.self))")
@@ -177,9 +158,9 @@ struct ProtectedResourceClientTests {
         let resources = try Resources.main()
         let curl = CurlTransport()
         defer { Task { await curl.shutdown() } }
-        let alice = client(provider, store: Store(), transport: curl, options: .init(expectedSubject: "1"))
+        let alice = client(provider, store: InMemoryTokenStore(), transport: curl, options: .init(expectedSubject: "1"))
         #expect(try await alice.send(HTTPTransportRequest(url: resources.url("a", \.hello))).status == 200)
-        let store = Store()
+        let store = InMemoryTokenStore()
         let expectingBob = client(provider, store: store, transport: curl, options: .init(expectedSubject: "2"))
         let error = await #expect(throws: OAuth2Error.self) {
             _ = try await expectingBob.send(HTTPTransportRequest(url: resources.url("a", \.hello)))
@@ -196,7 +177,7 @@ struct ProtectedResourceClientTests {
         let resources = try Resources.main()
         let curl = CurlTransport()
         defer { Task { await curl.shutdown() } }
-        let client = client(provider, store: Store(), transport: curl)
+        let client = client(provider, store: InMemoryTokenStore(), transport: curl)
         var never = try #require(URLComponents(url: try resources.url("a", \.freshAuth), resolvingAgainstBaseURL: false))
         never.queryItems = [URLQueryItem(name: "max_age", value: "0")]
         let error = await #expect(throws: OAuth2Error.self) {

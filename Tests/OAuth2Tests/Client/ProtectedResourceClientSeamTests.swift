@@ -13,7 +13,7 @@ import Testing
     private let resourceB = FakeResourceWorld.resourceURL("b")
 
     private func client(
-        _ world: FakeResourceWorld, store: RecordingStore = RecordingStore(), options: ProtectedResourceClient.Options = .init(),
+        _ world: FakeResourceWorld, store: InMemoryTokenStore = InMemoryTokenStore(), options: ProtectedResourceClient.Options = .init(),
         handler: Bool = true
     ) -> ProtectedResourceClient {
         ProtectedResourceClient(
@@ -36,7 +36,7 @@ import Testing
 
     @Test func aRefusalOfAnUnsignedRequestDiscoversSignsInAndGivesTheTokenToRetryWith() async throws {
         let world = FakeResourceWorld()
-        let store = RecordingStore()
+        let store = InMemoryTokenStore()
         let client = client(world, store: store)
         let refused = try await appSends(resourceA, with: nil, in: world)
         #expect(refused.status == 401)

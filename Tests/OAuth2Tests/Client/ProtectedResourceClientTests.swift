@@ -11,7 +11,7 @@ import Testing
     private let resourceB = FakeResourceWorld.resourceURL("b")
 
     private func client(
-        _ world: FakeResourceWorld, store: RecordingStore = RecordingStore(), identity: ClientIdentity? = nil,
+        _ world: FakeResourceWorld, store: InMemoryTokenStore = InMemoryTokenStore(), identity: ClientIdentity? = nil,
         options: ProtectedResourceClient.Options = .init(), handler: Bool = true
     ) -> ProtectedResourceClient {
         ProtectedResourceClient(
@@ -41,7 +41,7 @@ import Testing
 
     @Test func mcpClientSendsTheResourceOnTheAuthorizationTheCodeAndTheRefreshRequests() async throws {
         let world = FakeResourceWorld()
-        let store = RecordingStore()
+        let store = InMemoryTokenStore()
         let client = client(world, store: store, identity: ClientIdentity(clientID: "pre-1"))
         _ = try await client.send(get(resourceA))
         #expect(world.authorizeQueries.map { $0["resource"] } == [resourceA.absoluteString])
@@ -111,7 +111,7 @@ import Testing
 
     @Test func mcpClientRegistersDynamicallyOnceAndKeepsTheRegistration() async throws {
         let world = FakeResourceWorld()
-        let store = RecordingStore()
+        let store = InMemoryTokenStore()
         _ = try await client(world, store: store).send(get(resourceA))
         _ = try await client(world, store: store).send(get(resourceB))
         #expect(world.registrations == 1)
@@ -123,7 +123,7 @@ import Testing
 
     @Test func aSecondClientOnTheSameStoreMakesNoRoundTripToDiscoveryOrRegistration() async throws {
         let world = FakeResourceWorld()
-        let store = RecordingStore()
+        let store = InMemoryTokenStore()
         _ = try await client(world, store: store).send(get(resourceA))
         let before = world.transport.requests.count
         let response = try await client(world, store: store).send(get(resourceA.appendingPathComponent("tools")))
@@ -137,7 +137,7 @@ import Testing
 
     @Test func twoResourcesGetTwoTokensAndEachIsRefusedByTheOther() async throws {
         let world = FakeResourceWorld()
-        let store = RecordingStore()
+        let store = InMemoryTokenStore()
         let client = client(world, store: store, identity: ClientIdentity(clientID: "pre-1"))
         _ = try await client.send(get(resourceA))
         _ = try await client.send(get(resourceB))
@@ -164,7 +164,7 @@ import Testing
 
     @Test func aTokenResponseForAnotherSubjectIsRefusedNotKeptAndRevoked() async throws {
         let world = FakeResourceWorld(.init(subject: "did:plc:mallory"))
-        let store = RecordingStore()
+        let store = InMemoryTokenStore()
         let options = ProtectedResourceClient.Options(expectedSubject: "did:plc:alice")
         let error = await oauth2Error {
             _ = try await client(world, store: store, identity: ClientIdentity(clientID: "pre-1"), options: options).send(get(resourceA))
@@ -210,7 +210,7 @@ import Testing
 
     @Test func reportModeThrowsAndTheAppFinishesTheStepUpItself() async throws {
         let world = FakeResourceWorld(.init(requiredScopes: ["a": ["read", "write"]]))
-        let store = RecordingStore()
+        let store = InMemoryTokenStore()
         let client = client(world, store: store, identity: ClientIdentity(clientID: "pre-1"), options: .init(stepUp: .report))
         let error = await oauth2Error { _ = try await client.send(get(resourceA)) }
         #expect(error?.code == .insufficientScope)
@@ -247,7 +247,7 @@ import Testing
 
     @Test func aRegistrationTheServerForgotIsDeletedAndMadeAgainOnce() async throws {
         let world = FakeResourceWorld()
-        let store = RecordingStore()
+        let store = InMemoryTokenStore()
         _ = try await client(world, store: store).send(get(resourceA))
         #expect(try await store.loadRegistration(issuer: FakeResourceWorld.issuer)?.clientID == "dyn-1")
         world.forget("dyn-1")

@@ -3,28 +3,6 @@ import OAuth2
 import OAuth2Testing
 import Testing
 
-/// Tokens and records in memory: the store a ``ProtectedResourceClient`` needs.
-final class RecordingStore: TokenStore, ClientRecordStore {
-    let tokens = InMemoryTokenStore()
-    private let records = LockedValue<[ClientRecordKey: Data]>([:])
-
-    var recordKeys: Set<ClientRecordKey> { records.withLock { Set($0.keys) } }
-
-    func load(account: String) async throws(OAuth2Error) -> AccessToken? { try await tokens.load(account: account) }
-    func save(_ token: AccessToken, account: String) async throws(OAuth2Error) { try await tokens.save(token, account: account) }
-    func delete(account: String) async throws(OAuth2Error) { try await tokens.delete(account: account) }
-    func withLock<Result: Sendable>(
-        account: String, timeout: Duration, _ body: () async throws(OAuth2Error) -> Result
-    ) async throws(OAuth2Error) -> Result {
-        try await tokens.withLock(account: account, timeout: timeout, body)
-    }
-    var isPersistent: Bool { false }
-
-    func loadRecord(_ key: ClientRecordKey) async throws(OAuth2Error) -> Data? { records.withLock { $0[key] } }
-    func saveRecord(_ record: Data, for key: ClientRecordKey) async throws(OAuth2Error) { records.withLock { $0[key] = record } }
-    func deleteRecord(_ key: ClientRecordKey) async throws(OAuth2Error) { _ = records.withLock { $0.removeValue(forKey: key) } }
-}
-
 /// A protected resource (`https://mcp.example/<name>`, one resource per
 /// first path segment) and its authorization server (`https://auth.example`),
 /// played by a canned transport's handler, with a browser that approves
