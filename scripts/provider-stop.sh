@@ -31,47 +31,17 @@ elif [ "${#names[@]}" -eq 0 ]; then
     names=(main)
 fi
 
-# True when pid is a provider serving run_dir (not a reused process id).
-is_provider() {
-    local pid="$1" run_dir="$2"
-    [ -r "/proc/$pid/cmdline" ] || return 1
-    tr '\0' '\n' <"/proc/$pid/cmdline" | grep -qxF -- "$run_dir" &&
-        tr '\0' '\n' <"/proc/$pid/cmdline" | grep -q 'serve\.py$'
-}
-
-# True while pid runs; a zombie (killed, not yet reaped by its parent) has stopped.
-alive() {
-    local state
-    state="$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)" || return 1
-    [ -n "$state" ] && [ "$state" != Z ]
-}
-
-stop_one() {
-    local name="$1"
-    local run_dir="$provider_root/$name"
-    local pid_file="$run_dir/pid"
-    [ -f "$pid_file" ] || return 0
-    local pid
-    pid="$(cat "$pid_file")"
-    if [[ "$pid" =~ ^[0-9]+$ ]] && is_provider "$pid" "$run_dir"; then
-        kill -TERM "$pid" 2>/dev/null || true
-        local waited=0
-        while alive "$pid" && [ "$waited" -lt 50 ]; do
-            sleep 0.1
-            waited=$((waited + 1))
-        done
-        if alive "$pid"; then
-            kill -KILL "$pid" 2>/dev/null || true
-        fi
-        echo "provider-stop: stopped $name (pid $pid)" >&2
-    fi
-    rm -f "$pid_file"
-}
+# shellcheck source=lib/service.sh
+. "$repo_root/scripts/lib/service.sh"
+service_label=provider-stop
 
 for name in ${names[@]+"${names[@]}"}; do
     if ! [[ "$name" =~ ^[A-Za-z0-9][A-Za-z0-9_-]*$ ]]; then
         echo "provider-stop: not a provider name: $name" >&2
         exit 64
     fi
-    stop_one "$name"
+    service_stop "$provider_root/$name" 'serve\.py$'
+    if [ -n "$service_stopped_pid" ]; then
+        echo "provider-stop: stopped $name (pid $service_stopped_pid)" >&2
+    fi
 done
