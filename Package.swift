@@ -170,7 +170,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "OAuth2", "OAuth2Testing", "MutualTLSFixture",
+                "OAuth2", "OAuth2Testing", "MutualTLSFixture", "LoopbackSockets",
                 // Client keys for the RFC 7523 tests.
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -179,13 +179,15 @@ let package = Package(
         ),
         .testTarget(
             name: "OAuth2LoopbackTests",
-            dependencies: ["OAuth2Loopback", "OAuth2", "OAuth2Testing"],
+            dependencies: ["OAuth2Loopback", "OAuth2", "OAuth2Testing", "LoopbackSockets"],
             swiftSettings: strictSettings
         ),
         // Against a real PostgreSQL (`make test` starts one: scripts/postgres.sh).
         .testTarget(
             name: "OAuth2PostgresTests",
-            dependencies: ["OAuth2Postgres", "OAuth2", "OAuth2Testing", .product(name: "PostgresNIO", package: "postgres-nio")],
+            dependencies: [
+                "OAuth2Postgres", "OAuth2", "OAuth2Testing", "LoopbackSockets", .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
             swiftSettings: strictSettings
         ),
         // The crash tests' child process: saves a token and stops at a chosen
@@ -241,8 +243,17 @@ let package = Package(
         // Not a product, and no library depends on it.
         .target(
             name: "MutualTLSFixture",
-            dependencies: ["OAuth2"],
+            dependencies: ["OAuth2", "LoopbackSockets"],
             path: "Tests/MutualTLSFixture",
+            swiftSettings: strictSettings
+        ),
+        // TCP sockets on 127.0.0.1 at a port the kernel picks, and a server
+        // on one that serves each connection on a thread of its own: what the
+        // tests' own small servers and their closed ports are made of. Not a
+        // product, and no library depends on it.
+        .target(
+            name: "LoopbackSockets",
+            path: "Tests/LoopbackSockets",
             swiftSettings: strictSettings
         ),
         // The OpenID Foundation's relying-party test modules (oidcc-client-test-*),
@@ -250,7 +261,7 @@ let package = Package(
         // (Tests/ConformanceTests/README.md); the FAPI 2.0 client modules go here too.
         .testTarget(
             name: "ConformanceTests",
-            dependencies: ["OAuth2", "OAuth2Testing"],
+            dependencies: ["OAuth2", "OAuth2Testing", "LoopbackSockets"],
             exclude: ["Provider", "README.md"],
             swiftSettings: strictSettings
         ),

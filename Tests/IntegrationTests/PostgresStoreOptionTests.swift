@@ -1,9 +1,6 @@
 import Foundation
+import LoopbackSockets
 import Testing
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `--store postgresql://…` as a person meets it when something is wrong:
 /// the answer comes at once, and a URL that lets TLS go is said on stderr.
@@ -22,7 +19,7 @@ import Glibc
 
     @Test func aDatabaseThatRefusesConnectionsIsAStoreErrorAtOnceNotAfterTheTimeout() async throws {
         let cli = try CLI()
-        let port = try Self.closedPort()
+        let port = try LoopbackSocket.closedPort()
         let started = ContinuousClock.now
         let result = try await cli.run(
             Self.tokenArguments(store: "postgresql://app@127.0.0.1:\(port)/tokens?sslmode=disable", timeout: 30),
@@ -47,21 +44,5 @@ import Glibc
         #expect(warnings.count == 1, "\(result.stderr)")
         #expect(warnings.first?.contains("sslmode=prefer") == true)
         #expect(result.errorLines.first?.hasPrefix("error: store_error: ") == true, "\(result.stderr)")
-    }
-
-    /// A 127.0.0.1 port nothing listens on (bound, then closed).
-    static func closedPort() throws -> Int {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw ProviderError(description: "socket: errno \(errno)") }
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
-        }
-        guard bound else { throw ProviderError(description: "bind: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

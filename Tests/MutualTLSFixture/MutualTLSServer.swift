@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackSockets
 import Testing
 
 /// Debian's nginx asking every client for a certificate (`ssl_verify_client
@@ -69,7 +70,7 @@ public final class MutualTLSServer: @unchecked Sendable {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mtls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try makeCertificates(in: directory)
-        let port = try freePort()
+        let port = try LoopbackSocket.closedPort()
         let conf = configuration(directory: directory.path, port: port)
         try conf.write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
 
@@ -197,25 +198,6 @@ public final class MutualTLSServer: @unchecked Sendable {
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw MutualTLSServerError.didNotStart("openssl failed") }
-    }
-
-    /// A port nothing listens on now (the kernel's choice for a socket bound to port 0).
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw MutualTLSServerError.didNotStart("socket") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw MutualTLSServerError.didNotStart("bind") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     private static func canConnect(port: Int) -> Bool {

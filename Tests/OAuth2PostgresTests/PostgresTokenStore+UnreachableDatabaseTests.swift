@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackSockets
 import OAuth2
 import OAuth2Postgres
 import PostgresNIO
@@ -16,7 +17,7 @@ import Testing
 /// them; a tighter bound measures the machine's load.
 struct PostgresUnreachableDatabaseTests {
     @Test func failFastSaysConnectionRefusedAtOnceNotAfterTheTimeout() async throws {
-        let url = "postgresql://app@127.0.0.1:\(try closedPort())/tokens?sslmode=disable"
+        let url = "postgresql://app@127.0.0.1:\(try LoopbackSocket.closedPort())/tokens?sslmode=disable"
         let (error, elapsed) = try await Self.load(
             url: url, password: "pw",
             unreachable: .failFast(probing: try PostgresTokenStore.connectionConfiguration(url: url, password: "pw")))
@@ -26,7 +27,7 @@ struct PostgresUnreachableDatabaseTests {
     }
 
     @Test func waitForConnectionWaitsForThePoolUntilTheTimeout() async throws {
-        let url = "postgresql://app@127.0.0.1:\(try closedPort())/tokens?sslmode=disable"
+        let url = "postgresql://app@127.0.0.1:\(try LoopbackSocket.closedPort())/tokens?sslmode=disable"
         let (error, elapsed) = try await Self.load(url: url, password: "pw", unreachable: .waitForConnection, timeout: .seconds(2))
         #expect(error.code == .storeError)
         #expect(error.message.contains("no connection to the database within"), "\(error.message)")

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackSockets
 import OAuth2
 
 #if canImport(Glibc)
@@ -14,14 +15,16 @@ import Glibc
 /// pool's); a request waits at most ``answerTimeout`` for the library's
 /// answer, and reads time out too, so a failure cannot hang the test.
 final class BackChannelLogoutReceiver: @unchecked Sendable {
-    // @unchecked: `socket` and `provider` are set once; `state` is under `lock`.
+    // @unchecked: `listener` and `provider` are set once, in init; `state` is under `lock`.
     static let answerTimeout: DispatchTimeInterval = .seconds(20)
 
-    let port: Int
-    private let socket: Int32
+    private var listener: LoopbackListener!
     private let provider: OAuth2Provider
     private let lock = NSLock()
     private var state: [Result<LogoutToken, OAuth2Error>] = []
+
+    /// The port it listens on at 127.0.0.1.
+    var port: Int { listener.port }
 
     /// The URL to register as the client's `backchannel_logout_uri`.
     var url: String { "http://127.0.0.1:\(port)/backchannel-logout" }
@@ -32,41 +35,15 @@ final class BackChannelLogoutReceiver: @unchecked Sendable {
 
     init(provider: OAuth2Provider) throws {
         self.provider = provider
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw ReceiverError(description: "socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(socket, pointer, length) == 0 && listen(socket, 16) == 0 && getsockname(socket, pointer, &length) == 0
-            }
-        }
-        guard bound else {
-            close(socket)
-            throw ReceiverError(description: "bind: errno \(errno)")
-        }
-        self.socket = socket
-        port = Int(UInt16(bigEndian: address.sin_port))
-        Thread.detachNewThread { [self] in
-            while true {
-                let connection = accept(socket, nil, nil)
-                guard connection >= 0 else { return }
-                Thread.detachNewThread { self.serve(connection) }
-            }
-        }
+        listener = try LoopbackListener { [self] connection in serve(connection) }
     }
 
     /// Stops accepting connections.
     func stop() {
-        shutdown(socket, Int32(SHUT_RDWR))
-        close(socket)
+        listener.stop()
     }
 
     private func serve(_ connection: Int32) {
-        defer { close(connection) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         guard let body = readBody(connection) else {
@@ -150,8 +127,4 @@ final class BackChannelLogoutReceiver: @unchecked Sendable {
         func set(_ value: Result<LogoutToken, OAuth2Error>) { lock.withLock { stored = value } }
         var value: Result<LogoutToken, OAuth2Error>? { lock.withLock { stored } }
     }
-}
-
-struct ReceiverError: Error, CustomStringConvertible {
-    let description: String
 }

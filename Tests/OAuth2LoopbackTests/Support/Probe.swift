@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackSockets
 import OAuth2
 import OAuth2Loopback
 import Synchronization
@@ -28,46 +29,13 @@ enum Probe {
         }
     }
 
-    /// Every port ``freePort()`` has handed out in this process.
-    // LockedValue (pthread), not Mutex: ThreadSanitizer does not see Mutex's
-    // futex on Linux and reported a race on this set in a make test run.
-    private static let handedOut = LockedValue<Set<UInt16>>([])
-
-    /// A port nobody listens on right now (the kernel's pick, released at
-    /// once) that no other test of this process was given. The kernel picks
-    /// a released port again soon enough (here 14 times in 20,000 picks
-    /// within ten of the last), and two tests running at once on one port
-    /// see each other's receiver. That is the likeliest reading of a CI run
-    /// that found the timeout test's port held after its own receiver had
-    /// closed it.
+    /// A port nobody listens on right now that no other test of this
+    /// process was given (``LoopbackSocket/closedPort()``): two tests running
+    /// at once on one port see each other's receiver, the likeliest reading
+    /// of a CI run that found the timeout test's port held after its own
+    /// receiver had closed it.
     static func freePort() throws -> UInt16 {
-        for _ in 0..<100 {
-            let port = try kernelsFreePort()
-            if handedOut.withLock({ $0.insert(port).inserted }) {
-                return port
-            }
-        }
-        throw ProbeError.noFreshPort
-    }
-
-    private enum ProbeError: Error {
-        case noFreshPort
-    }
-
-    /// A port nobody listens on right now: the kernel's pick, released at once.
-    private static func kernelsFreePort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(fd >= 0)
-        defer { close(fd) }
-        var address = loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        try #require(bound)
-        return UInt16(bigEndian: address.sin_port)
+        UInt16(try LoopbackSocket.closedPort())
     }
 
     /// Whether 127.0.0.1:`port` can be bound and listened on now, without

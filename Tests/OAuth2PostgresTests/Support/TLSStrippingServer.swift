@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackSockets
 
 #if canImport(Glibc)
 import Glibc
@@ -8,51 +9,26 @@ import Glibc
 /// strips TLS does: it answers PostgreSQL's SSLRequest with `N` ("no TLS
 /// here") and records what the client sends in the clear after that (a
 /// startup message), then closes the connection.
-final class TLSStrippingServer: @unchecked Sendable { // `socket` is set once; `state` is under `lock`
-    let port: Int
-    private let socket: Int32
+final class TLSStrippingServer: @unchecked Sendable { // `listener` is set once, in init; `state` is under `lock`
+    private var listener: LoopbackListener!
     private let lock = NSLock()
     private var state = (connections: 0, plaintext: [UInt8]())
 
+    /// The port it listens on at 127.0.0.1.
+    var port: Int { listener.port }
+
     init() throws {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw TestDatabaseError(description: "socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(socket, pointer, length) == 0 && listen(socket, 16) == 0 && getsockname(socket, pointer, &length) == 0
-            }
-        }
-        guard bound else {
-            close(socket)
-            throw TestDatabaseError(description: "bind: errno \(errno)")
-        }
-        self.socket = socket
-        port = Int(UInt16(bigEndian: address.sin_port))
-        let listener = socket
-        Thread.detachNewThread { [self] in
-            while true {
-                let connection = accept(listener, nil, nil)
-                guard connection >= 0 else { return }
-                Thread.detachNewThread { self.serve(connection) }
-            }
-        }
+        listener = try LoopbackListener { [self] connection in serve(connection) }
     }
 
     /// How many connections came, and every byte they sent after the SSLRequest.
     var seen: (connections: Int, plaintext: [UInt8]) { lock.withLock { state } }
 
     func stop() {
-        shutdown(socket, Int32(SHUT_RDWR))
-        close(socket)
+        listener.stop()
     }
 
     private func serve(_ connection: Int32) {
-        defer { close(connection) }
         lock.withLock { state.connections += 1 }
         var timeout = timeval(tv_sec: 2, tv_usec: 0)
         setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
