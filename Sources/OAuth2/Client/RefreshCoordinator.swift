@@ -6,10 +6,9 @@ import Foundation
 
 /// Makes refresh single-flight per account across every client that shares it.
 ///
-/// The first caller for an account runs the operation in a task of its own;
-/// callers arriving while it runs wait for the same result. An entry lives
-/// only while its refresh runs, so the map stays as small as the number of
-/// refreshes in flight however many accounts a server has. Accounts are keyed
+/// A ``SingleFlight`` per account: the first caller runs the refresh,
+/// callers arriving while it runs wait for the same result, and nothing is
+/// kept once it ends, however many accounts a server has. Accounts are keyed
 /// by their exact bytes (``AccountKey``). This saves lock traffic; the store's
 /// account lock is what makes the refresh single across processes.
 final class RefreshCoordinator: Sendable {
@@ -25,7 +24,7 @@ final class RefreshCoordinator: Sendable {
         var idTokenDeferred: OAuth2Error? = nil
     }
 
-    private let inFlight = LockedValue<[AccountKey: Task<Outcome, any Error>]>([:])
+    private let flights = SingleFlight<AccountKey, Outcome>()
 
     /// Runs `operation` for `account` unless a refresh of it is already running,
     /// in which case the result of that one is returned.
@@ -38,27 +37,11 @@ final class RefreshCoordinator: Sendable {
         account: String,
         operation: @escaping @Sendable () async throws -> Outcome
     ) async -> (result: Result<Outcome, any Error>, leader: Bool) {
-        let key = AccountKey(account)
-        let (task, leader) = inFlight.withLock { tasks -> (Task<Outcome, any Error>, Bool) in
-            if let running = tasks[key] {
-                return (running, false)
-            }
-            let task = Task<Outcome, any Error> {
-                defer { self.finish(key) }
-                return try await operation()
-            }
-            tasks[key] = task
-            return (task, true)
-        }
-        return (await task.result, leader)
-    }
-
-    private func finish(_ key: AccountKey) {
-        inFlight.withLock { _ = $0.removeValue(forKey: key) }
+        await flights.run(AccountKey(account), operation: operation)
     }
 
     /// How many refreshes are in flight, for tests.
     var inFlightCount: Int {
-        inFlight.withLock { $0.count }
+        flights.inFlightCount
     }
 }
