@@ -11,16 +11,9 @@ extension ProtectedResourceClient {
     /// else one made from a fresh ``DiscoveredResource`` in the store (no
     /// round trip, unless the client must register); `nil` when neither is known.
     func knownSession(for url: URL) async throws(OAuth2Error) -> ResourceSession? {
+        if let inMemory = rememberedSession(for: url) { return inMemory }
         let now = clock.now()
         let lifetime = options.rules.cacheLifetime
-        let inMemory = sessions.withLock { sessions -> ResourceSession? in
-            sessions = sessions.filter { $0.value.isFresh(at: now, lifetime: lifetime) }
-            return
-                sessions.values
-                .filter { ProtectedResourceMetadata.matches(resource: $0.record.metadata.resource, requestedURL: url) }
-                .max { $0.record.metadata.resource.utf8.count < $1.record.metadata.resource.utf8.count }
-        }
-        if let inMemory { return inMemory }
         for key in Self.recordKeys(for: url) {
             let record: DiscoveredResource?
             do {
@@ -61,6 +54,19 @@ extension ProtectedResourceClient {
         return keys
     }
 
+    /// The fresh session made in this process for the resource `url` belongs to (the most specific).
+    func rememberedSession(for url: URL) -> ResourceSession? {
+        let now = clock.now()
+        let lifetime = options.rules.cacheLifetime
+        return sessions.withLock { sessions -> ResourceSession? in
+            sessions = sessions.filter { $0.value.isFresh(at: now, lifetime: lifetime) }
+            return
+                sessions.values
+                .filter { ProtectedResourceMetadata.matches(resource: $0.record.metadata.resource, requestedURL: url) }
+                .max { $0.record.metadata.resource.utf8.count < $1.record.metadata.resource.utf8.count }
+        }
+    }
+
     /// Keeps `session` for its resource, or returns the one another task kept first.
     func remember(_ session: ResourceSession) -> ResourceSession {
         sessions.withLock { sessions in
@@ -74,6 +80,10 @@ extension ProtectedResourceClient {
     /// first allowed authorization server), keeps what was learned in the
     /// store, and makes its session.
     ///
+    /// Single-flight per starting document in this client: callers that ask
+    /// while a discovery of the same document runs share its session or its
+    /// error, so concurrent first calls fetch each document once and register once.
+    ///
     /// - Parameter challenge: the resource's `Bearer` challenge: its
     ///   `resource_metadata` says where the metadata is, and its `scope` what
     ///   the first sign-in asks for (the MCP spec's order: the challenge's, then `scopes_supported`).
@@ -85,6 +95,30 @@ extension ProtectedResourceClient {
             }
             metadataURL = parsed
         }
+        let key = metadataURL.map { "metadata \($0.absoluteString)" } ?? "url \(Self.recordKeys(for: url)[0].absoluteString)"
+        let (result, _) = await discoveries.run(key) { [metadataURL] in
+            try await self.learn(url, metadataURL: metadataURL, challenge: challenge)
+        }
+        return try Self.shared(result)
+    }
+
+    /// A shared run's result, its error as the run threw it.
+    static func shared<Value>(_ result: Result<Value, any Error>) throws(OAuth2Error) -> Value {
+        switch result {
+        case .success(let value):
+            return value
+        case .failure(let error as OAuth2Error):
+            throw error
+        case .failure(let error):
+            throw OAuth2Error(
+                code: error is CancellationError ? .cancelled : .transportError, message: "the shared run failed: \(type(of: error))")
+        }
+    }
+
+    /// The discovery itself, run once however many callers wait for it; a
+    /// caller that comes just after a discovery of its resource ended uses its session.
+    private func learn(_ url: URL, metadataURL: URL?, challenge: BearerChallenge?) async throws(OAuth2Error) -> ResourceSession {
+        if let known = rememberedSession(for: url) { return known }
         let metadata = try await ProtectedResourceMetadata.fetch(
             for: url, metadataURL: metadataURL, rules: options.rules, transport: transport)
         let allowed = metadata.authorizationServers.filter { options.rules.allowedAuthorizationServers?.contains($0) ?? true }
@@ -151,7 +185,7 @@ extension ProtectedResourceClient {
     }
 
     /// How the client identifies itself at `server`.
-    struct Identified {
+    struct Identified: Sendable {
         var clientID: String
         var clientSecret: Secret?
         var registration: ClientRegistration?
@@ -161,16 +195,39 @@ extension ProtectedResourceClient {
     /// the server supports them, a registration (the stored one, or a new one)
     /// when it has a registration endpoint, the pre-registered client id.
     ///
-    /// - Throws: `no_client_identity` when none fits; the registration's errors.
+    /// Single-flight per issuer in this client, and a registration is made
+    /// holding the store's lock for it (``registrationLock(issuer:)``), after
+    /// reading the store again: a client or process that registered while
+    /// this one waited is not registered a second time.
+    ///
+    /// - Throws: `no_client_identity` when none fits; the registration's
+    ///   errors; the store lock's (`lock_timeout`).
     func identify(at server: AuthorizationServerMetadata) async throws(OAuth2Error) -> Identified {
+        let (result, _) = await identifications.run(server.issuer) { try await self.identifyOnce(at: server) }
+        return try Self.shared(result)
+    }
+
+    /// The account name of the store lock held while registering at
+    /// `issuer`; no token is stored under it.
+    static func registrationLock(issuer: String) -> String {
+        "registration \(issuer)"
+    }
+
+    private func identifyOnce(at server: AuthorizationServerMetadata) async throws(OAuth2Error) -> Identified {
         if let document = identity.metadataDocumentURL, server.clientIDMetadataDocumentSupported {
             return Identified(clientID: document.absoluteString)
         }
         if identity.registrationMetadata != nil, server.registrationEndpoint != nil {
-            if let kept = try await store.loadRegistration(issuer: server.issuer), !Self.hasExpiredSecret(kept, at: clock.now()) {
+            if let kept = try await usableRegistration(at: server) {
                 return Identified(clientID: kept.clientID, clientSecret: kept.clientSecret, registration: kept)
             }
-            let registration = try await register(at: server)
+            // Bounded by the registration request's own timeout, as the account lock is by the token requests'.
+            let wait = (options.rules.timeout ?? .seconds(30)) * 2 + .seconds(5)
+            let registration = try await store.withLock(account: Self.registrationLock(issuer: server.issuer), timeout: wait) {
+                () async throws(OAuth2Error) -> ClientRegistration in
+                if let kept = try await self.usableRegistration(at: server) { return kept }
+                return try await self.register(at: server)
+            }
             return Identified(clientID: registration.clientID, clientSecret: registration.clientSecret, registration: registration)
         }
         if let clientID = identity.clientID {
@@ -181,6 +238,14 @@ extension ProtectedResourceClient {
             message:
                 "the authorization server \(server.issuer) supports none of the client's identities (client ID metadata document: \(server.clientIDMetadataDocumentSupported ? "yes" : "no"), registration endpoint: \(server.registrationEndpoint == nil ? "no" : "yes"), and no pre-registered client id)"
         )
+    }
+
+    /// The registration kept for `server` whose secret has not expired.
+    private func usableRegistration(at server: AuthorizationServerMetadata) async throws(OAuth2Error) -> ClientRegistration? {
+        guard let kept = try await store.loadRegistration(issuer: server.issuer), !Self.hasExpiredSecret(kept, at: clock.now()) else {
+            return nil
+        }
+        return kept
     }
 
     private static func hasExpiredSecret(_ registration: ClientRegistration, at now: Date) -> Bool {

@@ -109,6 +109,12 @@ public final class ProtectedResourceClient: Sendable {
     /// The resource each authorization started here is for, by its `state`,
     /// so that ``completeAuthorization(redirect:pending:)`` finds it.
     let pendingResources = LockedValue<[String: String]>([:])
+    /// Discoveries in flight, by the document they start from: concurrent
+    /// first calls for one resource share one (see ``SingleFlight``).
+    let discoveries = SingleFlight<String, ResourceSession>()
+    /// Identifications in flight, by issuer: concurrent first calls at one
+    /// authorization server share one registration.
+    let identifications = SingleFlight<String, Identified>()
 
     /// The account name a resource's tokens are kept under in ``store``: the
     /// authorization server, the resource and the account together, so that a
@@ -132,6 +138,12 @@ public final class ProtectedResourceClient: Sendable {
     /// and sends the request again, signed. A 403 `insufficient_scope` or a
     /// 401 `insufficient_user_authentication` authorizes again once with what
     /// the resource asked for (``Options/stepUp``).
+    ///
+    /// Concurrent first calls share the work: one discovery per resource and
+    /// one registration per authorization server in this client, and the
+    /// registration is made holding the store's lock after reading the store
+    /// again, so clients and processes sharing the store register once too.
+    /// A failure is shared by the calls that waited for it, not kept.
     ///
     /// - Throws: ``OAuth2Error``: discovery's (`invalid_resource_metadata`,
     ///   `resource_mismatch`, `issuer_mismatch`, …), `no_client_identity`,

@@ -88,7 +88,8 @@ final class FakeResourceWorld: Sendable {
         return components.url!
     }
 
-    private func answer(_ request: HTTPTransportRequest) -> HTTPTransportResponse {
+    /// What the world answers `request`, for a test that wraps the handler to hold or fail some answers.
+    func answer(_ request: HTTPTransportRequest) -> HTTPTransportResponse {
         let url = request.url
         switch (url.host ?? "", url.path) {
         case ("auth.example", "/.well-known/oauth-authorization-server"):

@@ -1,0 +1,150 @@
+import Foundation
+import OAuth2
+import OAuth2Testing
+import Testing
+
+/// ``ProtectedResourceClient``'s discovery and identification are single
+/// flight: concurrent first calls for a resource fetch each document once,
+/// and concurrent first calls at an authorization server register once.
+@Suite struct ProtectedResourceClientDiscoveryTests {
+    private let resourceA = FakeResourceWorld.resourceURL("a")
+    private let resourceB = FakeResourceWorld.resourceURL("b")
+    private static let resourceMetadataPath = "/.well-known/oauth-protected-resource/"
+    private static let serverMetadataPath = "/.well-known/oauth-authorization-server"
+
+    private func client(_ world: FakeResourceWorld, store: RecordingStore = RecordingStore()) -> ProtectedResourceClient {
+        ProtectedResourceClient(
+            identity: ClientIdentity(registrationMetadata: ClientMetadata(redirectURIs: [FakeResourceWorld.redirectURI])),
+            redirectHandler: FakeBrowser(world: world), store: store, account: "alice", transport: world.transport)
+    }
+
+    /// Answers as `world` does, except that answers to requests whose path
+    /// satisfies `held` wait until `release` says so.
+    private func hold(
+        _ world: FakeResourceWorld, where held: @escaping @Sendable (String) -> Bool, within limit: Duration = .seconds(10),
+        until release: @escaping @Sendable () -> Bool
+    ) {
+        world.transport.respond { [world] request in
+            if held(request.url.path) {
+                try await Self.waitUntil(within: limit, release)
+            }
+            return world.answer(request)
+        }
+    }
+
+    private static func waitUntil(within limit: Duration = .seconds(10), _ condition: @Sendable () -> Bool) async throws {
+        let deadline = ContinuousClock.now + limit
+        while !condition() && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    private func count(_ world: FakeResourceWorld, path: (String) -> Bool) -> Int {
+        world.transport.requests.filter { path($0.url.path) }.count
+    }
+
+    @Test func concurrentFirstCallsForAResourceShareOneDiscoveryAndOneRegistration() async throws {
+        let world = FakeResourceWorld()
+        let client = client(world)
+        let callers = 8
+        let resourceA = resourceA
+        // The metadata is answered only once every caller has been refused, so that all of them want it at once.
+        hold(world, where: { $0.hasPrefix(Self.resourceMetadataPath) }) {
+            world.transport.requests(for: resourceA).count >= callers
+        }
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<callers {
+                group.addTask { try await client.send(HTTPTransportRequest(url: resourceA)).status.code }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses == Array(repeating: 200, count: callers))
+        #expect(count(world) { $0.hasPrefix(Self.resourceMetadataPath) } == 1)
+        #expect(count(world) { $0 == Self.serverMetadataPath } == 1)
+        #expect(world.registrations == 1)
+        #expect(Set(world.authorizeQueries.map { $0["client_id"] }) == ["dyn-1"])
+    }
+
+    @Test func concurrentFirstCallsForTwoResourcesOfOneServerRegisterOnce() async throws {
+        let world = FakeResourceWorld()
+        let client = client(world)
+        // A registration is answered when a second one is asked for, or after a while: time for a second caller to ask.
+        hold(world, where: { $0 == "/register" }, within: .milliseconds(300)) {
+            world.transport.requests.filter { $0.url.path == "/register" }.count >= 2
+        }
+        async let a = client.send(HTTPTransportRequest(url: resourceA))
+        async let b = client.send(HTTPTransportRequest(url: resourceB))
+        let (answerA, answerB) = try await (a, b)
+        #expect(answerA.status == 200 && answerB.status == 200)
+        #expect(world.registrations == 1)
+        #expect(world.authorizeQueries.map { $0["client_id"] } == ["dyn-1", "dyn-1"])
+    }
+
+    /// Two clients on one store, as two processes on one store directory:
+    /// the store's lock for the registration and a second read under it.
+    @Test func twoClientsOnOneStoreRegisterOnceUnderTheStoresLock() async throws {
+        let world = FakeResourceWorld()
+        let store = RecordingStore()
+        let first = client(world, store: store)
+        let second = client(world, store: store)
+        // A registration is answered when a second one is asked for, or after a while: time for a second caller to ask.
+        hold(world, where: { $0 == "/register" }, within: .milliseconds(300)) {
+            world.transport.requests.filter { $0.url.path == "/register" }.count >= 2
+        }
+        async let a = first.send(HTTPTransportRequest(url: resourceA))
+        async let b = second.send(HTTPTransportRequest(url: resourceA))
+        let (answerA, answerB) = try await (a, b)
+        #expect(answerA.status == 200 && answerB.status == 200)
+        #expect(world.registrations == 1)
+        // The second may find the first's token already stored for the account, and sign in no more.
+        #expect(Set(world.authorizeQueries.map { $0["client_id"] }) == ["dyn-1"])
+    }
+
+    @Test func aFailedDiscoveryIsSharedByItsWaitersAndTheNextCallTriesAgain() async throws {
+        let world = FakeResourceWorld()
+        let client = client(world)
+        let callers = 4
+        let resourceA = resourceA
+        let failing = LockedValue(true)
+        world.transport.respond { [world] request in
+            if request.url.path.hasPrefix(Self.resourceMetadataPath), failing.withLock({ $0 }) {
+                try await Self.waitUntil { world.transport.requests(for: resourceA).count >= callers }
+                return HTTPTransportResponse(status: 503)
+            }
+            return world.answer(request)
+        }
+        let codes = await withTaskGroup(of: OAuth2Error.Code?.self) { group in
+            for _ in 0..<callers {
+                group.addTask { await oauth2Error { _ = try await client.send(HTTPTransportRequest(url: resourceA)) }?.code }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(codes.count == callers)
+        #expect(codes.allSatisfy { $0 != nil && $0 == codes[0] })
+        #expect(count(world) { $0.hasPrefix(Self.resourceMetadataPath) } == 1)
+
+        failing.withLock { $0 = false }
+        let response = try await client.send(HTTPTransportRequest(url: resourceA))
+        #expect(response.status == 200)
+        #expect(count(world) { $0.hasPrefix(Self.resourceMetadataPath) } == 2)
+    }
+
+    @Test func cancellingTheCallerThatStartedADiscoveryDoesNotFailTheOthers() async throws {
+        let world = FakeResourceWorld()
+        let client = client(world)
+        let resourceA = resourceA
+        let released = LockedValue(false)
+        hold(world, where: { $0.hasPrefix(Self.resourceMetadataPath) }) { released.withLock { $0 } }
+        let first = Task { try await client.send(HTTPTransportRequest(url: resourceA)) }
+        try await Self.waitUntil { world.transport.requests.contains { $0.url.path.hasPrefix(Self.resourceMetadataPath) } }
+        let second = Task { try await client.send(HTTPTransportRequest(url: resourceA)) }
+        try await Self.waitUntil { world.transport.requests(for: resourceA).count >= 2 }
+        first.cancel()
+        released.withLock { $0 = true }
+        let response = try await second.value
+        #expect(response.status == 200)
+        _ = await first.result
+        #expect(count(world) { $0.hasPrefix(Self.resourceMetadataPath) } == 1)
+        #expect(world.registrations == 1)
+    }
+}
