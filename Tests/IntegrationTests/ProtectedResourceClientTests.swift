@@ -97,6 +97,34 @@ struct ProtectedResourceClientTests {
         #expect(second.urls == [try resources.url("a", \.hello)])
     }
 
+    /// Concurrent first calls share one discovery and one registration. Counted
+    /// on the client's own transport, as the provider's record also holds the
+    /// registrations of tests running beside this one.
+    @Test func concurrentFirstCallsDiscoverAndRegisterOnce() async throws {
+        let provider = try Provider.main()
+        let resources = try Resources.main()
+        let curl = CurlTransport()
+        defer { Task { await curl.shutdown() } }
+        let counting = Counting(curl)
+        let store = Store()
+        let client = client(provider, store: store, transport: counting)
+        let url = try resources.url("a", \.hello)
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<3 {
+                group.addTask { try await client.send(HTTPTransportRequest(url: url)).status.code }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses == [200, 200, 200])
+        #expect(counting.urls.filter { $0.absoluteString.hasSuffix("/o/register/") }.count == 1, "\(counting.urls)")
+        #expect(counting.urls.filter { $0.path.contains("/.well-known/oauth-protected-resource") }.count == 1, "\(counting.urls)")
+        // Every sign-in used the one registration, as the provider saw the code requests.
+        let clientID = try #require(try await store.loadRegistration(issuer: provider.issuer)?.clientID)
+        let codes = try await ProtectedResources.main().tokenRequests(clientID: clientID).filter { $0.grantType == "authorization_code" }
+        #expect(codes.count == 3)
+        #expect(codes.allSatisfy { $0.status == 200 })
+    }
+
     @Test func twoResourcesGetTwoTokensEachSentWithItsResourceAndRefusedByTheOther() async throws {
         let provider = try Provider.main()
         let resources = try Resources.main()
