@@ -22,6 +22,37 @@ struct DeploymentTests {
         try await Self.expectBurstsRefreshOnce(cli: try CLI())
     }
 
+    /// A client that configured itself from a URL (`oauth2 call URL`:
+    /// ``ProtectedResourceClient``, a registered client, tokens under the
+    /// resource's account key) refreshes as every grant does: a burst of
+    /// processes on an expired token makes one refresh, and the rotated
+    /// refresh token is the one kept (the grant lives on, round after round).
+    @Test func eightProcessesCallingADiscoveredResourceOnAnExpiredTokenRefreshOnce() async throws {
+        let provider = try Provider.rotate()
+        let resource = try ProtectedResources.rotate().resource("a")
+        let cli = try CallDiscoveryCommandTests.cli()
+        let (signIn, urls) = try await CallDiscoveryCommandTests.call(resource.hello, cli, provider, signIns: 1)
+        #expect(signIn.status == 0, "\(signIn.stderr)")
+        let clientID = try #require(urls.first.flatMap { CallDiscoveryCommandTests.parameter("client_id", in: $0).first })
+        let resources = try ProtectedResources.rotate()
+
+        for round in 1...2 {
+            try await Task.sleep(for: .seconds(3))
+            let before = try await resources.tokenRequests(clientID: clientID).filter { $0.grantType == "refresh_token" }.count
+            let results = try await Self.runTogether(Self.burst, cli, ["call", resource.hello])
+            for result in results {
+                #expect(result.status == 0, "round \(round): \(result.stderr)")
+                #expect((try? CallDiscoveryCommandTests.answer(result))?.string("username") == "alice", "round \(round)")
+            }
+            let refreshes = try await resources.tokenRequests(clientID: clientID).filter { $0.grantType == "refresh_token" }.dropFirst(
+                before)
+            #expect(refreshes.count == 1, "round \(round): one refresh at the provider, not \(refreshes.map(\.status))")
+            #expect(refreshes.allSatisfy { $0.status == 200 }, "round \(round)")
+            #expect(refreshes.allSatisfy { $0.resource == [resource.resource] }, "round \(round): the refresh names the resource")
+            #expect(try await provider.liveRefreshTokens(clientID: clientID) == 1, "round \(round): the grant is alive")
+        }
+    }
+
     /// Signs alice in, then three times over: waits for the token to expire
     /// and runs a burst of `call`s; the provider must see one refresh each time.
     static func expectBurstsRefreshOnce(cli: CLI, sourceLocation: SourceLocation = #_sourceLocation) async throws {

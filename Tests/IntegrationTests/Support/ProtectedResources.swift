@@ -45,11 +45,20 @@ struct ProtectedResources: Decodable, Sendable {
     /// The main provider's (`OAUTH2_IT_PROVIDER`); a provider without the
     /// resources of issue 38 fails the test, it does not skip it.
     static func main() throws -> ProtectedResources {
-        let path = ProcessInfo.processInfo.environment["OAUTH2_IT_PROVIDER"] ?? ""
+        try load("OAUTH2_IT_PROVIDER")
+    }
+
+    /// The rotating provider's (`OAUTH2_IT_ROTATE_PROVIDER`, ``Provider/rotate()``).
+    static func rotate() throws -> ProtectedResources {
+        try load("OAUTH2_IT_ROTATE_PROVIDER")
+    }
+
+    private static func load(_ variable: String) throws -> ProtectedResources {
+        let path = ProcessInfo.processInfo.environment[variable] ?? ""
         do {
             return try JSONDecoder().decode(ProtectedResources.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
         } catch {
-            throw ProviderError(description: "OAUTH2_IT_PROVIDER=\(path) has no protected resources (RFC 9728) in its env.json: \(error)")
+            throw ProviderError(description: "\(variable)=\(path) has no protected resources (RFC 9728) in its env.json: \(error)")
         }
     }
 

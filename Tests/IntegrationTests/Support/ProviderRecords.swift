@@ -38,7 +38,13 @@ extension Provider {
 
     /// The refresh tokens of `username`'s grants to a client that are not revoked.
     func liveRefreshTokens(client name: String, username: String = "alice") async throws -> Int {
-        let url = endpoints.testGrants + "?client_id=" + (try client(name).clientID) + "&username=" + username
+        try await liveRefreshTokens(clientID: try client(name).clientID, username: username)
+    }
+
+    /// The refresh tokens of `username`'s grants to the client `clientID` (one registered by a test, say) that are not revoked.
+    func liveRefreshTokens(clientID: String, username: String = "alice") async throws -> Int {
+        let query = clientID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? clientID
+        let url = endpoints.testGrants + "?client_id=" + query + "&username=" + username
         return try JSONObject(String(decoding: try await Self.get(url), as: UTF8.self))["live_refresh_tokens"] as? Int ?? -1
     }
 
