@@ -91,6 +91,32 @@ struct CallDiscoveryCommandTests {
         #expect(tokenRequests.filter { $0.grantType == "authorization_code" }.map(\.resource) == [[a.resource]])
     }
 
+    /// Two processes calling a new URL at once on one store register once:
+    /// the registration is made under the store's lock, and the second reads the store again under it.
+    @Test func twoProcessesCallingANewURLAtOnceRegisterOnce() async throws {
+        let provider = try Provider.main()
+        let resources = try ProtectedResources.main()
+        let a = try resources.resource("a")
+        let cli = try Self.cli()
+
+        let commands = [try cli.start(["call", a.hello]), try cli.start(["call", a.hello])]
+        // Both print their authorize URL before either signs in: both are past identification.
+        var authorizeURLs: [String] = []
+        for command in commands { authorizeURLs.append(try await command.lineOfStdout(0)) }
+        for (command, authorizeURL) in zip(commands, authorizeURLs) {
+            command.write(try await provider.browse(authorizeURL, follow: false) + "\n")
+            command.closeInput()
+        }
+        for command in commands {
+            let result = try await command.wait()
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try Self.answer(result).string("username") == "alice")
+        }
+        let clientIDs = authorizeURLs.flatMap { Self.parameter("client_id", in: $0) }
+        #expect(clientIDs.count == 2)
+        #expect(Set(clientIDs).count == 1, "\(clientIDs)")
+    }
+
     @Test func theListenerReceivesTheRedirectOfACallThatSignsInByItself() async throws {
         let provider = try Provider.main()
         let resources = try ProtectedResources.main()
