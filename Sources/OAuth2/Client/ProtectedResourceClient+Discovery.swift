@@ -221,9 +221,9 @@ extension ProtectedResourceClient {
             if let kept = try await usableRegistration(at: server) {
                 return Identified(clientID: kept.clientID, clientSecret: kept.clientSecret, registration: kept)
             }
-            // Bounded by the registration request's own timeout, as the account lock is by the token requests'.
-            let wait = (options.rules.timeout ?? .seconds(30)) * 2 + .seconds(5)
-            let registration = try await store.withLock(account: Self.registrationLock(issuer: server.issuer), timeout: wait) {
+            let registration = try await store.withLock(
+                account: Self.registrationLock(issuer: server.issuer), timeout: registrationLockWait
+            ) {
                 () async throws(OAuth2Error) -> ClientRegistration in
                 if let kept = try await self.usableRegistration(at: server) { return kept }
                 return try await self.register(at: server)
@@ -239,6 +239,10 @@ extension ProtectedResourceClient {
                 "the authorization server \(server.issuer) supports none of the client's identities (client ID metadata document: \(server.clientIDMetadataDocumentSupported ? "yes" : "no"), registration endpoint: \(server.registrationEndpoint == nil ? "no" : "yes"), and no pre-registered client id)"
         )
     }
+
+    /// How long to wait for the store's registration lock: bounded by the
+    /// registration request's own timeout, as the account lock is by the token requests'.
+    var registrationLockWait: Duration { (options.rules.timeout ?? .seconds(30)) * 2 + .seconds(5) }
 
     /// The registration kept for `server` whose secret has not expired.
     private func usableRegistration(at server: AuthorizationServerMetadata) async throws(OAuth2Error) -> ClientRegistration? {
@@ -277,14 +281,27 @@ extension ProtectedResourceClient {
     /// The server forgot `session`'s registration (`invalid_client`): it is
     /// deleted with the resource's token (issued to the forgotten client), and
     /// the client registers again.
+    ///
+    /// Only what belongs to the forgotten client is deleted, under the store's
+    /// registration lock: concurrent calls that all heard `invalid_client`
+    /// register again once, and none deletes the new registration or a token
+    /// another call already got with it.
     func registerAgain(_ session: ResourceSession) async throws(OAuth2Error) -> ResourceSession {
         let issuer = session.record.authorizationServer.issuer
+        let forgotten = session.provider.configuration.clientID
         logger.debug(
             "the authorization server forgot the client's registration; registering again", metadata: ["oauth2.issuer": "\(issuer)"])
-        try await store.deleteRegistration(issuer: issuer)
-        try? await store.delete(account: session.client.account)
+        try await store.withLock(account: Self.registrationLock(issuer: issuer), timeout: registrationLockWait) {
+            () async throws(OAuth2Error) -> Void in
+            if try await self.store.loadRegistration(issuer: issuer)?.clientID == forgotten {
+                try await self.store.deleteRegistration(issuer: issuer)
+            }
+        }
+        if let held = try? await store.load(account: session.client.account), held.binding?.clientID ?? forgotten == forgotten {
+            try? await store.delete(account: session.client.account)
+        }
         sessions.withLock { sessions in
-            sessions = sessions.filter { $0.value.record.authorizationServer.issuer != issuer }
+            sessions = sessions.filter { $0.value.provider.configuration.clientID != forgotten }
         }
         let fresh = try await makeSession(session.record, initialScopes: session.initialRequest.scopes)
         return remember(fresh)

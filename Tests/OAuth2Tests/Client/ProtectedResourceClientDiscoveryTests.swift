@@ -12,7 +12,8 @@ import Testing
     private static let resourceMetadataPath = "/.well-known/oauth-protected-resource/"
     private static let serverMetadataPath = "/.well-known/oauth-authorization-server"
 
-    private func client(_ world: FakeResourceWorld, store: RecordingStore = RecordingStore()) -> ProtectedResourceClient {
+    private func client(_ world: FakeResourceWorld, store: any TokenStore & ClientRecordStore = RecordingStore()) -> ProtectedResourceClient
+    {
         ProtectedResourceClient(
             identity: ClientIdentity(registrationMetadata: ClientMetadata(redirectURIs: [FakeResourceWorld.redirectURI])),
             redirectHandler: FakeBrowser(world: world), store: store, account: "alice", transport: world.transport)
@@ -100,6 +101,38 @@ import Testing
         #expect(Set(world.authorizeQueries.map { $0["client_id"] }) == ["dyn-1"])
     }
 
+    /// Calls that all heard `invalid_client` register again once, and the
+    /// last to get there deletes neither the new registration nor the token
+    /// the first already got with it. The store holds the second deletion of
+    /// a registration until the first call is done, as a slow caller would be.
+    @Test func aLateCallThatHeardTheRegistrationWasForgottenKeepsTheNewOneAndItsToken() async throws {
+        let world = FakeResourceWorld()
+        let store = LateDeletingStore()
+        let client = client(world, store: store)
+        _ = try await client.send(HTTPTransportRequest(url: resourceA))
+        world.forget("dyn-1")
+        let account = ProtectedResourceClient.tokenAccount(
+            authorizationServer: FakeResourceWorld.issuer, resource: resourceA.absoluteString, account: "alice")
+        var stored = try #require(try await store.load(account: account))
+        stored.expiresAt = Date(timeIntervalSinceNow: -10)
+        try await store.save(stored, account: account)
+        store.holdSecondDeletion { world.authorizeQueries.count >= 2 }
+
+        // A new client (a new process): it knows the expired token, not a fresh one.
+        let next = self.client(world, store: store)
+        let resourceA = resourceA
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<2 {
+                group.addTask { try await next.send(HTTPTransportRequest(url: resourceA)).status.code }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses == [200, 200])
+        #expect(world.registrations == 2)
+        #expect(try await store.loadRegistration(issuer: FakeResourceWorld.issuer)?.clientID == "dyn-2")
+        #expect(try await store.load(account: account)?.binding?.clientID == "dyn-2")
+    }
+
     @Test func aFailedDiscoveryIsSharedByItsWaitersAndTheNextCallTriesAgain() async throws {
         let world = FakeResourceWorld()
         let client = client(world)
@@ -146,5 +179,37 @@ import Testing
         _ = await first.result
         #expect(count(world) { $0.hasPrefix(Self.resourceMetadataPath) } == 1)
         #expect(world.registrations == 1)
+    }
+}
+
+/// A ``RecordingStore`` whose second deletion of a registration waits until a condition holds (or a second passed).
+final class LateDeletingStore: TokenStore, ClientRecordStore {
+    let inner = RecordingStore()
+    private let state = LockedValue<(deletions: Int, release: (@Sendable () -> Bool)?)>((0, nil))
+
+    func holdSecondDeletion(until release: @escaping @Sendable () -> Bool) { state.withLock { $0.release = release } }
+
+    func load(account: String) async throws(OAuth2Error) -> AccessToken? { try await inner.load(account: account) }
+    func save(_ token: AccessToken, account: String) async throws(OAuth2Error) { try await inner.save(token, account: account) }
+    func delete(account: String) async throws(OAuth2Error) { try await inner.delete(account: account) }
+    func withLock<Result: Sendable>(
+        account: String, timeout: Duration, _ body: () async throws(OAuth2Error) -> Result
+    ) async throws(OAuth2Error) -> Result {
+        try await inner.withLock(account: account, timeout: timeout, body)
+    }
+    var isPersistent: Bool { false }
+    func loadRecord(_ key: ClientRecordKey) async throws(OAuth2Error) -> Data? { try await inner.loadRecord(key) }
+    func saveRecord(_ record: Data, for key: ClientRecordKey) async throws(OAuth2Error) { try await inner.saveRecord(record, for: key) }
+    func deleteRecord(_ key: ClientRecordKey) async throws(OAuth2Error) {
+        let release = state.withLock { state -> (@Sendable () -> Bool)? in
+            guard key.kind == "registration" else { return nil }
+            state.deletions += 1
+            return state.deletions == 2 ? state.release : nil
+        }
+        if let release {
+            let deadline = ContinuousClock.now + .seconds(1)
+            while !release() && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(2)) }
+        }
+        try await inner.deleteRecord(key)
     }
 }
