@@ -106,7 +106,7 @@ struct ProtectedResourceClientTests {
         let curl = CurlTransport()
         defer { Task { await curl.shutdown() } }
         let counting = Counting(curl)
-        let store = Store()
+        let store = InMemoryTokenStore()
         let client = client(provider, store: store, transport: counting)
         let url = try resources.url("a", \.hello)
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in

@@ -12,7 +12,8 @@ import Testing
     private static let resourceMetadataPath = "/.well-known/oauth-protected-resource/"
     private static let serverMetadataPath = "/.well-known/oauth-authorization-server"
 
-    private func client(_ world: FakeResourceWorld, store: any TokenStore & ClientRecordStore = RecordingStore()) -> ProtectedResourceClient
+    private func client(_ world: FakeResourceWorld, store: any TokenStore & ClientRecordStore = InMemoryTokenStore())
+        -> ProtectedResourceClient
     {
         ProtectedResourceClient(
             identity: ClientIdentity(registrationMetadata: ClientMetadata(redirectURIs: [FakeResourceWorld.redirectURI])),
@@ -85,7 +86,7 @@ import Testing
     /// the store's lock for the registration and a second read under it.
     @Test func twoClientsOnOneStoreRegisterOnceUnderTheStoresLock() async throws {
         let world = FakeResourceWorld()
-        let store = RecordingStore()
+        let store = InMemoryTokenStore()
         let first = client(world, store: store)
         let second = client(world, store: store)
         // A registration is answered when a second one is asked for, or after a while: time for a second caller to ask.
@@ -182,9 +183,9 @@ import Testing
     }
 }
 
-/// A ``RecordingStore`` whose second deletion of a registration waits until a condition holds (or a second passed).
+/// An ``InMemoryTokenStore`` whose second deletion of a registration waits until a condition holds (or a second passed).
 final class LateDeletingStore: TokenStore, ClientRecordStore {
-    let inner = RecordingStore()
+    let inner = InMemoryTokenStore()
     private let state = LockedValue<(deletions: Int, release: (@Sendable () -> Bool)?)>((0, nil))
 
     func holdSecondDeletion(until release: @escaping @Sendable () -> Bool) { state.withLock { $0.release = release } }
