@@ -208,15 +208,7 @@ struct ClaimSourceResolver: Sendable {
         let bytes = Array(token.utf8)
         let body = bytes.prefix { $0 != UInt8(ascii: "=") }
         guard !body.isEmpty, bytes[body.count...].allSatisfy({ $0 == UInt8(ascii: "=") }) else { return false }
-        return body.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "+"), UInt8(ascii: "/"):
-                return true
-            default:
-                return false
-            }
-        }
+        return body.allSatisfy(HTTPToken.isToken68Character)
     }
 
     private static func invalid(_ message: String) -> OAuth2Error {

@@ -206,7 +206,7 @@ extension BearerChallenge {
         /// Skips `1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`.
         private mutating func skipToken68() -> Bool {
             let start = index
-            while index < bytes.count, Self.isToken68Character(bytes[index]) { index += 1 }
+            while index < bytes.count, HTTPToken.isToken68Character(bytes[index]) { index += 1 }
             guard index > start else { return false }
             while index < bytes.count, bytes[index] == UInt8(ascii: "=") { index += 1 }
             return true
@@ -253,16 +253,6 @@ extension BearerChallenge {
         private mutating func skipListSeparators() {
             while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == UInt8(ascii: ",") {
                 index += 1
-            }
-        }
-
-        private static func isToken68Character(_ byte: UInt8) -> Bool {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "+"), UInt8(ascii: "/"):
-                return true
-            default:
-                return false
             }
         }
     }
