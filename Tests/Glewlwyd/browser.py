@@ -192,6 +192,32 @@ class Browser:
             return "authorized"
         raise StepFailed(f"glewlwyd did not complete the device code (HTTP {status}, prompt {prompt!r})")
 
+    def end_session(self, end_session_url):
+        """Ends the session an ID token names, as glewlwyd's login page does.
+
+        glewlwyd's end_session endpoint only redirects to the login page with
+        the ID token's sid (prompt=end_session); the page's "log out" button
+        then DELETEs <plugin>/session/<sid> with the user's cookie, and that
+        call sends the back-channel logout tokens (protocol_oidc.c,
+        callback_oidc_end_session_list). Returns "ended SID".
+        """
+        self.sign_in(end_session_url)
+        status, headers, _ = self.request("GET", end_session_url)
+        login = parse_qs(urlsplit(headers.get("Location", "")).query)
+        sid = login.get("sid", [None])[0]
+        plugin = login.get("plugin", [None])[0]
+        if status != 302 or not sid or login.get("prompt", [""])[0] != "end_session":
+            raise StepFailed(f"glewlwyd did not accept the logout request (HTTP {status}, "
+                             f"{headers.get('Location', '')[:300]})")
+        base = end_session_url.split("?")[0].rstrip("/")
+        if not base.endswith("/end_session") or not plugin:
+            raise StepFailed(f"{end_session_url} is not a plugin's end_session URL")
+        plugin_base = base[: -len("/end_session")]
+        status, _, text = self.request("DELETE", f"{plugin_base}/session/{sid}")
+        if status != 200:
+            raise StepFailed(f"ending session {sid} failed (HTTP {status}): {text[:200]}")
+        return f"ended {sid}"
+
 
 def follow(url, ca=None):
     """GETs the client's redirect URI as the browser would; returns the exit status."""
@@ -216,6 +242,8 @@ def parse_arguments():
                                             "3/4 --follow got an HTTP error/no answer.")
     parser.add_argument("url", metavar="AUTHORIZE_URL", nargs="?", help="the authorization request URL")
     parser.add_argument("--device", metavar="VERIFICATION_URL", help="approve a device flow instead")
+    parser.add_argument("--end-session", metavar="END_SESSION_URL",
+                        help="end the session an id_token_hint names (sends glewlwyd's back-channel logouts)")
     parser.add_argument("--user-code", help="the device flow's user code, when the URL does not carry it")
     parser.add_argument("--username", required=True)
     parser.add_argument("--password", required=True)
@@ -223,8 +251,8 @@ def parse_arguments():
     parser.add_argument("--follow", action="store_true", help="also GET the redirect to the client")
     parser.add_argument("--ca", metavar="FILE", help="the CA to trust for https (the TLS front's; env.json puts it in)")
     arguments = parser.parse_args()
-    if (arguments.url is None) == (arguments.device is None):
-        parser.error("give one of AUTHORIZE_URL, --device VERIFICATION_URL")
+    if sum(value is not None for value in (arguments.url, arguments.device, arguments.end_session)) != 1:
+        parser.error("give one of AUTHORIZE_URL, --device VERIFICATION_URL, --end-session END_SESSION_URL")
     if arguments.device and (arguments.follow or arguments.deny):
         parser.error("--follow and --deny are for the authorization code flow (glewlwyd cannot refuse a device code)")
     return arguments
@@ -236,6 +264,9 @@ def main():
     try:
         if arguments.device:
             print(browser.approve_device(arguments.device, arguments.user_code), flush=True)
+            return 0
+        if arguments.end_session:
+            print(browser.end_session(arguments.end_session), flush=True)
             return 0
         location = browser.authorize(arguments.url)
     except StepFailed as error:

@@ -1,6 +1,8 @@
 """Configures a freshly started glewlwyd through its admin REST API and writes env.json.
 
     setup.py RUN_DIR
+    setup.py RUN_DIR --backchannel-logout-uri URI
+
 
 Run by scripts/glewlwyd.sh start once the server answers. RUN_DIR holds
 glewlwyd.conf, `port`, the keys that script made (keys/) and, when the TLS front
@@ -12,7 +14,11 @@ package's database script creates (admin / password), then creates:
 - four instances of the OpenID Connect plugin: `oidc` (DPoP allowed, PAR
   allowed, JAR, refresh-token rotation, device flow, mTLS through the front),
   `oidcnonce` (the same, DPoP server nonces mandatory), `oidcpar` (the same,
-  PAR required) and `oidcshort` (the same as `oidc`, 2-second access tokens).
+  PAR required), `oidcshort` (the same as `oidc`, 2-second access tokens) and
+  `oidclogout` (session management and Back-Channel Logout).
+
+The second form, for a test's loopback route, points the client `logout`'s
+`backchannel_logout_uri` at URI (env.json's `set_backchannel_logout_uri` command).
 
 and writes RUN_DIR/env.json (mode 600: it holds the run's secrets).
 """
@@ -31,6 +37,9 @@ ADMIN = ("admin", "password")  # made by the package's init.sqlite3.sql
 USER = "alice"
 SCOPES = ["openid", "api"]
 REDIRECTS = ["http://127.0.0.1/callback", "http://127.0.0.1:8976/callback"]
+# Where glewlwyd POSTs the "logout" client's logout tokens until a test points
+# it at its own listener (setup.py RUN_DIR --backchannel-logout-uri URI).
+BACKCHANNEL_LOGOUT_URI = "http://127.0.0.1:8977/backchannel-logout"
 PAR_PREFIX = "urn:ietf:params:oauth:request_uri:"
 
 
@@ -155,8 +164,20 @@ def plugin_parameters(name, issuer, keys, overrides):
     return {"module": "oidc", "name": name, "display_name": name, "parameters": parameters}
 
 
+def set_backchannel_logout_uri(run_dir, uri):
+    """Points the client `logout` at a test's listener (its port is known only then)."""
+    port = open(os.path.join(run_dir, "port")).read().strip()
+    admin = Admin(f"http://127.0.0.1:{port}/api")
+    admin.call("POST", "/auth/", {"username": ADMIN[0], "password": ADMIN[1]})
+    client = admin.call("GET", "/client/logout")
+    client["backchannel_logout_uri"] = uri
+    admin.call("PUT", "/client/logout", {key: value for key, value in client.items() if key != "source"})
+
+
 def main():
     run_dir = os.path.abspath(sys.argv[1])
+    if len(sys.argv) == 4 and sys.argv[2] == "--backchannel-logout-uri":
+        return set_backchannel_logout_uri(run_dir, sys.argv[3])
     port = open(os.path.join(run_dir, "port")).read().strip()
     # The admin API is called directly; what clients see is the external URL
     # (the TLS front's with --tls).
@@ -178,6 +199,9 @@ def main():
     # lists: add the one that makes a client's tokens DPoP-only.
     backend = admin.call("GET", "/mod/client/database")
     backend["parameters"]["data-format"]["dpop_bound_access_tokens"] = {"multiple": False, "read": True, "write": True}
+    # and the two that make glewlwyd send a client back-channel logout tokens.
+    for name in ("backchannel_logout_uri", "backchannel_logout_session_required"):
+        backend["parameters"]["data-format"][name] = {"multiple": False, "read": True, "write": True}
     admin.call("PUT", "/mod/client/database", {key: backend[key] for key in
                                                 ("display_name", "parameters", "order_rank", "readonly")
                                                 if key in backend})
@@ -225,6 +249,17 @@ def main():
             "token_endpoint_auth_method": ["client_secret_basic", "client_secret_post"],
             "dpop_bound_access_tokens": "1", "enabled": True,
         },
+        # A confidential client told of logouts on a loopback route (Back-Channel
+        # Logout): the Swift test listens on BACKCHANNEL_LOGOUT_URI. glewlwyd puts
+        # sid in the logout token only with backchannel_logout_session_required.
+        "logout": {
+            "client_id": "logout", "name": "back-channel logout client", "confidential": True,
+            "client_secret": secrets.token_urlsafe(24),
+            "authorization_type": code_grants, "redirect_uri": REDIRECTS, "scope": SCOPES,
+            "token_endpoint_auth_method": ["client_secret_basic", "client_secret_post"],
+            "backchannel_logout_uri": BACKCHANNEL_LOGOUT_URI,
+            "backchannel_logout_session_required": "1", "enabled": True,
+        },
     }
     if tls_port:
         tls = os.path.join(run_dir, "tls")
@@ -249,7 +284,13 @@ def main():
     plugins = {"oidc": {}, "oidcnonce": {"oauth-dpop-nonce-mandatory": True, "oauth-dpop-nonce-counter": 1000},
                "oidcpar": {"oauth-par-required": True},
                # 2-second access tokens: the 401 -> refresh -> retry rules against a real expiry.
-               "oidcshort": {"access-token-duration": 2}}
+               "oidcshort": {"access-token-duration": 2},
+               # Back-Channel Logout (glewlwyd implements draft 06): session
+               # management gives ID tokens a sid and registers end_session and
+               # DELETE session/<sid>; ending a session POSTs a logout token to
+               # each client of that session with a backchannel_logout_uri.
+               "oidclogout": {"session-management-allowed": True, "session-cookie-name": "GLEWLWYD_OIDC_SID",
+                              "session-cookie-expiration": 3600, "back-channel-logout-allowed": True}}
     endpoints = {}
     for name, overrides in plugins.items():
         plugin_base = f"{base}/api/{name}"
@@ -265,6 +306,7 @@ def main():
             "device": f"{plugin_base}/device_authorization",
             "userinfo": f"{plugin_base}/userinfo",
             "jwks": f"{plugin_base}/jwks",
+            "end_session": f"{plugin_base}/end_session",
         }
         if tls_port:
             # With client-cert-use-endpoint-aliases, the certificate is read on these only.
@@ -291,6 +333,8 @@ def main():
                           "alg": "ES256", "public_jwk": jwt_jwk})
         if client_id == "dpop-bound":
             entry["dpop_required"] = True
+        if client_id == "logout":
+            entry["backchannel_logout_uri"] = BACKCHANNEL_LOGOUT_URI
         if client_id == "mtls":
             entry.update({"certificate": os.path.join(run_dir, "tls", "client.crt"),
                           "key": os.path.join(run_dir, "tls", "client.key"),
@@ -317,6 +361,9 @@ def main():
         "browser": [os.path.join(repo_root, ".build", "glewlwyd", "venv", "bin", "python"),
                     os.path.join(here, "browser.py")],
         "log": os.path.join(run_dir, "glewlwyd.log"),
+        # Append a URI: the client `logout`'s backchannel_logout_uri becomes it.
+        "set_backchannel_logout_uri": [os.path.join(repo_root, ".build", "glewlwyd", "venv", "bin", "python"),
+                                       os.path.abspath(__file__), run_dir, "--backchannel-logout-uri"],
     }
     if tls_port:
         tls = os.path.join(run_dir, "tls")
