@@ -389,6 +389,8 @@ def main():
     parser.add_argument("--access-token-lifetime", type=int, default=3600)
     args = parser.parse_args()
     apple = Apple(args.run_dir, args.boolean_claims, args.access_token_lifetime)
+    # Tests connect all at once; the default backlog of 5 drops connections (see op.py).
+    ThreadingHTTPServer.request_queue_size = 1024
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     issuer = "http://127.0.0.1:%d" % server.server_address[1]
     Handler.apple = apple

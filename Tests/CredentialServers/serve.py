@@ -167,6 +167,8 @@ def main():
     arguments = parser.parse_args()
     if arguments.mode == "git" and not arguments.repos:
         parser.error("git needs --repos")
+    # Tests connect all at once; the default backlog of 5 drops connections (see op.py).
+    ThreadingHTTPServer.request_queue_size = 1024
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.mode = arguments.mode
     server.check_url = arguments.check_url

@@ -420,6 +420,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--run-dir", required=True)
     args = parser.parse_args()
+    # Tests connect all at once; the default backlog of 5 drops connections (see op.py).
+    ThreadingHTTPServer.request_queue_size = 1024
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     base = f"http://127.0.0.1:{server.server_address[1]}"
     server.state = State(base)

@@ -105,6 +105,8 @@ def main():
     parser.add_argument("--resource", required=True)
     parser.add_argument("--tls-dir", help="serve https and check client certificates (mutual TLS)")
     arguments = parser.parse_args()
+    # Tests connect all at once; the default backlog of 5 drops connections (see op.py).
+    ThreadingHTTPServer.request_queue_size = 1024
     server = ThreadingHTTPServer(("127.0.0.1", arguments.port), Front)
     server.daemon_threads = True
     server.tls = arguments.tls_dir is not None

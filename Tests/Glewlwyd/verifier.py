@@ -428,6 +428,8 @@ def main():
     parser.add_argument("--behind-front", action="store_true",
                         help="trust X-Original-URL and X-Client-Cert-S256 (set by front.py)")
     arguments = parser.parse_args()
+    # Tests connect all at once; the default backlog of 5 drops connections (see op.py).
+    ThreadingHTTPServer.request_queue_size = 1024
     server = ThreadingHTTPServer(("127.0.0.1", arguments.port), Handler)
     server.daemon_threads = True
     server.state = State(set(arguments.issuer), arguments.jwks)

@@ -250,22 +250,39 @@ class Session:
     # Keys: as the suite's default key set, signing keys of four kinds without
     # an `alg` (two RSA, two P-256, one secp256k1, one Ed25519), plus one RSA
     # and one EC encryption key; one RSA key signs.
-    def make_keys(self):
+    #
+    # A new session takes its RSA keys from RSA_POOL, distinct ones, with kids
+    # of its own: 57 modules start at once, and three RSA-2048 keys each, made
+    # under SESSIONS_LOCK on a loaded machine, kept the last module's first
+    # request waiting past the client's 30 seconds. A rotation (fresh=True)
+    # makes new ones, so the old key cannot verify what the new one signs.
+    def make_keys(self, fresh=False):
         rsa, p256, k1, ed = self.options.get("keys", (2, 2, 1, 1))
         kids = self.options.get("kids", True)
+        pooled = iter(secrets.SystemRandom().sample(RSA_POOL, rsa + 1)) if not fresh else None
 
-        def key(count, **params):
+        def rsa_key(**params):
+            if pooled is None:
+                return jwk.JWK.generate(kty="RSA", size=2048, **params)
+            return jwk.JWK(**next(pooled), **params)
+
+        def key(count, make, **params):
             made = []
             for _ in range(count):
                 extra = {"kid": secrets.token_hex(8)} if kids else {}
-                made.append(jwk.JWK.generate(use="sig", **params, **extra))
+                made.append(make(use="sig", **params, **extra))
             return made
 
-        rsa_keys = key(rsa, kty="RSA", size=2048)
-        ec_keys = key(p256, kty="EC", crv="P-256")
-        signing = rsa_keys + ec_keys + key(k1, kty="EC", crv="secp256k1") + key(ed, kty="OKP", crv="Ed25519")
+        rsa_keys = key(rsa, rsa_key)
+        ec_keys = key(p256, jwk.JWK.generate, kty="EC", crv="P-256")
+        signing = (
+            rsa_keys
+            + ec_keys
+            + key(k1, jwk.JWK.generate, kty="EC", crv="secp256k1")
+            + key(ed, jwk.JWK.generate, kty="OKP", crv="Ed25519")
+        )
         encryption = [
-            jwk.JWK.generate(kty="RSA", size=2048, use="enc", alg="RSA-OAEP", kid=secrets.token_hex(8)),
+            rsa_key(use="enc", alg="RSA-OAEP", kid=secrets.token_hex(8)),
             jwk.JWK.generate(kty="EC", crv="P-256", use="enc", alg="ECDH-ES", kid=secrets.token_hex(8)),
         ]
         # The suite signs with a random one of its RSA keys; without kids, the
@@ -330,7 +347,7 @@ class Session:
 
     def id_token(self, client_id, nonce, access_token, refresh=False):
         if self.options.get("rotate_before_sign"):
-            self.make_keys()
+            self.make_keys(fresh=True)
         alg = self.options.get("id_token_alg", "RS256")
         now = int(time.time())
         claims = {"iss": self.issuer, "sub": USER["sub"], "aud": client_id, "iat": now, "exp": now + 300}
@@ -418,6 +435,9 @@ class Session:
 
 SESSIONS = {}
 SESSIONS_LOCK = threading.Lock()
+# RSA key material (no kid, no use) for new sessions; main() fills it. Six are
+# enough for the most any module asks: three signing keys and one encryption key.
+RSA_POOL = []
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -555,7 +575,7 @@ class Handler(BaseHTTPRequestHandler):
             session.authorization_requests += 1
             rotate = session.options.get("rotate_on_second") and session.authorization_requests == 2
         if rotate:
-            session.make_keys()
+            session.make_keys(fresh=True)
         query = urllib.parse.urlencode({"code": code, "state": params.get("state", "")})
         self.reply(302, b"", "text/plain", [("Location", params["redirect_uri"] + "?" + query)])
 
@@ -861,6 +881,10 @@ def main():
     folder = tempfile.mkdtemp(prefix="oidf-op-")
     make_certificates(folder)
     make_client_request_object_key(folder)
+    RSA_POOL.extend(jwk.JWK.generate(kty="RSA", size=2048).export_private(as_dict=True) for _ in range(6))
+    # Every module's client connects at once; the default backlog of 5 drops
+    # connections while a handler holds the interpreter.
+    ThreadingHTTPServer.request_queue_size = 1024
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     mtls = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
