@@ -26,34 +26,12 @@ extension FileTokenStore: ClientRecordStore {
     public func loadRecord(_ key: ClientRecordKey) async throws(OAuth2Error) -> Data? {
         let name = try TokenFileName.fileName(for: key)
         let subject = describeRecordFile(key, name: name)
-        let fd: Int32
-        do {
-            fd = try StoreFileSystem.openFile(in: directoryDescriptor, name, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
-        } catch {
-            switch error.errno {
-            case ENOENT: return nil
-            case ELOOP: throw OAuth2Error.store("\(subject) is a symbolic link; refusing to follow it")
-            default: throw OAuth2Error.store("cannot open \(subject): \(error.reason)")
-            }
-        }
-        defer { StoreFileSystem.closeQuietly(fd) }
-        let bytes: [UInt8]
-        do {
-            let status = try StoreFileSystem.status(of: fd)
-            try status.requirePrivateRegularFile(
-                subject, ownerAdvice: "refusing a record file someone else controls",
+        guard
+            let bytes = try readPrivateFile(
+                name, subject: subject,
+                ownerAdvice: "refusing a record file someone else controls",
                 modeAdvice: "refusing it (a client secret in it may be exposed: delete the file and register again)")
-            guard status.size <= Self.maximumFileSize, let read = try StoreFileSystem.readAll(fd, limit: Self.maximumFileSize) else {
-                throw OAuth2Error.store("\(subject) is over \(Self.maximumFileSize) bytes; refusing to read it")
-            }
-            bytes = read
-        } catch let error as OAuth2Error {
-            throw error
-        } catch let failure as StoreFileSystem.Failure {
-            throw OAuth2Error.store("cannot read \(subject): \(failure.reason)")
-        } catch {
-            throw OAuth2Error.store("cannot read \(subject)")
-        }
+        else { return nil }
         return try RecordFileFormat.decode(bytes, key: key, encryption: encryption, subject: subject)
     }
 

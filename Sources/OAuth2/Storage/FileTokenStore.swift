@@ -137,36 +137,12 @@ public final class FileTokenStore: TokenStore {
     public func load(account: String) async throws(OAuth2Error) -> AccessToken? {
         let name = try TokenFileName.fileName(for: account)
         let subject = describeFile(account: account, name: name)
-        let fd: Int32
-        do {
-            fd = try StoreFileSystem.openFile(in: directoryDescriptor, name, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
-        } catch {
-            switch error.errno {
-            case ENOENT:
-                return nil
-            case ELOOP:
-                throw OAuth2Error.store("\(subject) is a symbolic link; refusing to follow it")
-            default:
-                throw OAuth2Error.store("cannot open \(subject): \(error.reason)")
-            }
-        }
-        defer { StoreFileSystem.closeQuietly(fd) }
-
-        let bytes: [UInt8]
-        do {
-            let status = try StoreFileSystem.status(of: fd)
-            try checkTokenFile(status, subject: subject)
-            guard let read = try StoreFileSystem.readAll(fd, limit: Self.maximumFileSize) else {
-                throw OAuth2Error.store("\(subject) is over \(Self.maximumFileSize) bytes; refusing to read it")
-            }
-            bytes = read
-        } catch let error as OAuth2Error {
-            throw error
-        } catch let failure as StoreFileSystem.Failure {
-            throw OAuth2Error.store("cannot read \(subject): \(failure.reason)")
-        } catch {
-            throw OAuth2Error.store("cannot read \(subject)")
-        }
+        guard
+            let bytes = try readPrivateFile(
+                name, subject: subject,
+                ownerAdvice: "refusing a token file someone else controls",
+                modeAdvice: "refusing it (the token may be exposed: delete the file and sign in again)")
+        else { return nil }
         return try TokenFileFormat.decode(bytes, account: account, encryption: encryption, subject: subject)
     }
 
@@ -326,14 +302,43 @@ public final class FileTokenStore: TokenStore {
         OAuth2Error.store("cannot save \(subject): \(step.activity) failed: \(failure.reason); the previous token is unchanged")
     }
 
-    private func checkTokenFile(_ status: StoreFileSystem.Status, subject: String) throws(OAuth2Error) {
-        try status.requirePrivateRegularFile(
-            subject,
-            ownerAdvice: "refusing a token file someone else controls",
-            modeAdvice: "refusing it (the token may be exposed: delete the file and sign in again)"
-        )
-        guard status.size <= Self.maximumFileSize else {
-            throw OAuth2Error.store("\(subject) is \(status.size) bytes, over the limit of \(Self.maximumFileSize); refusing to read it")
+    /// The bytes of the store's file `name`, or `nil` when there is none:
+    /// opened without following a link, refused unless it is a regular file
+    /// of this user's that no one else can read or write (the advice goes
+    /// into the error), and read up to the store's size limit. Every failure
+    /// is a `store_error` naming `subject`.
+    func readPrivateFile(_ name: String, subject: String, ownerAdvice: String, modeAdvice: String) throws(OAuth2Error) -> [UInt8]? {
+        let fd: Int32
+        do {
+            fd = try StoreFileSystem.openFile(in: directoryDescriptor, name, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+        } catch {
+            switch error.errno {
+            case ENOENT:
+                return nil
+            case ELOOP:
+                throw OAuth2Error.store("\(subject) is a symbolic link; refusing to follow it")
+            default:
+                throw OAuth2Error.store("cannot open \(subject): \(error.reason)")
+            }
+        }
+        defer { StoreFileSystem.closeQuietly(fd) }
+        do {
+            let status = try StoreFileSystem.status(of: fd)
+            try status.requirePrivateRegularFile(subject, ownerAdvice: ownerAdvice, modeAdvice: modeAdvice)
+            guard status.size <= Self.maximumFileSize else {
+                throw OAuth2Error.store(
+                    "\(subject) is \(status.size) bytes, over the limit of \(Self.maximumFileSize); refusing to read it")
+            }
+            guard let bytes = try StoreFileSystem.readAll(fd, limit: Self.maximumFileSize) else {
+                throw OAuth2Error.store("\(subject) is over \(Self.maximumFileSize) bytes; refusing to read it")
+            }
+            return bytes
+        } catch let error as OAuth2Error {
+            throw error
+        } catch let failure as StoreFileSystem.Failure {
+            throw OAuth2Error.store("cannot read \(subject): \(failure.reason)")
+        } catch {
+            throw OAuth2Error.store("cannot read \(subject)")
         }
     }
 

@@ -171,20 +171,7 @@ struct AuthorizeCommand: AsyncParsableCommand {
 
     private func authorizeByPasting(_ client: OAuth2Client, redirectURI: URL, parameters: [(String, String)]) async throws -> AccessToken {
         let pending = try await client.authorizationURL(redirectURI: redirectURI, additionalParameters: parameters)
-        StandardOutput.line(pending.url.absoluteString)
-        StandardError.line("Open the URL above in a browser and sign in. The browser is then sent to \(redirectURI.absoluteString)?…")
-        StandardError.line("(the page may fail to load: that is expected). Copy that whole address from the address bar.")
-        StandardError.line(
-            "A provider that posts its answer there (response_mode=form_post) leaves no URL: paste the posted form body instead.")
-        StandardError.write("Paste the redirect URL: ")
-        guard let pasted = StandardInput.readLine(limit: 64 * 1024) else {
-            throw OAuth2Error(code: .invalidRedirectURL, message: "no redirect URL was pasted (end of input)")
-        }
-        if StandardInput.isTerminal {
-            StandardError.lineEndedByTerminal()
-        } else {
-            StandardError.endLine()
-        }
+        let pasted = try PastedRedirectHandler.paste(after: pending.url, redirectURI: redirectURI, formPost: true)
         StandardError.line("Exchanging the code for a token…")
         // A provider that posts its answer (response_mode=form_post, Sign in
         // with Apple) leaves a form body to paste, not a URL.

@@ -15,9 +15,26 @@ struct PastedRedirectHandler: AuthorizationRedirectHandler {
     let redirectURI: URL
 
     func redirect(for pending: PendingAuthorization) async throws(OAuth2Error) -> URL {
-        StandardOutput.line(pending.url.absoluteString)
+        let pasted = try Self.paste(after: pending.url, redirectURI: redirectURI)
+        let trimmed = String(pasted.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+        guard let url = URL(string: trimmed), url.scheme != nil else {
+            throw OAuth2Error(code: .invalidRedirectURL, message: "the pasted text is not a URL")
+        }
+        StandardError.line("Exchanging the code for a token…")
+        return url
+    }
+
+    /// Prints `url` as a line of stdout and how to get the redirect on
+    /// stderr, and reads what the user pastes (a line of at most 64 KiB).
+    /// `formPost` adds the hint for a provider that posts its answer.
+    static func paste(after url: URL, redirectURI: URL, formPost: Bool = false) throws(OAuth2Error) -> String {
+        StandardOutput.line(url.absoluteString)
         StandardError.line("Open the URL above in a browser and sign in. The browser is then sent to \(redirectURI.absoluteString)?…")
         StandardError.line("(the page may fail to load: that is expected). Copy that whole address from the address bar.")
+        if formPost {
+            StandardError.line(
+                "A provider that posts its answer there (response_mode=form_post) leaves no URL: paste the posted form body instead.")
+        }
         StandardError.write("Paste the redirect URL: ")
         guard let pasted = StandardInput.readLine(limit: 64 * 1024) else {
             throw OAuth2Error(code: .invalidRedirectURL, message: "no redirect URL was pasted (end of input)")
@@ -27,12 +44,7 @@ struct PastedRedirectHandler: AuthorizationRedirectHandler {
         } else {
             StandardError.endLine()
         }
-        let trimmed = String(pasted.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
-        guard let url = URL(string: trimmed), url.scheme != nil else {
-            throw OAuth2Error(code: .invalidRedirectURL, message: "the pasted text is not a URL")
-        }
-        StandardError.line("Exchanging the code for a token…")
-        return url
+        return pasted
     }
 }
 
