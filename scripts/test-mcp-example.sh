@@ -15,35 +15,22 @@ set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 swift="${SWIFT:-swift}"
-started_provider=""
 started_server=0
+# shellcheck source=lib/service.sh
+. "$repo_root/scripts/lib/service.sh"
 
 cleanup() {
     if [ "$started_server" = 1 ]; then
         "$repo_root/scripts/mcp-server.sh" stop --name mcp-example >/dev/null 2>&1 || true
         "$repo_root/scripts/mcp-server.sh" stop --name mcp-example-b >/dev/null 2>&1 || true
     fi
-    if [ -n "$started_provider" ]; then
-        "$repo_root/scripts/provider-stop.sh" --name "$started_provider" >/dev/null 2>&1 || true
-    fi
+    service_stop_started_providers
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Whether an env.json describes a process that is alive.
-running() {
-    [ -f "$1" ] || return 1
-    local pid
-    pid="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["pid"])' "$1" 2>/dev/null)" || return 1
-    kill -0 "$pid" 2>/dev/null
-}
-
-provider="${OAUTH2_IT_PROVIDER:-}"
-if [ -z "$provider" ] || ! running "$provider"; then
-    "$repo_root/scripts/provider-start.sh" --name mcp-example >/dev/null
-    started_provider=mcp-example
-    provider="$repo_root/.build/provider/mcp-example/env.json"
-fi
+service_use_provider OAUTH2_IT_PROVIDER mcp-example
+provider="$OAUTH2_IT_PROVIDER"
 started_server=1
 OAUTH2_IT_MCP_SERVER="$("$repo_root/scripts/mcp-server.sh" start --name mcp-example --provider "$provider")"
 # A second MCP server behind the same provider: two resources, two tokens.

@@ -16,13 +16,12 @@ set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 swift="${SWIFT:-swift}"
-started=()
 started_postgres=0
+# shellcheck source=lib/service.sh
+. "$repo_root/scripts/lib/service.sh"
 
 cleanup() {
-    for name in "${started[@]}"; do
-        "$repo_root/scripts/provider-stop.sh" --name "$name" >/dev/null 2>&1 || true
-    done
+    service_stop_started_providers
     if [ "$started_postgres" = 1 ]; then
         "$repo_root/scripts/postgres.sh" stop >/dev/null 2>&1 || true
     fi
@@ -30,29 +29,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Whether an env.json describes a provider whose process is alive.
-running() {
-    [ -f "$1" ] || return 1
-    local pid
-    pid="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["pid"])' "$1" 2>/dev/null)" || return 1
-    kill -0 "$pid" 2>/dev/null
-}
-
-# use_provider VARIABLE NAME [provider-start.sh arguments]
-use_provider() {
-    local variable="$1" name="$2"
-    shift 2
-    local current="${!variable:-}"
-    if [ -n "$current" ] && running "$current"; then
-        return 0
-    fi
-    "$repo_root/scripts/provider-start.sh" --name "$name" "$@" >/dev/null
-    started+=("$name")
-    export "$variable=$repo_root/.build/provider/$name/env.json"
-}
-
-use_provider OAUTH2_IT_PROVIDER signin-example
-use_provider OAUTH2_IT_SHORT_PROVIDER signin-example-short --access-token-lifetime 2
+service_use_provider OAUTH2_IT_PROVIDER signin-example
+service_use_provider OAUTH2_IT_SHORT_PROVIDER signin-example-short --access-token-lifetime 2
 if [ -z "${OAUTH2_IT_POSTGRES_URL:-}" ]; then
     started_postgres=1
     # start prints the path of the env.sh it wrote.

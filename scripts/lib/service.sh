@@ -140,3 +140,38 @@ service_fail() {
     tail -n 20 "$1/server.log" >&2
     exit 1
 }
+
+# Whether an env.json describes a service whose process is alive.
+#   service_env_alive ENV_JSON
+service_env_alive() {
+    [ -f "$1" ] || return 1
+    local pid
+    pid="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["pid"])' "$1" 2>/dev/null)" || return 1
+    kill -0 "$pid" 2>/dev/null
+}
+
+# For the scripts that test an example package: keeps VARIABLE when it names
+# the env.json of a running provider (`make test` sets it); otherwise starts
+# provider NAME, exports VARIABLE as its env.json and adds NAME to
+# service_started_providers, which the caller's exit trap stops
+# (service_stop_started_providers). Needs repo_root.
+#   service_use_provider VARIABLE NAME [provider-start.sh arguments]
+service_started_providers=()
+service_use_provider() {
+    local variable="$1" name="$2"
+    shift 2
+    local current="${!variable:-}"
+    if [ -n "$current" ] && service_env_alive "$current"; then
+        return 0
+    fi
+    "$repo_root/scripts/provider-start.sh" --name "$name" "$@" >/dev/null
+    service_started_providers+=("$name")
+    export "$variable=$repo_root/.build/provider/$name/env.json"
+}
+
+service_stop_started_providers() {
+    local name
+    for name in "${service_started_providers[@]}"; do
+        "$repo_root/scripts/provider-stop.sh" --name "$name" >/dev/null 2>&1 || true
+    done
+}
