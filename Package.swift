@@ -249,10 +249,12 @@ let package = Package(
         ),
         // TCP sockets on 127.0.0.1 at a port the kernel picks, and a server
         // on one that serves each connection on a thread of its own: what the
-        // tests' own small servers and their closed ports are made of. Not a
-        // product, and no library depends on it.
+        // tests' own small servers and their closed ports are made of, and
+        // an app's back-channel logout route. Not a product, and no library
+        // depends on it.
         .target(
             name: "LoopbackSockets",
+            dependencies: ["OAuth2"],
             path: "Tests/LoopbackSockets",
             swiftSettings: strictSettings
         ),

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackSockets
 import OAuth2
 import Testing
 
@@ -71,7 +72,7 @@ struct OIDCCClientLogoutTests {
         var configuration = try await run.discover()
         configuration.openID?.signingAlgorithms = [.rs256]
         let provider = try await run.provider(configuration)
-        let receiver = try BackChannelLogoutReceiver(provider: provider)
+        let receiver = try BackChannelLogoutRoute(provider: provider)
         defer { receiver.stop() }
         try await run.registerBackChannelLogoutURI(receiver.url)
         let client = try await run.signedInClient(provider)

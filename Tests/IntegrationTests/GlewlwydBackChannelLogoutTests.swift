@@ -29,7 +29,7 @@ struct GlewlwydBackChannelLogoutTests {
         let configuration = try await run.configuration(plugin: "oidclogout", client: "logout")
         let transport = CurlTransport()
         let provider = try OAuth2Provider(configuration: configuration, transport: transport)
-        let route = try LogoutRoute(provider: provider)
+        let route = try BackChannelLogoutRoute(provider: provider)
         defer { route.stop() }
         try await run.setBackChannelLogoutURI(route.url)
 
@@ -41,7 +41,8 @@ struct GlewlwydBackChannelLogoutTests {
 
         let endSession = try #require(try await client.endSessionURL())
         #expect(try await run.endSession(endSession.absoluteString) == "ended \(sessionID)")
-        let (body, outcome, answer) = try await route.firstRequest()
+        let (body, outcome, answer) = try #require(
+            try await route.firstRequest(), "glewlwyd sent no back-channel logout within 20 s (see its log)")
         await transport.shutdown()
 
         // What glewlwyd sent, read without verification.
@@ -103,98 +104,5 @@ extension GlewlwydEnvironment {
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         let data = try #require(Data(base64Encoded: base64))
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-    }
-}
-
-/// The app's `backchannel_logout_uri`: takes one POST on 127.0.0.1, answers
-/// with ``BackChannelLogout`` what ``OAuth2Provider/verifyLogoutRequest(body:)``
-/// said, and keeps the body, the outcome and the answer for the test.
-private final class LogoutRoute: @unchecked Sendable {
-    // @unchecked: `listener` is set once, in init; `received` is under `lock`.
-    typealias Request = (body: Data, outcome: Result<LogoutToken, OAuth2Error>, answer: BackChannelLogout)
-
-    private var listener: LoopbackListener!
-    private let provider: OAuth2Provider
-    private let lock = NSLock()
-    private var received: [Request] = []
-
-    var url: String { "http://127.0.0.1:\(listener.port)/backchannel-logout" }
-
-    init(provider: OAuth2Provider) throws {
-        self.provider = provider
-        listener = try LoopbackListener { [self] connection in serve(connection) }
-    }
-
-    func stop() { listener.stop() }
-
-    /// The first request, waited for up to 20 s (glewlwyd sends from a thread of its own).
-    func firstRequest() async throws -> Request {
-        for _ in 0..<200 {
-            if let first = lock.withLock({ received.first }) { return first }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        throw ProviderError(description: "glewlwyd sent no back-channel logout within 20 s (see its log)")
-    }
-
-    private func serve(_ connection: Int32) {
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        guard let body = readBody(connection) else { return }
-        let done = DispatchSemaphore(value: 0)
-        let box = OutcomeBox()
-        let provider = self.provider
-        Task {
-            do throws(OAuth2Error) {
-                box.value = .success(try await provider.verifyLogoutRequest(body: body))
-            } catch {
-                box.value = .failure(error)
-            }
-            done.signal()
-        }
-        guard done.wait(timeout: .now() + .seconds(20)) == .success, let outcome = box.value else { return }
-        let answer: BackChannelLogout
-        switch outcome {
-        case .success: answer = .ok
-        case .failure(let error): answer = .failure(error)
-        }
-        lock.withLock { received.append((body, outcome, answer)) }
-        var text = "HTTP/1.1 \(answer.status.code) \(answer.status.reasonPhrase)\r\n"
-        for field in answer.headers { text += "\(field.name.rawName): \(field.value)\r\n" }
-        text += "Content-Length: \(answer.body.count)\r\nConnection: close\r\n\r\n"
-        let bytes = Data(text.utf8) + answer.body
-        _ = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-    }
-
-    /// The body of one request, by its Content-Length (bounded).
-    private func readBody(_ connection: Int32) -> Data? {
-        var received = Data()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let separator = Data("\r\n\r\n".utf8)
-        while received.range(of: separator) == nil {
-            let count = recv(connection, &buffer, buffer.count, 0)
-            guard count > 0, received.count < 16 * 1024 else { return nil }
-            received.append(contentsOf: buffer[0..<count])
-        }
-        guard let end = received.range(of: separator) else { return nil }
-        let head = String(decoding: received[..<end.lowerBound], as: UTF8.self)
-        let length =
-            head.split(separator: "\r\n").compactMap { line -> Int? in
-                let parts = line.split(separator: ":", maxSplits: 1)
-                guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
-                return Int(parts[1].trimmingCharacters(in: .whitespaces))
-            }.first ?? 0
-        guard length <= BackChannelLogout.maxBodySize else { return nil }
-        var body = Data(received[end.upperBound...])
-        while body.count < length {
-            let count = recv(connection, &buffer, buffer.count, 0)
-            guard count > 0 else { return nil }
-            body.append(contentsOf: buffer[0..<count])
-        }
-        return body.prefix(length)
-    }
-
-    private final class OutcomeBox: @unchecked Sendable {
-        // @unchecked: written once by the Task before `done` is signalled, read after.
-        var value: Result<LogoutToken, OAuth2Error>?
     }
 }
