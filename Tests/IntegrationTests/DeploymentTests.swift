@@ -286,14 +286,35 @@ struct DeploymentTests {
     }
 
     /// Starts `count` copies of `oauth2 arguments…` with `environment` at once and returns how each ended.
+    ///
+    /// "At once" is a start line: each copy waits in flock(1) for a shared
+    /// lock on a file this test holds exclusively, and all go when it lets
+    /// go. Spawned one after the other, on a loaded machine the last copy
+    /// started seconds after the first, past a 2-second token's life, and
+    /// rightly refreshed it again: the tests that count one refresh per
+    /// burst then failed for the machine's load, not for the library.
     static func runTogether(_ count: Int, environment: [String: String], _ arguments: [String]) async throws -> [Subprocess.Result] {
         let binary = try CLI.binary()
-        return try await withThrowingTaskGroup(of: Subprocess.Result.self) { group in
-            for _ in 0..<count {
-                group.addTask { try await Subprocess.run(binary, arguments, environment: environment, timeout: .seconds(90)) }
-            }
-            return try await group.reduce(into: []) { $0.append($1) }
+        let startLine = FileManager.default.temporaryDirectory.appendingPathComponent("oauth2-start-\(UUID().uuidString)").path
+        let fd = open(startLine, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Subprocess.Timeout(description: "cannot create the start line \(startLine): errno \(errno)") }
+        defer {
+            close(fd)
+            unlink(startLine)
         }
+        guard flock(fd, LOCK_EX) == 0 else { throw Subprocess.Timeout(description: "cannot lock the start line: errno \(errno)") }
+        let children = try (0..<count).map { _ in
+            try Subprocess("/usr/bin/flock", ["--shared", "--close", startLine, binary] + arguments, environment: environment)
+        }
+        for child in children { child.closeInput() }
+        // Time for every copy to reach the lock; one that has not yet simply starts a little later.
+        try await Task.sleep(for: .milliseconds(500))
+        flock(fd, LOCK_UN)
+        var results: [Subprocess.Result] = []
+        for child in children {
+            results.append(try await child.wait(timeout: .seconds(90)))
+        }
+        return results
     }
 }
 
