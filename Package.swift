@@ -269,7 +269,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TransportTests",
-            dependencies: ["OAuth2", "MutualTLSFixture"],
+            dependencies: ["OAuth2", "MutualTLSFixture", "LoopbackSockets"],
             exclude: ["Server"],
             swiftSettings: strictSettings
         ),

@@ -181,6 +181,10 @@ CURLcode ccurl_easy_setopt_data_callback(CURL *handle, CURLoption option, ccurl_
     return ccurl_load() == 0 ? curl.easy_setopt(handle, option, value) : CURLE_FAILED_INIT;
 }
 
+CURLcode ccurl_easy_setopt_opensocket_callback(CURL *handle, ccurl_opensocket_callback value) {
+    return ccurl_load() == 0 ? curl.easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, value) : CURLE_FAILED_INIT;
+}
+
 CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return ccurl_load() == 0 ? curl.easy_getinfo(handle, info, value) : CURLE_FAILED_INIT;
 }

@@ -19,6 +19,7 @@
 #include <curl/curl.h>
 
 typedef size_t (*ccurl_data_callback)(char *ptr, size_t size, size_t nmemb, void *userdata);
+typedef curl_socket_t (*ccurl_opensocket_callback)(void *clientp, curlsocktype purpose, struct curl_sockaddr *address);
 
 // Loads libcurl (libcurl.so.4) and its functions, once per process; 0 when
 // they are there, else -1, and ccurl_load_error says why.
@@ -56,6 +57,9 @@ CURLcode ccurl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_sl
 // CURLE_UNKNOWN_OPTION (48), and so did every request there.
 CURLcode ccurl_easy_allow_only_http(CURL *handle, unsigned int version);
 CURLcode ccurl_easy_setopt_data_callback(CURL *handle, CURLoption option, ccurl_data_callback value);
+// CURLOPT_OPENSOCKETFUNCTION: libcurl asks `value` for every socket it
+// connects with (after resolving, for each address it tries).
+CURLcode ccurl_easy_setopt_opensocket_callback(CURL *handle, ccurl_opensocket_callback value);
 CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode ccurl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value);
 CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, char **value);

@@ -17,7 +17,9 @@ public import Logging
 public final class OAuth2Provider: Sendable {
     /// The configuration, validated.
     public let configuration: OAuth2Configuration
-    /// The transport every request goes through.
+    /// The transport every request goes through: the one given, behind a
+    /// wrapper that sets ``HTTPTransportRequest/connectsOnlyToPublicAddresses``
+    /// when the configuration's ``OAuth2Configuration/connectsOnlyToPublicAddresses`` is on.
     public let transport: any HTTPTransport
     /// Where tokens are kept.
     public let store: any TokenStore
@@ -72,6 +74,8 @@ public final class OAuth2Provider: Sendable {
         try configuration.validate()
         self.configuration = configuration
         self.store = store
+        // Everything the provider sends goes through it: wrapped here, no request can leave the rule out.
+        let transport = PublicAddressTransport.wrapping(transport, if: configuration.connectsOnlyToPublicAddresses)
         self.transport = transport
         self.clock = clock
         self.logger = logger

@@ -175,6 +175,7 @@ extension ProtectedResourceClient {
         configuration.resources = [resource]
         configuration.boundResource = resource
         configuration.dpop = options.dpop
+        configuration.connectsOnlyToPublicAddresses = options.rules.connectsOnlyToPublicAddresses
         let scopes = options.scopes ?? initialScopes ?? record.metadata.scopesSupported
         configuration.defaultScopes = scopes
         let provider = try OAuth2Provider(configuration: configuration, store: store, transport: transport, clock: clock, logger: logger)

@@ -99,7 +99,7 @@ public final class ProtectedResourceClient: Sendable {
         self.store = store
         self.account = account
         self.options = options
-        self.transport = transport
+        self.transport = options.rules.guarding(transport)
         self.clock = clock
         self.logger = logger
     }

@@ -33,7 +33,7 @@ public struct ClientRegistrar: Sendable {
     /// Creates a registrar for the server `metadata` describes.
     public init(metadata: AuthorizationServerMetadata, transport: any HTTPTransport, rules: DiscoveryRules = DiscoveryRules()) {
         self.metadata = metadata
-        self.transport = transport
+        self.transport = rules.guarding(transport)
         self.rules = rules
     }
 

@@ -40,6 +40,7 @@ extension OAuth2Configuration {
         rules: DiscoveryRules = DiscoveryRules(),
         transport: any HTTPTransport
     ) async throws(OAuth2Error) -> OAuth2Configuration {
+        let transport = rules.guarding(transport)
         let issuer = try await OpenIDIssuer.webFinger(identifier, rules: rules, transport: transport)
         let metadata = try await AuthorizationServerMetadata.fetch(
             issuer: issuer, document: .openIDConfiguration, transport: transport,

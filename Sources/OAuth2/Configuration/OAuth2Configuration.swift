@@ -108,6 +108,14 @@ public struct OAuth2Configuration: Sendable {
     /// so that they only ever go out with it. A configuration made from
     /// metadata with a certificate uses the metadata's `mtls_endpoint_aliases`.
     public var clientCertificate: ClientCertificate?
+    /// Whether every request to the provider (token, revocation, userinfo,
+    /// key set, …) and every ``OAuth2Client/send(_:)`` may connect only to
+    /// public addresses, checked after DNS on each connection
+    /// (``HTTPTransportRequest/connectsOnlyToPublicAddresses``); `false`
+    /// (the default) connects wherever the hosts resolve to. A
+    /// ``ProtectedResourceClient`` sets it from its
+    /// ``DiscoveryRules/connectsOnlyToPublicAddresses``.
+    public var connectsOnlyToPublicAddresses = false
     /// Whether a token stored before tokens recorded their provider (one
     /// without a ``AccessToken/binding``) is taken to be this configuration's,
     /// and stamped with its binding. Off by default: such a token may have

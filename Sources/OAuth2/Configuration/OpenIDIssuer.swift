@@ -71,6 +71,7 @@ public enum OpenIDIssuer {
     public static func webFinger(
         _ identifier: String, rules: DiscoveryRules = DiscoveryRules(), transport: any HTTPTransport
     ) async throws(OAuth2Error) -> String {
+        let transport = rules.guarding(transport)
         let lookup = try WebFingerLookup(identifier: identifier, rules: rules)
         let request = HTTPTransportRequest.providerDocument(
             lookup.url, accept: "application/jrd+json, application/json", timeout: rules.timeout, maxResponseSize: rules.maxDocumentSize)

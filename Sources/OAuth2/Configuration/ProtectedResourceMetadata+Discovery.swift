@@ -50,6 +50,7 @@ extension ProtectedResourceMetadata {
         rules: DiscoveryRules = DiscoveryRules(),
         transport: any HTTPTransport
     ) async throws(OAuth2Error) -> ProtectedResourceMetadata {
+        let transport = rules.guarding(transport)
         let requested = try requestedParts(requestedURL)
         let candidates: [URL]
         if let metadataURL {
@@ -296,6 +297,7 @@ extension AuthorizationServerMetadata {
         rules: DiscoveryRules = DiscoveryRules(),
         transport: any HTTPTransport
     ) async throws(OAuth2Error) -> AuthorizationServerMetadata {
+        let transport = rules.guarding(transport)
         if let allowed = rules.allowedAuthorizationServers, !allowed.contains(issuer) {
             throw OAuth2Error(code: .invalidConfiguration, message: "the discovery rules do not allow this authorization server")
         }

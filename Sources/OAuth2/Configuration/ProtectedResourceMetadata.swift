@@ -83,6 +83,20 @@ public struct DiscoveryRules: Sendable, Hashable {
     public var allowsPrivateAuthorizationServers: Bool
     /// The longest a fetch may take; the transport's default when `nil`.
     public var timeout: Duration?
+    /// Whether every request made under these rules may connect only to
+    /// public addresses, checked after DNS on each connection
+    /// (``HTTPTransportRequest/connectsOnlyToPublicAddresses``): what the
+    /// checks of the URLs' text cannot see, a DNS name that resolves to a
+    /// loopback or private address, is then refused too (`insecure_endpoint`).
+    ///
+    /// For a server that discovers resources on behalf of users it does not
+    /// trust. It covers discovery, WebFinger and registration; in a
+    /// ``ProtectedResourceClient``, also the resource calls and every
+    /// request to the authorization server
+    /// (``OAuth2Configuration/connectsOnlyToPublicAddresses``). Off by
+    /// default: an intranet's services resolve to private addresses.
+    /// ``CurlTransport`` enforces it; a transport that cannot check ignores it.
+    public var connectsOnlyToPublicAddresses: Bool
 
     /// Creates rules; the defaults suit a client that talks to public services.
     public init(
@@ -90,13 +104,21 @@ public struct DiscoveryRules: Sendable, Hashable {
         cacheLifetime: Duration = .seconds(3600),
         allowedAuthorizationServers: Set<String>? = nil,
         allowsPrivateAuthorizationServers: Bool = false,
-        timeout: Duration? = .seconds(30)
+        timeout: Duration? = .seconds(30),
+        connectsOnlyToPublicAddresses: Bool = false
     ) {
         self.maxDocumentSize = maxDocumentSize
         self.cacheLifetime = cacheLifetime
         self.allowedAuthorizationServers = allowedAuthorizationServers
         self.allowsPrivateAuthorizationServers = allowsPrivateAuthorizationServers
         self.timeout = timeout
+        self.connectsOnlyToPublicAddresses = connectsOnlyToPublicAddresses
+    }
+
+    /// `transport`, made to send every request with
+    /// ``HTTPTransportRequest/connectsOnlyToPublicAddresses`` when these rules ask for it.
+    func guarding(_ transport: any HTTPTransport) -> any HTTPTransport {
+        PublicAddressTransport.wrapping(transport, if: connectsOnlyToPublicAddresses)
     }
 }
 

@@ -36,7 +36,9 @@ extension OAuth2Error {
     }
 
     /// The error a transport failure becomes: `timeout`, `tls_error`,
-    /// `response_too_large`, `cancelled` or `transport_error`.
+    /// `response_too_large`, `cancelled`, `insecure_endpoint` (a host that
+    /// resolved to an internal address where only public ones may be reached)
+    /// or `transport_error`.
     init(transportError error: HTTPTransportError) {
         let code: Code
         switch error.kind {
@@ -44,6 +46,7 @@ extension OAuth2Error {
         case .tlsFailed: code = .tlsError
         case .responseTooLarge: code = .responseTooLarge
         case .cancelled: code = .cancelled
+        case .internalAddress: code = .insecureEndpoint
         case .connectFailed, .shutDown, .unsupportedURL, .invalidRequest, .connectionLost, .tooManyRedirects, .other:
             code = .transportError
         }

@@ -26,6 +26,7 @@ final class CurlEasyHandle {
         /// Part of the kind so that a handle never carries one transfer's
         /// certificate into another's: libcurl keeps TLS options until reset.
         var clientCertificate: ClientCertificate?
+        var addressRule: CurlTransfer.AddressRule
     }
 
     let handle: UnsafeMutableRawPointer
@@ -80,7 +81,8 @@ final class CurlEasyHandle {
             method: transfer.method,
             hasBody: transfer.bodyStorage != nil,
             timeoutMilliseconds: transfer.timeoutMilliseconds,
-            clientCertificate: transfer.clientCertificate
+            clientCertificate: transfer.clientCertificate,
+            addressRule: transfer.addressRule
         )
         if kind == self.kind {
             return configureTransfer(transfer, context: context)
@@ -125,6 +127,24 @@ final class CurlEasyHandle {
             if code == CURLE_OK { code = ccurl_easy_setopt_pointer(handle, option, value) }
         }
 
+        switch kind.addressRule {
+        case .any:
+            break
+        case .publicOnly:
+            // A connection of its own, checked as it opens (its context is
+            // set with the transfer's): one made for another request may be
+            // to an internal address, and none made for this one is shared.
+            set(CURLOPT_PROXY, string: "")
+            set(CURLOPT_FRESH_CONNECT, 1)
+            set(CURLOPT_FORBID_REUSE, 1)
+        case .publicOnlyThroughProxy:
+            // Every host through the proxy, which resolves it: no_proxy
+            // would otherwise send some directly, unchecked.
+            set(CURLOPT_NOPROXY, string: "")
+        }
+        if code == CURLE_OK {
+            code = ccurl_easy_setopt_opensocket_callback(handle, curlOpenSocketCallback)
+        }
         if kind.loopback {
             // An empty proxy overrides http_proxy and friends: a loopback
             // request sent to a proxy would reach some other machine's 127.0.0.1.
@@ -229,6 +249,12 @@ final class CurlEasyHandle {
         }
         for option in [CURLOPT_PRIVATE, CURLOPT_WRITEDATA, CURLOPT_HEADERDATA] where code == CURLE_OK {
             code = ccurl_easy_setopt_pointer(handle, option, context)
+        }
+        // Only a transfer whose addresses are checked gives the socket
+        // callback its context; a handle of another kind was reset, so none
+        // carries a context of a transfer before it.
+        if code == CURLE_OK, transfer.addressRule == .publicOnly {
+            code = ccurl_easy_setopt_pointer(handle, CURLOPT_OPENSOCKETDATA, context)
         }
         if code != CURLE_OK {
             kind = nil

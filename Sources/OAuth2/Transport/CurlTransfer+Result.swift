@@ -18,6 +18,9 @@ extension CurlTransfer {
             if exceededLimit {
                 return .failure(.responseTooLarge)
             }
+            if let address = refusedAddress, code == CURLE_COULDNT_CONNECT {
+                return .failure(internalAddressError(refused: address))
+            }
             return .failure(CurlTransport.error(for: code, message: easy.message(for: code)))
         }
         flushPendingHeader()

@@ -129,6 +129,24 @@ package final class CurlTransfer: @unchecked Sendable {
     let maxResponseSize: Int
     /// The certificate the handshake presents, if the server asks for one.
     let clientCertificate: ClientCertificate?
+    /// How the addresses it connects to are checked.
+    let addressRule: AddressRule
+
+    /// ``HTTPTransportRequest/connectsOnlyToPublicAddresses``, as the handle carries it out.
+    enum AddressRule: Equatable {
+        /// Any address.
+        case any
+        /// Public addresses only, checked as each socket is opened
+        /// (``curlOpenSocketCallback``); a direct connection of its own.
+        case publicOnly
+        /// Public addresses only, and the environment names a proxy for the
+        /// scheme: through the proxy, whatever `no_proxy` says; the proxy resolves.
+        case publicOnlyThroughProxy
+    }
+
+    /// The internal address the last connection attempt was refused for (its
+    /// text), when ``addressRule`` refused one. Engine thread only.
+    @exclusivity(unchecked) var refusedAddress: String?
 
     // Engine thread only.
     @exclusivity(unchecked) var easy: CurlEasyHandle?
@@ -281,6 +299,10 @@ package final class CurlTransfer: @unchecked Sendable {
         timeoutMilliseconds = request.timeout?.curlMilliseconds ?? defaultTimeoutMilliseconds ?? configuration.timeout.curlMilliseconds
         maxResponseSize = Swift.max(request.maxResponseSize ?? configuration.maxResponseSize, 0)
         clientCertificate = request.clientCertificate
+        // A loopback host is never sent to a proxy: checked, and so refused, here.
+        addressRule =
+            !request.connectsOnlyToPublicAddresses
+            ? .any : !target.isLoopback && Self.environmentNamesProxy(https: target.isHTTPS) ? .publicOnlyThroughProxy : .publicOnly
         // Here, on the caller's thread, not at the first header line on the
         // engine's: the caller frees the lines with the response, and memory
         // that one thread allocates and another frees costs both glibc's

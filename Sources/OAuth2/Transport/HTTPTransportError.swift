@@ -20,6 +20,7 @@ public struct HTTPTransportError: Error, Sendable, Hashable {
         case invalidRequest
         case connectionLost
         case tooManyRedirects
+        case internalAddress
         case other
     }
 
@@ -52,6 +53,10 @@ public struct HTTPTransportError: Error, Sendable, Hashable {
     public static let connectionLost = HTTPTransportError(.connectionLost, "the connection was lost before the response was complete")
     /// More redirects than allowed.
     public static let tooManyRedirects = HTTPTransportError(.tooManyRedirects, "too many redirects")
+    /// The host resolved to internal addresses only, and the request may
+    /// connect only to public ones (``HTTPTransportRequest/connectsOnlyToPublicAddresses``).
+    public static let internalAddress = HTTPTransportError(
+        .internalAddress, "the host resolves to an internal address, and the request may connect only to public ones")
     /// Any other failure; the message says what.
     public static func other(_ message: String) -> HTTPTransportError {
         HTTPTransportError(.other, message)

@@ -44,6 +44,21 @@ public struct HTTPTransportRequest: Sendable {
     /// redirects a transport follows. A transport that cannot present a
     /// client certificate must refuse a request that has one.
     public var clientCertificate: ClientCertificate?
+    /// Whether the request may connect only to public addresses: `false`
+    /// (the default) connects wherever the host resolves to.
+    ///
+    /// When `true`, ``CurlTransport`` checks every address it connects to,
+    /// after DNS, and refuses a loopback, private, link-local, unique-local,
+    /// shared, unspecified, multicast or reserved one (an IPv4 address inside
+    /// an IPv6 one included): ``HTTPTransportError/internalAddress``, and
+    /// nothing is sent. The check is on the connection, so a name that
+    /// resolves to an internal address, or is made to between a check and
+    /// the request (DNS rebinding), is caught. Such a request never shares a
+    /// connection with another. Through a proxy (`https_proxy`, `all_proxy`
+    /// in the environment) the proxy resolves the name, and it is the proxy's
+    /// to refuse; the request then goes through the proxy whatever `no_proxy`
+    /// says. A transport that cannot check ignores it.
+    public var connectsOnlyToPublicAddresses = false
 
     /// Creates a request.
     public init(
