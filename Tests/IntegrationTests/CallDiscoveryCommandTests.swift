@@ -18,6 +18,21 @@ struct CallDiscoveryCommandTests {
     /// Runs `oauth2 call url` and signs in with the scripted browser each time
     /// it prints an authorize URL (`signIns` of them), pasting the redirect on
     /// stdin, or letting the browser follow it to the listener with `--listen`.
+    /// A client ID metadata document for the CLI (a public client on a
+    /// loopback redirect), served over https by a server whose CA the
+    /// provider of `resources` is told to trust.
+    static func cliMetadataDocument(trustedBy resources: ProtectedResources) async throws -> ClientMetadataDocumentServer {
+        let server = try await ClientMetadataDocumentServer.start()
+        try server.serve(
+            Data(
+                """
+                {"client_id": "\(server.url())", "client_name": "oauth2 CLI test", "redirect_uris": ["http://127.0.0.1/callback"],
+                 "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"], "token_endpoint_auth_method": "none"}
+                """.utf8))
+        try await resources.trustForClientMetadata(server.caPEM)
+        return server
+    }
+
     static func call(
         _ url: String, _ cli: CLI, _ provider: Provider, signIns: Int, arguments: [String] = []
     ) async throws -> (result: Subprocess.Result, authorizeURLs: [String]) {
@@ -252,14 +267,7 @@ struct CallDiscoveryCommandTests {
         let resources = try ProtectedResources.main()
         let a = try resources.resource("a")
         let cli = try Self.cli()
-        let server = try await ClientMetadataDocumentServer.start()
-        try server.serve(
-            Data(
-                """
-                {"client_id": "\(server.url())", "client_name": "oauth2 CLI test", "redirect_uris": ["http://127.0.0.1/callback"],
-                 "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"], "token_endpoint_auth_method": "none"}
-                """.utf8))
-        try await resources.trustForClientMetadata(server.caPEM)
+        let server = try await Self.cliMetadataDocument(trustedBy: resources)
 
         let (result, urls) = try await Self.call(
             a.hello, cli, provider, signIns: 1, arguments: ["--client-metadata-url", server.url()])

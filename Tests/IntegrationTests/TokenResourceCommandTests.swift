@@ -23,13 +23,29 @@ struct TokenResourceCommandTests {
         ProtectedResourceClient.tokenAccount(authorizationServer: resources.issuer, resource: resource.resource, account: "default")
     }
 
-    @Test func tokenPrintsTheTokenTheCallGotByResourceOrByItsOnlyProvider() async throws {
+    /// What each test starts from: `oauth2 call` signed in for resource `a`
+    /// by itself (one sign-in), with a CLI of its own.
+    struct SignedIn {
+        let provider: Provider
+        let resources: ProtectedResources
+        let a: ProtectedResources.Resource
+        let cli: CLI
+        let call: (result: Subprocess.Result, authorizeURLs: [String])
+    }
+
+    static func signedIn(callArguments: [String] = []) async throws -> SignedIn {
         let provider = try Provider.main()
         let resources = try ProtectedResources.main()
         let a = try resources.resource("a")
         let cli = try Call.cli()
-        let call = try await Call.call(a.hello, cli, provider, signIns: 1)
+        let call = try await Call.call(a.hello, cli, provider, signIns: 1, arguments: callArguments)
         #expect(call.result.status == 0, "\(call.result.stderr)")
+        return SignedIn(provider: provider, resources: resources, a: a, cli: cli, call: call)
+    }
+
+    @Test func tokenPrintsTheTokenTheCallGotByResourceOrByItsOnlyProvider() async throws {
+        let start = try await Self.signedIn()
+        let (resources, a, cli) = (start.resources, start.a, start.cli)
         let stored = try #require(try await cli.storedToken(account: Self.account(resources, a)))
 
         let byURL = try await Self.printedToken(["--resource", a.hello], cli)
@@ -47,12 +63,8 @@ struct TokenResourceCommandTests {
     }
 
     @Test func anExpiredTokenIsRefreshedOnceAndTheResourceTakesTheNewOne() async throws {
-        let provider = try Provider.main()
-        let resources = try ProtectedResources.main()
-        let a = try resources.resource("a")
-        let cli = try Call.cli()
-        let call = try await Call.call(a.hello, cli, provider, signIns: 1)
-        #expect(call.result.status == 0, "\(call.result.stderr)")
+        let start = try await Self.signedIn()
+        let (provider, resources, a, cli, call) = (start.provider, start.resources, start.a, start.cli, start.call)
         let clientID = try #require(try Call.answer(call.result).string("client_id"))
         func refreshes() async throws -> Int {
             try await resources.tokenRequests(clientID: clientID).filter { $0.grantType == "refresh_token" && $0.status == 200 }.count
@@ -76,20 +88,9 @@ struct TokenResourceCommandTests {
     }
 
     @Test func aCallThatIdentifiedWithAMetadataDocumentIsFoundByTheResourceAlone() async throws {
-        let provider = try Provider.main()
-        let resources = try ProtectedResources.main()
-        let a = try resources.resource("a")
-        let cli = try Call.cli()
-        let server = try await ClientMetadataDocumentServer.start()
-        try server.serve(
-            Data(
-                """
-                {"client_id": "\(server.url())", "client_name": "oauth2 CLI test", "redirect_uris": ["http://127.0.0.1/callback"],
-                 "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"], "token_endpoint_auth_method": "none"}
-                """.utf8))
-        try await resources.trustForClientMetadata(server.caPEM)
-        let call = try await Call.call(a.hello, cli, provider, signIns: 1, arguments: ["--client-metadata-url", server.url()])
-        #expect(call.result.status == 0, "\(call.result.stderr)")
+        let server = try await Call.cliMetadataDocument(trustedBy: try ProtectedResources.main())
+        let start = try await Self.signedIn(callArguments: ["--client-metadata-url", server.url()])
+        let (provider, resources, a, cli) = (start.provider, start.resources, start.a, start.cli)
         let old = try await cli.expireStoredToken(account: Self.account(resources, a), at: provider)
 
         // No --provider, no --client-metadata-url: the saved provider says how the call identified itself.
@@ -104,12 +105,8 @@ struct TokenResourceCommandTests {
     }
 
     @Test func aResourceDiscoveredLongerAgoThanTheCacheLifetimeStillGivesItsToken() async throws {
-        let provider = try Provider.main()
-        let resources = try ProtectedResources.main()
-        let a = try resources.resource("a")
-        let cli = try Call.cli()
-        let call = try await Call.call(a.hello, cli, provider, signIns: 1)
-        #expect(call.result.status == 0, "\(call.result.stderr)")
+        let start = try await Self.signedIn()
+        let (resources, a, cli) = (start.resources, start.a, start.cli)
         // Two hours ago: past the one hour after which oauth2 call discovers again.
         let store = try FileTokenStore(directory: cli.store)
         for key in [a.hello, a.resource] {
