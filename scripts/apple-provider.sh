@@ -24,24 +24,11 @@ usage() { sed -n '5,6p' "${BASH_SOURCE[0]}" | sed 's/^#  *//' >&2; exit 64; }
 command="$1"; shift
 run_dir="$root/$name"
 
-alive() {
-    local state
-    state="$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)" || return 1
-    [ -n "$state" ] && [ "$state" != Z ]
-}
+# shellcheck source=lib/service.sh
+. "$repo_root/scripts/lib/service.sh"
 
-stop() {
-    [ -f "$run_dir/pid" ] || return 0
-    local pid
-    pid="$(cat "$run_dir/pid")"
-    # Only the process that serves this run folder, never a reused pid.
-    if [ -r "/proc/$pid/cmdline" ] && tr '\0' '\n' <"/proc/$pid/cmdline" | grep -qxF -- "$run_dir"; then
-        kill -TERM "$pid" 2>/dev/null || true
-        for _ in $(seq 25); do alive "$pid" || break; sleep 0.2; done
-        kill -KILL "$pid" 2>/dev/null || true
-    fi
-    rm -f "$run_dir/pid"
-}
+# Only the process that serves this run folder, never a reused pid: TERM, then KILL after 5 seconds.
+stop() { service_stop "$run_dir" 'AppleProvider/serve\.py'; }
 
 case "$command" in
     stop) stop ;;
@@ -67,7 +54,7 @@ case "$command" in
         echo "$pid" >"$run_dir/pid"
         for _ in $(seq 300); do
             [ -f "$run_dir/env.json" ] && break
-            alive "$pid" || { tail -n 20 "$run_dir/server.log" >&2; stop; exit 1; }
+            service_alive "$pid" || { tail -n 20 "$run_dir/server.log" >&2; stop; exit 1; }
             sleep 0.1
         done
         [ -f "$run_dir/env.json" ] || { echo "apple-provider: no env.json after 30 s" >&2; tail -n 20 "$run_dir/server.log" >&2; stop; exit 1; }

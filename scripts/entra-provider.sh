@@ -14,18 +14,11 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 run_dir="$repo_root/.build/entra-provider"
 python="$repo_root/.build/provider/venv/bin/python"
 
-stop() {
-    if [ -f "$run_dir/pid" ]; then
-        local pid
-        pid="$(cat "$run_dir/pid")"
-        if kill -0 "$pid" 2>/dev/null; then
-            kill "$pid" 2>/dev/null || true
-            for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-            kill -9 "$pid" 2>/dev/null || true
-        fi
-        rm -f "$run_dir/pid"
-    fi
-}
+# shellcheck source=lib/service.sh
+. "$repo_root/scripts/lib/service.sh"
+
+# Only the process that serves this run folder, never a reused pid: TERM, then KILL after 5 seconds.
+stop() { service_stop "$run_dir" 'EntraProvider/serve\.py'; }
 
 case "${1:-}" in
     start)
@@ -45,7 +38,7 @@ case "${1:-}" in
                 echo "$run_dir/env.json"
                 exit 0
             fi
-            if ! kill -0 "$(cat "$run_dir/pid")" 2>/dev/null; then break; fi
+            service_alive "$(cat "$run_dir/pid")" || break
             sleep 0.1
         done
         echo "entra-provider: the provider did not start:" >&2

@@ -1,8 +1,10 @@
 # Sourced by the scripts that start and stop a local test service written in
-# Python (scripts/provider-start.sh, provider-stop.sh, mcp-server.sh): one
-# virtual environment per service kind, a run folder per instance, a server
-# that writes env.json once it is set up, and a readiness probe. Each caller
-# sets `service_label` (the prefix of its messages) before calling these.
+# Python (scripts/provider-start.sh, provider-stop.sh, mcp-server.sh, and for
+# stopping and liveness apple-provider.sh and entra-provider.sh) and by the
+# scripts that test an example package: one virtual environment per service
+# kind, a run folder per instance, a server that writes env.json once it is
+# set up, and a readiness probe. Each caller that starts a service sets
+# `service_label` (the prefix of its messages) before calling these.
 
 # True while pid runs; a zombie (killed, not yet reaped) has stopped.
 service_alive() {
