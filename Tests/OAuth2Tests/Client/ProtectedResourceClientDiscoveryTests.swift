@@ -34,6 +34,14 @@ import Testing
         }
     }
 
+    /// A registration is answered when a second one is asked for, or after
+    /// 300 ms: time for a second caller to ask.
+    private func holdRegistrationsUntilASecondIsAsked(_ world: FakeResourceWorld) {
+        hold(world, where: { $0 == "/register" }, within: .milliseconds(300)) {
+            world.transport.requests.filter { $0.url.path == "/register" }.count >= 2
+        }
+    }
+
     private static func waitUntil(within limit: Duration = .seconds(10), _ condition: @Sendable () -> Bool) async throws {
         let deadline = ContinuousClock.now + limit
         while !condition() && ContinuousClock.now < deadline {
@@ -70,10 +78,7 @@ import Testing
     @Test func concurrentFirstCallsForTwoResourcesOfOneServerRegisterOnce() async throws {
         let world = FakeResourceWorld()
         let client = client(world)
-        // A registration is answered when a second one is asked for, or after a while: time for a second caller to ask.
-        hold(world, where: { $0 == "/register" }, within: .milliseconds(300)) {
-            world.transport.requests.filter { $0.url.path == "/register" }.count >= 2
-        }
+        holdRegistrationsUntilASecondIsAsked(world)
         async let a = client.send(HTTPTransportRequest(url: resourceA))
         async let b = client.send(HTTPTransportRequest(url: resourceB))
         let (answerA, answerB) = try await (a, b)
@@ -89,10 +94,7 @@ import Testing
         let store = InMemoryTokenStore()
         let first = client(world, store: store)
         let second = client(world, store: store)
-        // A registration is answered when a second one is asked for, or after a while: time for a second caller to ask.
-        hold(world, where: { $0 == "/register" }, within: .milliseconds(300)) {
-            world.transport.requests.filter { $0.url.path == "/register" }.count >= 2
-        }
+        holdRegistrationsUntilASecondIsAsked(world)
         async let a = first.send(HTTPTransportRequest(url: resourceA))
         async let b = second.send(HTTPTransportRequest(url: resourceA))
         let (answerA, answerB) = try await (a, b)
@@ -112,11 +114,7 @@ import Testing
         let client = client(world, store: store)
         _ = try await client.send(HTTPTransportRequest(url: resourceA))
         world.forget("dyn-1")
-        let account = ProtectedResourceClient.tokenAccount(
-            authorizationServer: FakeResourceWorld.issuer, resource: resourceA.absoluteString, account: "alice")
-        var stored = try #require(try await store.load(account: account))
-        stored.expiresAt = Date(timeIntervalSinceNow: -10)
-        try await store.save(stored, account: account)
+        let account = try await FakeResourceWorld.expireAlicesToken(for: resourceA, in: store)
         store.holdSecondDeletion { world.authorizeQueries.count >= 2 }
 
         // A new client (a new process): it knows the expired token, not a fresh one.

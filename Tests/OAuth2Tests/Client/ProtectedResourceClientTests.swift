@@ -46,11 +46,7 @@ import Testing
         _ = try await client.send(get(resourceA))
         #expect(world.authorizeQueries.map { $0["resource"] } == [resourceA.absoluteString])
         // Expire the token so that the next call refreshes.
-        let account = ProtectedResourceClient.tokenAccount(
-            authorizationServer: FakeResourceWorld.issuer, resource: resourceA.absoluteString, account: "alice")
-        var stored = try #require(try await store.load(account: account))
-        stored.expiresAt = Date(timeIntervalSinceNow: -10)
-        try await store.save(stored, account: account)
+        try await FakeResourceWorld.expireAlicesToken(for: resourceA, in: store)
         let fresh = self.client(world, store: store, identity: ClientIdentity(clientID: "pre-1"))
         _ = try await fresh.send(get(resourceA))
         #expect(world.tokenRequests.map { $0["grant_type"] } == ["authorization_code", "refresh_token"])
@@ -251,11 +247,7 @@ import Testing
         _ = try await client(world, store: store).send(get(resourceA))
         #expect(try await store.loadRegistration(issuer: FakeResourceWorld.issuer)?.clientID == "dyn-1")
         world.forget("dyn-1")
-        let account = ProtectedResourceClient.tokenAccount(
-            authorizationServer: FakeResourceWorld.issuer, resource: resourceA.absoluteString, account: "alice")
-        var stored = try #require(try await store.load(account: account))
-        stored.expiresAt = Date(timeIntervalSinceNow: -10)
-        try await store.save(stored, account: account)
+        try await FakeResourceWorld.expireAlicesToken(for: resourceA, in: store)
 
         let response = try await client(world, store: store).send(get(resourceA))
         #expect(response.status == 200)

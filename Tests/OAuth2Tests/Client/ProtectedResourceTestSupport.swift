@@ -55,6 +55,17 @@ final class FakeResourceWorld: Sendable {
 
     static func resourceURL(_ name: String) -> URL { URL(string: "https://mcp.example/\(name)")! }
 
+    /// Makes alice's stored token for `resource` expired, so that the next
+    /// call refreshes it; returns the account it is stored under.
+    @discardableResult
+    static func expireAlicesToken(for resource: URL, in store: any TokenStore) async throws -> String {
+        let account = ProtectedResourceClient.tokenAccount(authorizationServer: issuer, resource: resource.absoluteString, account: "alice")
+        var stored = try #require(try await store.load(account: account))
+        stored.expiresAt = Date(timeIntervalSinceNow: -10)
+        try await store.save(stored, account: account)
+        return account
+    }
+
     var tokenRequests: [[String: String]] { state.withLock { $0.tokenRequests } }
     var authorizeQueries: [[String: String]] { state.withLock { $0.authorizeQueries } }
     var registrations: Int { state.withLock { $0.registrations } }
