@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Testing
 
@@ -135,32 +136,25 @@ enum Gate {
     }
 
     static func run(iterations: Int = 1000) throws -> Output {
-        let process = Process()
         let child = try binary()
-        if let cpu = oneCPU() {
-            process.executableURL = taskset
-            process.arguments = ["--cpu-list", cpu, child.path, String(iterations)]
-        } else {
-            process.executableURL = child
-            process.arguments = [String(iterations)]
-        }
+        let (executable, arguments) =
+            if let cpu = oneCPU() {
+                (taskset.path, ["--cpu-list", cpu, child.path, String(iterations)])
+            } else {
+                (child.path, [String(iterations)])
+            }
         // Nothing inherited: what the runtime and glibc read from the
         // environment (SWIFT_DEBUG_*, GLIBC_TUNABLES, LD_PRELOAD) would change
         // what is counted from one shell to another.
-        process.environment = environment
-        process.currentDirectoryURL = URL(fileURLWithPath: "/")
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        let err = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let process = try ChildProcess(
+            executable, arguments, environment: environment, directory: "/", stdout: .pipe, stderr: .pipe)
+        let out = Data(try process.output?.readToEnd() ?? [])
+        let err = Data(try process.errors?.readToEnd() ?? [])
+        let ending = process.waitUntilExit()
+        guard ending == .exited(0) else {
             throw Failure(
                 description:
-                    "AllocationGateChild exited \(process.terminationStatus): \(String(decoding: out + err, as: UTF8.self))"
+                    "AllocationGateChild ended with \(ending): \(String(decoding: out + err, as: UTF8.self))"
             )
         }
         return try JSONDecoder().decode(Output.self, from: out)

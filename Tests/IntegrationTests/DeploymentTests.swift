@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import OAuth2
 import Testing
@@ -343,13 +344,9 @@ struct StoreWrites {
     }
 
     private static func chattr(_ flag: String, _ path: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
-        process.arguments = [flag, path]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ProviderError(description: "chattr \(flag) \(path) failed (\(process.terminationStatus))")
+        let ending = try ChildProcess("/usr/bin/chattr", [flag, path]).waitUntilExit()
+        guard ending == .exited(0) else {
+            throw ProviderError(description: "chattr \(flag) \(path) failed (\(ending))")
         }
     }
 }

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import LoopbackSockets
 import Testing
@@ -12,25 +13,22 @@ import Testing
 /// certificates (one issued by the CA, one self-signed) are made with the
 /// openssl CLI. nginx runs in the foreground under a shell that stops it
 /// when its stdin closes, so it cannot outlive the test process.
-public final class MutualTLSServer: @unchecked Sendable {
-    // @unchecked: everything is set in `start` and then only read, `stop` called once.
+public final class MutualTLSServer: Sendable {
     /// The port nginx listens on at 127.0.0.1.
     public let port: Int
     /// The folder of nginx's configuration, logs, and the certificates.
     public let directory: URL
     /// The PEM file of the CA that issued the server's certificate.
     public var caFile: String { directory.appendingPathComponent("ca.pem").path }
-    private let process: Process
-    private let input: Pipe
+    private let process: ChildProcess
 
     /// The server of the running suite (see ``MutualTLSServerTrait``).
     @TaskLocal public static var current: MutualTLSServer?
 
-    private init(port: Int, directory: URL, process: Process, input: Pipe) {
+    private init(port: Int, directory: URL, process: ChildProcess) {
         self.port = port
         self.directory = directory
         self.process = process
-        self.input = input
     }
 
     /// A client certificate the tests present: its files and what openssl says of it.
@@ -74,12 +72,10 @@ public final class MutualTLSServer: @unchecked Sendable {
         let conf = configuration(directory: directory.path, port: port)
         try conf.write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
         // nginx in the foreground; the shell kills it once `stop` asks (a file
         // `stop`) or the test process is gone. (Without a master process, nginx
         // does not stop on SIGTERM while connections linger; it has nothing to save.)
-        process.arguments = [
+        let arguments = [
             "-c",
             """
             /usr/sbin/nginx -e "$1/error.log" -p "$1" -c "$1/nginx.conf" </dev/null & pid=$!
@@ -88,12 +84,8 @@ public final class MutualTLSServer: @unchecked Sendable {
             """,
             "sh", directory.path, String(ProcessInfo.processInfo.processIdentifier),
         ]
-        let input = Pipe()
-        process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let server = MutualTLSServer(port: port, directory: directory, process: process, input: input)
+        let process = try ChildProcess("/bin/sh", arguments, stdin: .pipe, stdout: .null, stderr: .null)
+        let server = MutualTLSServer(port: port, directory: directory, process: process)
         // Ready once it accepts connections.
         for _ in 0..<200 {
             if canConnect(port: port) { return server }
@@ -107,7 +99,7 @@ public final class MutualTLSServer: @unchecked Sendable {
     /// Stops nginx and removes its folder.
     public func stop() {
         _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("stop").path, contents: nil)
-        try? input.fileHandleForWriting.close()
+        process.input?.close()
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: directory)
     }
@@ -189,15 +181,8 @@ public final class MutualTLSServer: @unchecked Sendable {
                     | tr '+/' '-_' | tr -d '=' > $name.sha256
             done
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", script]
-        process.currentDirectoryURL = directory
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw MutualTLSServerError.didNotStart("openssl failed") }
+        let process = try ChildProcess("/bin/sh", ["-c", script], directory: directory.path, stdout: .null, stderr: .null)
+        guard process.waitUntilExit() == .exited(0) else { throw MutualTLSServerError.didNotStart("openssl failed") }
     }
 
     private static func canConnect(port: Int) -> Bool {

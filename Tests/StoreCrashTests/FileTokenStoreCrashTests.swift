@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import OAuth2
 import Testing
@@ -68,8 +69,8 @@ import Testing
                 environment: keyText.map { ["STORE_CRASH_CHILD_KEY": $0] } ?? [:]
             )
             #expect(child.line == "stopped \(point.argument)")
-            let (reason, status) = try await child.kill()
-            #expect(reason == .uncaughtSignal && status == SIGKILL, "the child ended with \(reason) \(status), not SIGKILL")
+            let ending = await child.kill()
+            #expect(ending == .signalled(SIGKILL), "the child ended with \(ending), not SIGKILL")
 
             // A process started after the crash.
             let store = try FileTokenStore(directory: scratch.store, encryption: encryption)
@@ -150,27 +151,21 @@ final class StoppedChild {
         var description: String
     }
 
-    private let process: Process
+    private let process: ChildProcess
     /// The line the child printed when it stopped.
     let line: String
 
-    private init(process: Process, line: String) {
+    private init(process: ChildProcess, line: String) {
         self.process = process
         self.line = line
     }
 
     static func start(_ arguments: [String], environment: [String: String]) async throws -> StoppedChild {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try binary())
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
+        let process = try ChildProcess(
+            try binary(), arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            stdout: .pipe, stderr: .pipe)
         // The child prints its line, then waits; it cannot outlive its alarm (120 s).
-        let fd = output.fileHandleForReading.fileDescriptor
+        let fd = process.output?.number ?? -1
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
@@ -186,28 +181,17 @@ final class StoppedChild {
             }
         }
         guard !bytes.isEmpty else {
-            try await exit(of: process)
-            let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            throw Failure(description: "StoreCrashChild \(arguments[1]) exited (\(process.terminationStatus)) without stopping: \(stderr)")
+            let ending = await process.exit()
+            let stderr = String(decoding: (try? process.errors?.readToEnd()) ?? [], as: UTF8.self)
+            throw Failure(description: "StoreCrashChild \(arguments[1]) ended with \(ending) without stopping: \(stderr)")
         }
         return StoppedChild(process: process, line: String(decoding: bytes, as: UTF8.self))
     }
 
-    deinit {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-    }
-
     /// Kills the child with SIGKILL and waits for it; how it ended.
-    func kill() async throws -> (Process.TerminationReason, Int32) {
-        Glibc.kill(process.processIdentifier, SIGKILL)
-        try await Self.exit(of: process)
-        return (process.terminationReason, process.terminationStatus)
-    }
-
-    private static func exit(of process: Process) async throws {
-        while process.isRunning {
-            try await Task.sleep(for: .milliseconds(2))
-        }
+    func kill() async -> ChildProcess.Ending {
+        process.send(SIGKILL)
+        return await process.exit()
     }
 
     /// StoreCrashChild, in the directory of the test binary (the build's

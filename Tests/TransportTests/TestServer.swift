@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import OAuth2
 import Testing
@@ -6,27 +7,24 @@ import Testing
 ///
 /// It serves plain HTTP and HTTPS (a throw-away CA) on 127.0.0.1 and exits
 /// when its stdin closes, so it cannot outlive the test process.
-final class TestServer: @unchecked Sendable {
-    // @unchecked: `process` and `input` are set in `start` and then only used by `stop`, once.
+final class TestServer: Sendable {
     let httpPort: Int
     let httpsPort: Int
     /// The PEM file of the CA that signed the HTTPS server's certificate.
     let caFile: String
     /// An HTTPS port whose certificate the same CA issued for `other.invalid` only.
     let misnamedHTTPSPort: Int
-    private let process: Process
-    private let input: Pipe
+    private let process: ChildProcess
 
     /// The server of the running suite (see ``TestServerTrait``).
     @TaskLocal static var current: TestServer?
 
-    private init(httpPort: Int, httpsPort: Int, caFile: String, misnamedHTTPSPort: Int, process: Process, input: Pipe) {
+    private init(httpPort: Int, httpsPort: Int, caFile: String, misnamedHTTPSPort: Int, process: ChildProcess) {
         self.httpPort = httpPort
         self.httpsPort = httpsPort
         self.caFile = caFile
         self.misnamedHTTPSPort = misnamedHTTPSPort
         self.process = process
-        self.input = input
     }
 
     /// Starts the server and waits for its READY line.
@@ -34,37 +32,21 @@ final class TestServer: @unchecked Sendable {
         let script = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent()
             .appendingPathComponent("Server/test_server.py")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let more = output.fileHandleForReading.availableData
-            if more.isEmpty { break }
-            line.append(more)
-        }
-        let words = String(decoding: line, as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-            .split(separator: " ")
+        let process = try ChildProcess("/usr/bin/env", ["python3", script.path], stdin: .pipe, stdout: .pipe)
+        let line = try process.output?.readLine() ?? ""
+        let words = line.split(separator: " ")
         guard words.count == 5, words[0] == "READY", let http = Int(words[1]), let https = Int(words[2]), let misnamed = Int(words[4])
         else {
-            try? input.fileHandleForWriting.close()
-            process.terminate()
-            throw TestServerError.didNotStart(String(decoding: line, as: UTF8.self))
+            process.send(SIGTERM)
+            throw TestServerError.didNotStart(line)
         }
         return TestServer(
-            httpPort: http, httpsPort: https, caFile: String(words[3]), misnamedHTTPSPort: misnamed, process: process, input: input)
+            httpPort: http, httpsPort: https, caFile: String(words[3]), misnamedHTTPSPort: misnamed, process: process)
     }
 
     /// Closes the server's stdin (it exits by itself) and waits for it.
     func stop() {
-        try? input.fileHandleForWriting.close()
+        process.input?.close()
         process.waitUntilExit()
     }
 

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import OAuth2
 import Testing
@@ -11,9 +12,7 @@ import Testing
 /// scripts/provider-start.sh installs). Without it the suites are disabled,
 /// visibly. The provider exits when its stdin closes, so it cannot outlive
 /// the test process.
-final class ConformanceProvider: @unchecked Sendable {
-    // @unchecked: `process` and `input` are set once in `init` and only kept
-    // alive afterwards (the pipe closes with the test process).
+final class ConformanceProvider: Sendable {
     static let pythonVariable = "OAUTH2_IT_CONFORMANCE_PYTHON"
 
     /// Why the suites cannot run here, for `.enabled(if:)`.
@@ -28,8 +27,8 @@ final class ConformanceProvider: @unchecked Sendable {
     let port: Int
     /// The throw-away CA and client certificate of op.py's mutual TLS port.
     let tls: TLSFiles
-    private let process: Process
-    private let input: Pipe
+    /// Kept for its stdin, which closes with the test process.
+    private let process: ChildProcess
 
     private init() throws {
         guard let python = ProcessInfo.processInfo.environment[Self.pythonVariable] else {
@@ -39,30 +38,15 @@ final class ConformanceProvider: @unchecked Sendable {
             .deletingLastPathComponent()
             .deletingLastPathComponent()
             .appendingPathComponent("Provider/op.py")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [script.path]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let more = output.fileHandleForReading.availableData
-            if more.isEmpty { break }
-            line.append(more)
-        }
-        let words = String(decoding: line, as: UTF8.self).split(whereSeparator: \.isWhitespace)
+        let process = try ChildProcess(python, [script.path], stdin: .pipe, stdout: .pipe)
+        let line = try process.output?.readLine() ?? ""
+        let words = line.split(whereSeparator: \.isWhitespace)
         guard words.count == 4, words[0] == "READY", let port = Int(words[1]), Int(words[2]) != nil else {
-            try? input.fileHandleForWriting.close()
-            process.terminate()
-            throw ConformanceProviderError.didNotStart(String(decoding: line, as: UTF8.self))
+            throw ConformanceProviderError.didNotStart(line)
         }
         self.port = port
         self.tls = TLSFiles(folder: String(words[3]))
         self.process = process
-        self.input = input
     }
 
     /// A fresh run of `module`: an issuer of its own (a new test alias, as

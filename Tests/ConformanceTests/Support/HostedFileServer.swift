@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import OAuth2
 import Testing
@@ -10,13 +11,10 @@ import Testing
 /// Started without blocking a thread of the cooperative pool (the first line
 /// is read by a thread of its own); it exits when ``stop()`` closes its stdin,
 /// or with the test process.
-final class HostedFileServer: @unchecked Sendable {
-    // @unchecked: every property is set once in `init`; `stop()` only closes
-    // the pipe and ends the process, which Process allows from any thread.
+final class HostedFileServer: Sendable {
     let directory: URL
     let port: Int
-    private let process: Process
-    private let input: Pipe
+    private let process: ChildProcess
 
     /// Serves the current directory (argv[1]); a file without an extension
     /// (a request object's random name) with the type in argv[2], as the app
@@ -35,11 +33,10 @@ final class HostedFileServer: @unchecked Sendable {
         httpd.shutdown()
         """
 
-    private init(directory: URL, port: Int, process: Process, input: Pipe) {
+    private init(directory: URL, port: Int, process: ChildProcess) {
         self.directory = directory
         self.port = port
         self.process = process
-        self.input = input
     }
 
     /// Starts a server with the conformance provider's Python.
@@ -49,34 +46,17 @@ final class HostedFileServer: @unchecked Sendable {
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rp-hosted-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-c", script, directory.path, contentType]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        let reader = output.fileHandleForReading
+        let process = try ChildProcess(
+            python, ["-c", script, directory.path, contentType], stdin: .pipe, stdout: .pipe)
         let line = await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
-            Thread {
-                var line = Data()
-                while !line.contains(UInt8(ascii: "\n")) {
-                    let more = reader.availableData
-                    if more.isEmpty { break }
-                    line.append(more)
-                }
-                continuation.resume(returning: String(decoding: line, as: UTF8.self))
-            }.start()
+            Thread { continuation.resume(returning: (try? process.output?.readLine()) ?? "") }.start()
         }
         let words = line.split(whereSeparator: \.isWhitespace)
         guard words.count == 2, words[0] == "READY", let port = Int(words[1]) else {
-            try? input.fileHandleForWriting.close()
-            process.terminate()
             try? FileManager.default.removeItem(at: directory)
             throw ConformanceProviderError.didNotStart("the hosted file server: " + line)
         }
-        return HostedFileServer(directory: directory, port: port, process: process, input: input)
+        return HostedFileServer(directory: directory, port: port, process: process)
     }
 
     /// The URL of the directory `path` on this server (where the app's route would be).
@@ -93,8 +73,8 @@ final class HostedFileServer: @unchecked Sendable {
 
     /// Ends the server and removes its files.
     func stop() {
-        try? input.fileHandleForWriting.close()
-        if process.isRunning { process.terminate() }
+        process.input?.close()
+        process.send(SIGTERM)
         try? FileManager.default.removeItem(at: directory)
     }
 }

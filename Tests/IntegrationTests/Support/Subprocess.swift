@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import OAuth2
 
@@ -25,8 +26,7 @@ final class Subprocess {
     }
 
     let command: String
-    private let process = Process()
-    private let input = Pipe()
+    private let process: ChildProcess
     private let output = LockedValue<[UInt8]>([])
     private let errors = LockedValue<[UInt8]>([])
     private let readers = DispatchGroup()
@@ -34,21 +34,9 @@ final class Subprocess {
     /// Starts `executable` with `arguments`, the environment `environment` (the whole of it).
     init(_ executable: String, _ arguments: [String], environment: [String: String]) throws {
         command = ([executable] + arguments).map { $0.count > 80 ? String($0.prefix(77)) + "…" : $0 }.joined(separator: " ")
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardInput = input
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        Self.drain(stdout.fileHandleForReading, into: output, group: readers)
-        Self.drain(stderr.fileHandleForReading, into: errors, group: readers)
-    }
-
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process = try ChildProcess(executable, arguments, environment: environment, stdin: .pipe, stdout: .pipe, stderr: .pipe)
+        if let stdout = process.output { Self.drain(stdout, into: output, group: readers) }
+        if let stderr = process.errors { Self.drain(stderr, into: errors, group: readers) }
     }
 
     /// Runs a command to its end, feeding it `input`.
@@ -73,12 +61,12 @@ final class Subprocess {
 
     /// Writes to the child's stdin.
     func write(_ text: String) {
-        input.fileHandleForWriting.write(Data(text.utf8))
+        try? process.input?.write(text.utf8)
     }
 
     /// Closes the child's stdin (it reads end of input).
     func closeInput() {
-        try? input.fileHandleForWriting.close()
+        process.input?.close()
     }
 
     /// The first line of stdout, once the child has written it.
@@ -112,7 +100,7 @@ final class Subprocess {
 
     /// Kills the child with SIGKILL, as the OOM killer or `kill -9` would, and waits for it.
     func killHard() async throws -> Result {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        process.send(SIGKILL)
         return try await wait(timeout: .seconds(10))
     }
 
@@ -123,7 +111,14 @@ final class Subprocess {
         _ = try await poll(timeout: .seconds(10), waitingFor: "the end of its output") {
             readers.wait(timeout: .now()) == .success ? true : nil
         }
-        return Result(status: process.terminationStatus, stdout: stdout, stderr: stderr)
+        // As Foundation's Process gave it: the exit status, or the signal that ended the child.
+        let status: Int32 =
+            switch process.ended {
+            case .exited(let status): status
+            case .signalled(let signal): signal
+            case nil: -1
+            }
+        return Result(status: status, stdout: stdout, stderr: stderr)
     }
 
     private func poll<Value>(timeout: Duration, waitingFor what: String, _ check: () -> Value?) async throws -> Value {
@@ -132,9 +127,9 @@ final class Subprocess {
             if let value = check() { return value }
             guard ContinuousClock.now < deadline else {
                 if process.isRunning {
-                    process.terminate()
+                    process.send(SIGTERM)
                     try? await Task.sleep(for: .milliseconds(500))
-                    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                    process.send(SIGKILL)
                 }
                 throw Timeout(
                     description: "timed out after \(timeout) waiting for \(what): \(command)\nstdout: \(stdout)\nstderr: \(stderr)")
@@ -143,12 +138,10 @@ final class Subprocess {
         }
     }
 
-    private static func drain(_ handle: FileHandle, into buffer: LockedValue<[UInt8]>, group: DispatchGroup) {
+    private static func drain(_ descriptor: Descriptor, into buffer: LockedValue<[UInt8]>, group: DispatchGroup) {
         group.enter()
         let thread = Thread {
-            while true {
-                let data = handle.availableData
-                if data.isEmpty { break }
+            while let data = try? descriptor.readSome(), !data.isEmpty {
                 buffer.withLock { $0.append(contentsOf: data) }
             }
             group.leave()

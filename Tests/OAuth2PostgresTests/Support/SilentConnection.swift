@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 
 #if canImport(Glibc)
@@ -51,13 +52,9 @@ final class SilentConnection: @unchecked Sendable { // `ended` is under `lock`
 
     private static func run(_ arguments: [String]) throws {
         guard let nft else { throw TestDatabaseError(description: "nft is not installed") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: nft)
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestDatabaseError(description: "nft \(arguments.joined(separator: " ")) failed (\(process.terminationStatus))")
+        let ending = try ChildProcess(nft, arguments).waitUntilExit()
+        guard ending == .exited(0) else {
+            throw TestDatabaseError(description: "nft \(arguments.joined(separator: " ")) failed (\(ending))")
         }
     }
 }

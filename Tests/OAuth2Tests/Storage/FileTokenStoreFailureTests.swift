@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Testing
 @testable import OAuth2
@@ -286,16 +287,6 @@ struct SmallFileSystem {
     }
 
     private static func run(_ executable: String, _ arguments: [String]) -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-            process.waitUntilExit()
-            return process.terminationStatus == 0
-        } catch {
-            return false
-        }
+        (try? ChildProcess(executable, arguments, stderr: .null).waitUntilExit()) == .exited(0)
     }
 }

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Testing
 @testable import OAuth2
@@ -101,34 +102,26 @@ import Glibc
         let store = try FileTokenStore(directory: scratch.storePath)
         // Created by the store first: flock(1) would create it 0644, which the store refuses.
         try await store.withLock(account: "alice", timeout: .seconds(10)) {}
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
         // --no-fork: flock execs sleep, so the process holding the lock is the
         // one killed (by default flock forks, and sleep inherits the lock).
-        child.arguments = ["--no-fork", scratch.storePath + "/alice.lock", "sleep", "30"]
-        try child.run()
-        defer {
-            if child.isRunning {
-                kill(child.processIdentifier, SIGKILL)
-                child.waitUntilExit()
-            }
-        }
+        // Killed and reaped when the test ends, however it ends.
+        let child = try ChildProcess("/usr/bin/flock", ["--no-fork", scratch.storePath + "/alice.lock", "sleep", "30"])
         try await Self.waitUntilLocked(store, account: "alice", by: child)
 
         let waiter = Task {
             try await store.withLock(account: "alice", timeout: .seconds(10)) { true }
         }
         try await Task.sleep(for: .milliseconds(200))
-        kill(child.processIdentifier, SIGKILL)
-        child.waitUntilExit()
+        child.send(SIGKILL)
+        let ending = await child.exit()
 
         let entered = try await waiter.value
         #expect(entered, "got in before the 10 s timeout")
-        #expect(child.terminationReason == .uncaughtSignal)
+        #expect(ending == .signalled(SIGKILL))
     }
 
     /// Polls until the store cannot take the lock `child` is taking; fails if the child exits first.
-    private static func waitUntilLocked(_ store: FileTokenStore, account: String, by child: Process) async throws {
+    private static func waitUntilLocked(_ store: FileTokenStore, account: String, by child: ChildProcess) async throws {
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(20)
         while clock.now < deadline {
