@@ -177,7 +177,9 @@ def main():
         import ssl
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(arguments.tls_cert, arguments.tls_key)
-        server.socket = context.wrap_socket(server.socket, server_side=True)
+        # Each handshake in its connection's own thread, on its first read: not
+        # inside accept(), where they ran one after another on the accepting thread.
+        server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
     print(server.server_address[1], flush=True)
     try:
         server.serve_forever()

@@ -117,7 +117,9 @@ def main():
         context.load_verify_locations(f"{arguments.tls_dir}/ca.crt")
         context.load_verify_locations(f"{arguments.tls_dir}/self-client.crt")
         context.verify_mode = ssl.CERT_OPTIONAL
-        server.socket = context.wrap_socket(server.socket, server_side=True)
+        # Each handshake in its connection's own thread, on its first read: not
+        # inside accept(), where they ran one after another on the accepting thread.
+        server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
     server.glewlwyd = arguments.glewlwyd
     server.resource = arguments.resource
     server.glewlwyd_lock = threading.Lock()

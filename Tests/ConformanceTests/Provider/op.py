@@ -895,7 +895,9 @@ def main():
     # Asked for, not required (nginx's optional_no_ca): the token endpoint
     # refuses a client without one, userinfo takes the bearer token alone.
     context.verify_mode = ssl.CERT_OPTIONAL
-    mtls.socket = context.wrap_socket(mtls.socket, server_side=True)
+    # Each handshake in its connection's own thread, on its first read: not
+    # inside accept(), where they ran one after another on the accepting thread.
+    mtls.socket = context.wrap_socket(mtls.socket, server_side=True, do_handshake_on_connect=False)
     MTLS_PORT = mtls.server_address[1]
     for each in (server, mtls):
         threading.Thread(target=each.serve_forever, daemon=True).start()
