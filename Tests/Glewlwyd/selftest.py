@@ -326,17 +326,17 @@ def _():
     return f"a request with a proof -> glewlwyd's token_type {body['token_type']}, no cnf"
 
 
-@check("2-second access tokens (oidcshort) expire at the resource server")
+@check("5-second access tokens (oidcshort) expire at the resource server")
 def _():
     key = DPoPKey()
     body = token_request(plugin("oidcshort")["token"], {"grant_type": "client_credentials", "scope": "api"},
                          key=key, auth=basic("confidential")).json()
-    expect(body.get("expires_in") == 2, f"expires_in {body.get('expires_in')}")
+    expect(body.get("expires_in") == 5, f"expires_in {body.get('expires_in')}")
     fresh = resource(ENV["resource"]["me"], body["access_token"], key)
-    time.sleep(3.5)
+    time.sleep(6.5)
     stale = resource(ENV["resource"]["me"], body["access_token"], key)
     expect(fresh.status_code == 200 and stale.status_code == 401, f"{fresh.status_code} {stale.status_code}")
-    return f"expires_in 2; 200, then after 3.5 s 401 {stale.headers.get('WWW-Authenticate', '')[:45]}..."
+    return f"expires_in 5; 200, then after 6.5 s 401 {stale.headers.get('WWW-Authenticate', '')[:45]}..."
 
 
 # --- The resource server (verifier.py) -------------------------------------------

@@ -14,7 +14,7 @@ package's database script creates (admin / password), then creates:
 - four instances of the OpenID Connect plugin: `oidc` (DPoP allowed, PAR
   allowed, JAR, refresh-token rotation, device flow, mTLS through the front),
   `oidcnonce` (the same, DPoP server nonces mandatory), `oidcpar` (the same,
-  PAR required), `oidcshort` (the same as `oidc`, 2-second access tokens) and
+  PAR required), `oidcshort` (the same as `oidc`, 5-second access tokens) and
   `oidclogout` (session management and Back-Channel Logout).
 
 The second form, for a test's loopback route, points the client `logout`'s
@@ -283,8 +283,11 @@ def main():
 
     plugins = {"oidc": {}, "oidcnonce": {"oauth-dpop-nonce-mandatory": True, "oauth-dpop-nonce-counter": 1000},
                "oidcpar": {"oauth-par-required": True},
-               # 2-second access tokens: the 401 -> refresh -> retry rules against a real expiry.
-               "oidcshort": {"access-token-duration": 2},
+               # 5-second access tokens: the 401 -> refresh -> retry rules against a
+               # real expiry. (Used for the first half of their life, 2.5 s: with 2 s,
+               # a CLI process that a busy machine started a second after the others
+               # refreshed again, rightly, and the one-refresh-per-burst test failed.)
+               "oidcshort": {"access-token-duration": 5},
                # Back-Channel Logout (glewlwyd implements draft 06): session
                # management gives ID tokens a sid and registers end_session and
                # DELETE session/<sid>; ending a session POSTs a logout token to

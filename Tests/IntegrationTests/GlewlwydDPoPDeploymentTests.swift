@@ -8,8 +8,10 @@ import Testing
 /// another key, is refused) and rotates refresh tokens with reuse
 /// protection: a rotated-out refresh token presented again kills the whole
 /// chain (Tests/Glewlwyd/README.md: eight refreshes at once with one token
-/// leave the grant dead). Its `oidcshort` instance gives 2-second access
-/// tokens, so every burst starts on an expired token.
+/// leave the grant dead). Its `oidcshort` instance gives 5-second access
+/// tokens, so every burst starts on an expired token; the library uses one
+/// for the first half of its life, so a process that starts up to 2.5 s
+/// after the one that refreshed uses the new token.
 ///
 /// What the other side recorded is the proof: every call answered 200 by the
 /// independent resource server with a proof of the one key, and the grant
@@ -57,7 +59,7 @@ struct GlewlwydDPoPDeploymentTests {
         let jkt = try #require((try JSONObject(shown.stdout)["binding"] as? [String: Any])?["jkt"] as? String, "\(shown.stdout)")
 
         for round in 1...3 {
-            try await Task.sleep(for: .seconds(3))
+            try await Task.sleep(for: .seconds(6))
             let before = try await GlewlwydCommandLineDPoPTests.proofs(of: jkt, for: me, in: requestLog).count
 
             let results = try await DeploymentTests.runTogether(8, cli, ["call", me, "--verbose"] + options)
