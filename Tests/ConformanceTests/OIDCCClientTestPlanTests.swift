@@ -73,7 +73,11 @@ struct OIDCCClientTestPlanTests {
     @Test("oidcc-client-test-mtls-endpoint-aliases") func theTokenRequestGoesToTheMutualTLSAlias() async throws {
         let run = try ConformanceProvider.run("oidcc-client-test-mtls-endpoint-aliases")
         let certificate = try ClientCertificate(certificateFile: run.tls.clientCertificateFile, keyFile: run.tls.clientKeyFile)
-        let transport = CurlTransport(configuration: CurlTransport.Configuration(caFile: run.tls.caFile))
+        // Connecting (the TLS handshake included) may take as long as a whole
+        // request: the default 10 s ran out twice on a loaded machine, at the
+        // start of a full run, where every suite begins at once.
+        let transport = CurlTransport(
+            configuration: CurlTransport.Configuration(timeout: .seconds(30), connectTimeout: .seconds(30), caFile: run.tls.caFile))
         let configuration = try await OAuth2Configuration.discover(
             issuer: run.issuer, clientID: ModuleRun.clientID, transport: transport, clientCertificate: certificate)
         #expect(configuration.tokenEndpoint.scheme == "https" && configuration.tokenEndpoint.path.hasSuffix("/token"))
