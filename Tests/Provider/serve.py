@@ -15,7 +15,9 @@ import os
 import secrets
 import shlex
 import shutil
+import sqlite3
 import sys
+from contextlib import closing
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -384,8 +386,12 @@ def migrated_database(run_dir):
         return
     call_command("migrate", verbosity=0, interactive=False)
     # Another provider may be doing the same: copy, then rename into place.
+    # VACUUM INTO, not a file copy: in WAL mode what the migration wrote may
+    # still be in db.sqlite3-wal, and a copy of db.sqlite3 alone has no tables.
     partial = template.with_name(f"{template.name}.{os.getpid()}.tmp")
-    shutil.copyfile(database, partial)
+    partial.unlink(missing_ok=True)
+    with closing(sqlite3.connect(database)) as connection:
+        connection.execute("VACUUM INTO ?", (str(partial),))
     os.replace(partial, template)
 
 

@@ -80,7 +80,16 @@ DATABASES = {
         # IMMEDIATE takes the write lock when a transaction begins: a deferred
         # transaction that reads and then writes fails at once with "database is
         # locked" when another writer holds the lock, whatever the timeout.
-        "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+        # WAL: readers never wait for the writer nor it for them, and a commit
+        # is an append (synchronous=NORMAL: no fsync but at checkpoints; a
+        # test database need not survive a power cut). In the default journal
+        # mode, a login at the start of a loaded full run waited out the 20 s
+        # behind the other writers and failed with "database is locked".
+        "OPTIONS": {
+            "timeout": 20,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        },
     }
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
