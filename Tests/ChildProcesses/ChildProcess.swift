@@ -78,7 +78,6 @@ public final class ChildProcess: Sendable {
         stdout: Stream = .inherit,
         stderr: Stream = .inherit
     ) throws(ChildProcessError) {
-        var opened: [Int32] = []
         var childEnds: [Int32] = []
         var parentEnds: [Int32?] = [nil, nil, nil]
         var actions = posix_spawn_file_actions_t()
@@ -106,7 +105,6 @@ public final class ChildProcess: Sendable {
                     guard c_child_process_pipe(&ends) == 0 else { throw ChildProcessError(description: "pipe2: errno \(errno)") }
                     let (childEnd, parentEnd) = target == 0 ? (ends[0], ends[1]) : (ends[1], ends[0])
                     childEnds.append(childEnd)
-                    opened.append(parentEnd)
                     parentEnds[Int(target)] = parentEnd
                     posix_spawn_file_actions_adddup2(&actions, childEnd, target)
                 }
@@ -139,7 +137,7 @@ public final class ChildProcess: Sendable {
             guard status == 0 else { throw ChildProcessError(description: "posix_spawn \(executable): errno \(status)") }
             self.pid = pid
         } catch {
-            for fd in opened { close(fd) }
+            for case let fd? in parentEnds { close(fd) }
             throw error
         }
         input = parentEnds[0].map(Descriptor.init)

@@ -15,9 +15,6 @@ struct CallDiscoveryCommandTests {
         return cli
     }
 
-    /// Runs `oauth2 call url` and signs in with the scripted browser each time
-    /// it prints an authorize URL (`signIns` of them), pasting the redirect on
-    /// stdin, or letting the browser follow it to the listener with `--listen`.
     /// A client ID metadata document for the CLI (a public client on a
     /// loopback redirect), served over https by a server whose CA the
     /// provider of `resources` is told to trust.
@@ -33,6 +30,9 @@ struct CallDiscoveryCommandTests {
         return server
     }
 
+    /// Runs `oauth2 call url` and signs in with the scripted browser each time
+    /// it prints an authorize URL (`signIns` of them), pasting the redirect on
+    /// stdin, or letting the browser follow it to the listener with `--listen`.
     static func call(
         _ url: String, _ cli: CLI, _ provider: Provider, signIns: Int, arguments: [String] = []
     ) async throws -> (result: Subprocess.Result, authorizeURLs: [String]) {

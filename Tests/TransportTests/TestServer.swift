@@ -37,7 +37,7 @@ final class TestServer: Sendable {
         let words = line.split(separator: " ")
         guard words.count == 5, words[0] == "READY", let http = Int(words[1]), let https = Int(words[2]), let misnamed = Int(words[4])
         else {
-            process.send(SIGTERM)
+            // Released here: killed and reaped.
             throw TestServerError.didNotStart(line)
         }
         return TestServer(
