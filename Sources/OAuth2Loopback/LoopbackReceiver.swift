@@ -224,6 +224,16 @@ public final class LoopbackReceiver: Sendable {
         listeners.forEach(Socket.close)
     }
 
+    /// The listening sockets while the receiver is ready; none once a wait
+    /// has them or they are closed. For the tests, which check what each is
+    /// bound to: another test's socket can share the port on another address.
+    var listeningDescriptors: [Int32] {
+        phase.withLock { phase in
+            guard case .ready(let listeners) = phase else { return [] }
+            return listeners
+        }
+    }
+
     /// Hands the sockets to a wait.
     private func start(_ wakeup: Wakeup) throws(OAuth2Error) -> [Int32] {
         let listeners: [Int32]? = phase.withLock { phase in

@@ -1,6 +1,6 @@
 import Foundation
 import OAuth2
-import OAuth2Loopback
+@testable import OAuth2Loopback
 import OAuth2Testing
 import Testing
 
@@ -265,23 +265,28 @@ import Testing
         _ = try await wait.url()
     }
 
+    /// The receiver's own sockets are bound to `expected` and nothing in this
+    /// process listens on the wildcard at its port. Only its own: a CI run saw
+    /// another test's 127.0.0.1 listener on the port the kernel had just given
+    /// a 127.0.0.2 receiver.
+    func expectBound(_ receiver: LoopbackReceiver, to expected: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        #expect(Probe.listeningAddresses(of: receiver.listeningDescriptors) == expected, sourceLocation: sourceLocation)
+        let wildcards = try Probe.listeningAddresses(port: receiver.port).filter { $0 == "0.0.0.0" || $0 == "::" }
+        #expect(wildcards.isEmpty, sourceLocation: sourceLocation)
+    }
+
     @Test func a127RedirectURIBindsOnly127AndNeverTheWildcard() throws {
-        let first = try receiver("http://127.0.0.1/callback")
-        #expect(try Probe.listeningAddresses(port: first.port) == ["127.0.0.1"])
-        let other = try receiver("http://127.0.0.2/callback")
-        #expect(try Probe.listeningAddresses(port: other.port) == ["127.0.0.2"])
+        try expectBound(receiver("http://127.0.0.1/callback"), to: ["127.0.0.1"])
+        try expectBound(receiver("http://127.0.0.2/callback"), to: ["127.0.0.2"])
     }
 
     @Test(.enabled(if: Probe.hasIPv6Loopback, "needs IPv6 loopback"))
     func anIPv6RedirectURIBindsOnlyIPv6Loopback() throws {
-        let receiver = try receiver("http://[::1]/callback")
-        #expect(try Probe.listeningAddresses(port: receiver.port) == ["::1"])
+        try expectBound(receiver("http://[::1]/callback"), to: ["::1"])
     }
 
     @Test func localhostBindsOnlyTheLoopbackAddresses() throws {
-        let receiver = try receiver("http://localhost/callback")
-        let expected = Probe.hasIPv6Loopback ? ["127.0.0.1", "::1"] : ["127.0.0.1"]
-        #expect(try Probe.listeningAddresses(port: receiver.port) == expected)
+        try expectBound(receiver("http://localhost/callback"), to: Probe.hasIPv6Loopback ? ["127.0.0.1", "::1"] : ["127.0.0.1"])
     }
 
     @Test func aPortInUseIsATransportError() throws {

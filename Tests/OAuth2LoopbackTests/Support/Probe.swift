@@ -78,38 +78,46 @@ enum Probe {
     }
 
     /// The addresses this process's listening TCP sockets on `port` are bound
-    /// to, as `getsockname` reports them (`127.0.0.1`, `::1`, `0.0.0.0`, …), sorted.
+    /// to, as `getsockname` reports them (`127.0.0.1`, `::1`, `0.0.0.0`, …),
+    /// sorted. Other tests' sockets count too: the kernel gives an ephemeral
+    /// port bound on one address to sockets on other addresses as well.
     static func listeningAddresses(port: UInt16) throws -> [String] {
-        var addresses: [String] = []
-        for name in try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
-            guard let fd = Int32(name) else { continue }
-            var listening: Int32 = 0
-            var optionLength = socklen_t(MemoryLayout<Int32>.size)
-            guard getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &optionLength) == 0, listening == 1 else { continue }
-            var storage = sockaddr_storage()
-            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let named = withUnsafeMutablePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) == 0 }
-            }
-            guard named else { continue }
-            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-            switch Int32(storage.ss_family) {
-            case AF_INET:
-                var address = withUnsafeBytes(of: storage) { $0.loadUnaligned(as: sockaddr_in.self) }
-                guard UInt16(bigEndian: address.sin_port) == port,
-                    inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count)) != nil
-                else { continue }
-            case AF_INET6:
-                var address = withUnsafeBytes(of: storage) { $0.loadUnaligned(as: sockaddr_in6.self) }
-                guard UInt16(bigEndian: address.sin6_port) == port,
-                    inet_ntop(AF_INET6, &address.sin6_addr, &text, socklen_t(text.count)) != nil
-                else { continue }
-            default:
-                continue
-            }
-            addresses.append(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap { Int32($0) }
+        return descriptors.compactMap { listeningAddress(of: $0) }.filter { $0.port == port }.map(\.address).sorted()
+    }
+
+    /// The addresses `descriptors` listen on, sorted; `nil` when one of them
+    /// is not a listening TCP socket.
+    static func listeningAddresses(of descriptors: [Int32]) -> [String]? {
+        let addresses = descriptors.compactMap { listeningAddress(of: $0)?.address }
+        return addresses.count == descriptors.count ? addresses.sorted() : nil
+    }
+
+    private static func listeningAddress(of fd: Int32) -> (address: String, port: UInt16)? {
+        var listening: Int32 = 0
+        var optionLength = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &optionLength) == 0, listening == 1 else { return nil }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let named = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) == 0 }
         }
-        return addresses.sorted()
+        guard named else { return nil }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let port: UInt16
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            var address = withUnsafeBytes(of: storage) { $0.loadUnaligned(as: sockaddr_in.self) }
+            guard inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count)) != nil else { return nil }
+            port = UInt16(bigEndian: address.sin_port)
+        case AF_INET6:
+            var address = withUnsafeBytes(of: storage) { $0.loadUnaligned(as: sockaddr_in6.self) }
+            guard inet_ntop(AF_INET6, &address.sin6_addr, &text, socklen_t(text.count)) != nil else { return nil }
+            port = UInt16(bigEndian: address.sin6_port)
+        default:
+            return nil
+        }
+        return (String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), port)
     }
 
     /// Whether this machine has IPv6 loopback.
