@@ -56,6 +56,7 @@ struct PostgresUnreachableDatabaseTests {
             defer { group.cancelAll() }
             let store = try PostgresTokenStore(
                 client: client, binding: TestDatabase.binding, table: TestDatabase.uniqueTable(), encryption: .aesGCM(TestDatabase.key),
+                connectionTimeout: TestDatabase.connectionTimeout,
                 unreachable: .failFast(probing: try PostgresTokenStore.connectionConfiguration(url: url, password: password)))
             try await store.save(TestDatabase.token(1), account: "alice")
             let seen = try await store.withLock(account: "alice", timeout: .seconds(10)) { () async throws(OAuth2Error) in

@@ -277,7 +277,7 @@ struct PostgresTokenStoreTests {
         try await TestDatabase.withClient { client in
             let store = try PostgresTokenStore(
                 client: client, binding: TestDatabase.binding, table: TestDatabase.uniqueTable(), encryption: .plaintext,
-                logger: logs.logger()
+                connectionTimeout: TestDatabase.connectionTimeout, logger: logs.logger()
             )
             try await store.save(TestDatabase.token(1), account: "alice")
             #expect(try await store.load(account: "alice") != nil)
