@@ -142,6 +142,7 @@ import Testing
     @Test func aCancelledWaitEndsAtOnceAndFreesThePort() async throws {
         let port = try Probe.freePort()
         let receiver = try receiver("http://127.0.0.1:\(port)/callback")
+        let sockets = try Probe.sockets(of: receiver)
         let wait = Waiting(receiver, state: Self.state, timeout: .seconds(60))
         try await Task.sleep(for: .milliseconds(200))
         let clock = ContinuousClock()
@@ -152,7 +153,7 @@ import Testing
         // as every bound here: a busy 2-core machine can take a second.
         #expect(clock.now - start < .seconds(20))
         // The receiver is still alive: the end of the wait closed the socket, not deinit.
-        #expect(Probe.canListen(onIPv4Port: port))
+        #expect(try !Probe.isOpen(sockets))
         withExtendedLifetime(receiver) {}
     }
 
@@ -174,17 +175,19 @@ import Testing
     @Test func aWaitInACancelledTaskEndsAtOnce() async throws {
         let port = try Probe.freePort()
         let receiver = try receiver("http://127.0.0.1:\(port)/callback")
+        let sockets = try Probe.sockets(of: receiver)
         let task = Task {
             withUnsafeCurrentTask { $0?.cancel() }
             return try await receiver.redirect(state: Self.state, timeout: .seconds(60))
         }
         #expect(await Waiting(task: task).errorCode() == .cancelled)
-        #expect(Probe.canListen(onIPv4Port: port))
+        #expect(try !Probe.isOpen(sockets))
     }
 
     @Test func theTimeoutEndsTheWaitWithATypedErrorAndFreesThePort() async throws {
         let port = try Probe.freePort()
         let receiver = try receiver("http://127.0.0.1:\(port)/callback")
+        let sockets = try Probe.sockets(of: receiver)
         do {
             _ = try await receiver.redirect(state: Self.state, timeout: .milliseconds(300))
             Issue.record("the wait returned")
@@ -193,35 +196,39 @@ import Testing
             #expect(error.message.hasPrefix("no redirect reached http://127.0.0.1:\(port)/callback within 300 ms"))
             #expect(!error.message.contains(Self.state))
         }
-        #expect(Probe.canListen(onIPv4Port: port))
+        #expect(try !Probe.isOpen(sockets))
     }
 
     @Test func closeEndsAWaitInProgress() async throws {
         let port = try Probe.freePort()
         let receiver = try receiver("http://127.0.0.1:\(port)/callback")
+        let sockets = try Probe.sockets(of: receiver)
         let wait = Waiting(receiver, state: Self.state, timeout: .seconds(60))
         try await Task.sleep(for: .milliseconds(200))
         receiver.close()
         #expect(await wait.errorCode() == .cancelled)
-        #expect(Probe.canListen(onIPv4Port: port))
+        #expect(try !Probe.isOpen(sockets))
     }
 
     @Test func closeFreesThePortOfAnIdleReceiver() throws {
         let port = try Probe.freePort()
         let receiver = try receiver("http://127.0.0.1:\(port)/callback")
+        let sockets = try Probe.sockets(of: receiver)
         #expect(!Probe.canListen(onIPv4Port: port))
         receiver.close()
         receiver.close()
-        #expect(Probe.canListen(onIPv4Port: port))
+        #expect(try !Probe.isOpen(sockets))
     }
 
     @Test func releasingAReceiverFreesItsPort() throws {
         let port = try Probe.freePort()
+        let sockets: Set<String>
         do {
             let receiver = try receiver("http://127.0.0.1:\(port)/callback")
             #expect(receiver.port == port)
+            sockets = try Probe.sockets(of: receiver)
         }
-        #expect(Probe.canListen(onIPv4Port: port))
+        #expect(try !Probe.isOpen(sockets))
     }
 
     @Test func aReceiverServesOneWait() async throws {

@@ -1,7 +1,7 @@
 import Foundation
 import LoopbackSockets
 import OAuth2
-import OAuth2Loopback
+@testable import OAuth2Loopback
 import Synchronization
 import Testing
 
@@ -31,15 +31,18 @@ enum Probe {
 
     /// A port nobody listens on right now that no other test of this
     /// process was given (``LoopbackSocket/closedPort()``): two tests running
-    /// at once on one port see each other's receiver, the likeliest reading
-    /// of a CI run that found the timeout test's port held after its own
-    /// receiver had closed it.
+    /// at once on one port would see each other's receiver.
     static func freePort() throws -> UInt16 {
         UInt16(try LoopbackSocket.closedPort())
     }
 
     /// Whether 127.0.0.1:`port` can be bound and listened on now, without
     /// `SO_REUSEADDR`: nothing holds it, not even a closing socket.
+    ///
+    /// Only a `false` while a receiver holds the port is certain. Once it has
+    /// let go, anything on the machine may bind the port (a full run beside a
+    /// CPU hog saw it taken between the timeout test's close and this check):
+    /// ``isOpen(_:)`` tells whether the receiver's own sockets are closed.
     static func canListen(onIPv4Port port: UInt16) -> Bool {
         guard let fd = listener(port: port) else { return false }
         close(fd)
@@ -118,6 +121,27 @@ enum Probe {
             return nil
         }
         return (String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), port)
+    }
+
+    /// The receiver's listening sockets, each as the kernel names it
+    /// (`socket:[inode]`): a name no other socket has while this one is open,
+    /// unlike its descriptor's number, which the next `socket()` may reuse.
+    static func sockets(of receiver: LoopbackReceiver) throws -> Set<String> {
+        let descriptors = receiver.listeningDescriptors
+        let names = Set(descriptors.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") })
+        try #require(!descriptors.isEmpty && names.count == descriptors.count && names.allSatisfy { $0.hasPrefix("socket:[") })
+        return names
+    }
+
+    /// Whether this process still has one of `sockets` open: a closed
+    /// listening socket that had no connections leaves nothing behind, so
+    /// `false` is its port freed.
+    static func isOpen(_ sockets: Set<String>) throws -> Bool {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").contains { name in
+            // A descriptor closed since the listing has no link left to read.
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)") else { return false }
+            return sockets.contains(target)
+        }
     }
 
     /// Whether this machine has IPv6 loopback.
