@@ -225,8 +225,9 @@ public final class LoopbackReceiver: Sendable {
     }
 
     /// The listening sockets while the receiver is ready; none once a wait
-    /// has them or they are closed. For the tests, which check what each is
-    /// bound to: another test's socket can share the port on another address.
+    /// has them or they are closed. For the tests, which check what these
+    /// sockets are bound to and that they get closed: the port alone can be
+    /// shared by a socket on another address, or taken once it is free.
     var listeningDescriptors: [Int32] {
         phase.withLock { phase in
             guard case .ready(let listeners) = phase else { return [] }
