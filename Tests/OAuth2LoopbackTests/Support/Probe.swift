@@ -85,8 +85,7 @@ enum Probe {
     /// sorted. Other tests' sockets count too: the kernel gives an ephemeral
     /// port bound on one address to sockets on other addresses as well.
     static func listeningAddresses(port: UInt16) throws -> [String] {
-        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap { Int32($0) }
-        return descriptors.compactMap { listeningAddress(of: $0) }.filter { $0.port == port }.map(\.address).sorted()
+        try openDescriptors().compactMap { listeningAddress(of: $0) }.filter { $0.port == port }.map(\.address).sorted()
     }
 
     /// The addresses `descriptors` listen on, sorted; `nil` when one of them
@@ -128,7 +127,7 @@ enum Probe {
     /// unlike its descriptor's number, which the next `socket()` may reuse.
     static func sockets(of receiver: LoopbackReceiver) throws -> Set<String> {
         let descriptors = receiver.listeningDescriptors
-        let names = Set(descriptors.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") })
+        let names = Set(descriptors.compactMap(kernelName(of:)))
         try #require(!descriptors.isEmpty && names.count == descriptors.count && names.allSatisfy { $0.hasPrefix("socket:[") })
         return names
     }
@@ -137,11 +136,18 @@ enum Probe {
     /// listening socket that had no connections leaves nothing behind, so
     /// `false` is its port freed.
     static func isOpen(_ sockets: Set<String>) throws -> Bool {
-        try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").contains { name in
-            // A descriptor closed since the listing has no link left to read.
-            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)") else { return false }
-            return sockets.contains(target)
-        }
+        try openDescriptors().contains { fd in kernelName(of: fd).map(sockets.contains) ?? false }
+    }
+
+    /// This process's open descriptors, as `/proc/self/fd` lists them.
+    private static func openDescriptors() throws -> [Int32] {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap { Int32($0) }
+    }
+
+    /// What `/proc/self/fd` says `fd` is (`socket:[inode]`, a path, …);
+    /// `nil` for a descriptor closed since it was listed.
+    private static func kernelName(of fd: Int32) -> String? {
+        try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")
     }
 
     /// Whether this machine has IPv6 loopback.
